@@ -1,0 +1,42 @@
+# dedupsim: `make demo` runs the main job, `make test` runs every test.
+GO       ?= go
+BIN      := bin/dedupsim
+FUZZTIME ?= 10s
+
+.PHONY: all build demo test bench lint fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/dedupsim
+
+# Until the simulator lands, the demo runs the exec examples in examples/.
+demo: build
+	@for ex in examples/*/; do \
+	  echo "=== $$ex: $$(head -n 1 $$ex/README.txt)"; \
+	  ./$(BIN) exec --format table --query $$ex/query.yaml --input $$ex/steps.jsonl || exit 1; \
+	  echo; \
+	done
+
+test: lint
+	RAPID_NOFAILFILE=1 $(GO) test -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Short runs of every fuzz target (go test -fuzz takes one target at a time).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,104 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/dedupsim/dedupsim/engine/fsys"
+)
+
+func TestOffsetAndCommitLogFormat(t *testing.T) {
+	fs := fsys.NewMem()
+	l := New(fs)
+	o := Offsets{Metadata: Metadata{BatchWatermarkMs: 15000, BatchTimestampMs: 42, Conf: map[string]string{ConfShufflePartitions: "2"}},
+		Sources: []json.RawMessage{json.RawMessage(`3`), nil}}
+	if err := l.WriteOffsets(7, o); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := fs.ReadFile("offsets/7")
+	want := "v1\n{\"batchWatermarkMs\":15000,\"batchTimestampMs\":42,\"conf\":{\"spark.sql.shuffle.partitions\":\"2\"}}\n3\n-"
+	if string(b) != want {
+		t.Fatalf("offsets/7 =\n%s\nwant\n%s", b, want)
+	}
+	got, err := l.ReadOffsets(7)
+	if err != nil || got.Metadata.BatchWatermarkMs != 15000 || string(got.Sources[0]) != "3" || got.Sources[1] != nil {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	if err := l.WriteCommit(7, Commit{NextBatchWatermarkMs: 20000}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = fs.ReadFile("commits/7")
+	if string(b) != "v1\n{\"nextBatchWatermarkMs\":20000}" {
+		t.Fatalf("commits/7 = %q", b)
+	}
+	if c, err := l.ReadCommit(7); err != nil || c.NextBatchWatermarkMs != 20000 {
+		t.Fatalf("commit %+v %v", c, err)
+	}
+}
+
+func TestReadErrorsNameTheFile(t *testing.T) {
+	fs := fsys.NewMem()
+	l := New(fs)
+	for name, content := range map[string]string{"offsets/1": "v2\n{}", "offsets/2": "v1\nnot json", "commits/3": "garbage", "offsets/4": "v1\n{}\n{bad"} {
+		if err := fsys.WriteAtomic(fs, name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		read func() error
+		name string
+	}{
+		{func() error { _, err := l.ReadOffsets(1); return err }, "offsets/1"},
+		{func() error { _, err := l.ReadOffsets(2); return err }, "offsets/2"},
+		{func() error { _, err := l.ReadCommit(3); return err }, "commits/3"},
+		{func() error { _, err := l.ReadOffsets(4); return err }, "offsets/4"},
+	} {
+		err := tc.read()
+		if err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s: error %v does not name the file", tc.name, err)
+		}
+	}
+}
+
+func TestBatchesPurgeAndOperators(t *testing.T) {
+	fs := fsys.NewMem()
+	l := New(fs)
+	for i := int64(0); i < 5; i++ {
+		l.WriteOffsets(i, Offsets{})
+		l.WriteCommit(i, Commit{})
+	}
+	if n, _ := l.Latest("offsets"); n != 4 {
+		t.Fatalf("latest %d", n)
+	}
+	if err := l.Purge(3); err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := l.Batches("commits")
+	if len(ids) != 2 || ids[0] != 3 {
+		t.Fatalf("after purge: %v", ids)
+	}
+	if err := l.WriteOperatorMetadata(0, "dedupe", 4); err != nil {
+		t.Fatal(err)
+	}
+	ops, err := l.Operators()
+	if err != nil || ops[0] != "dedupe" {
+		t.Fatalf("operators %v %v", ops, err)
+	}
+	if got := FormatOperators(ops); got != "(OperatorId: 0 -> OperatorName: dedupe)" {
+		t.Fatalf("format %q", got)
+	}
+	key := Schema{Type: "struct", Fields: []Field{{Name: "id", Type: "string", Nullable: true}}}
+	if err := l.WriteSchema(0, StateSchemas{Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	s, ok, err := l.ReadSchema(0)
+	if err != nil || !ok || !s.Key.Compatible(key) {
+		t.Fatalf("schema %+v %v %v", s, ok, err)
+	}
+	renamed := Schema{Type: "struct", Fields: []Field{{Name: "user", Type: "string"}}}
+	wider := Schema{Type: "struct", Fields: []Field{{Name: "id", Type: "string"}, {Name: "ts", Type: "timestamp"}}}
+	if !key.Compatible(renamed) || key.Compatible(wider) {
+		t.Fatal("Spark compares count and types, not names")
+	}
+}

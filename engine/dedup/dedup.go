@@ -1,0 +1,255 @@
+// Package dedup holds the deduplication operators of spark-semantics.md
+// §1–§5 as pure functions over a state store: the late-row filter, the
+// lookup-or-insert of each key, eviction after the input, and the metrics
+// Spark reports, summed over partitions.
+package dedup
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/engine/state"
+)
+
+// Mode is the operator's flavour.
+type Mode int
+
+const (
+	// Streaming is StreamingDeduplicateExec (dropDuplicates on a stream).
+	Streaming Mode = iota
+	// WithinWatermark is StreamingDeduplicateWithinWatermarkExec.
+	WithinWatermark
+	// Batch is dropDuplicates on the batch DataFrame inside foreachBatch:
+	// an aggregate per micro-batch, no state, no late filter.
+	Batch
+)
+
+// Outcome says what happened to one input row.
+type Outcome uint8
+
+const (
+	Emitted   Outcome = iota + 1 // first copy: sent to the sink and remembered
+	Duplicate                    // key already in state (or earlier in the batch)
+	Late                         // event time at or below the late watermark
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Emitted:
+		return "emitted"
+	case Duplicate:
+		return "duplicate"
+	case Late:
+		return "late"
+	}
+	return "unknown"
+}
+
+// Operator is one dedup operator instance of a query.
+type Operator struct {
+	ID   int // state/<ID>/...
+	Mode Mode
+	// HasEventTime: the input carries a watermarked event-time column, so
+	// late rows are filtered (§1.5), even when it is not a key (§3.3).
+	HasEventTime bool
+	// EventTimeInKey: case B1 (§3.2), stored keys are evicted by their
+	// own event time.
+	EventTimeInKey bool
+	// DelayMs is the watermark delay used for WithinWatermark expiry (§4.2).
+	DelayMs    int64
+	Partitions int
+}
+
+// Metrics are the operator's figures for one batch, summed over partitions
+// (StateOperatorProgress).
+type Metrics struct {
+	NumRowsTotal              int64
+	NumRowsUpdated            int64
+	NumRowsRemoved            int64
+	NumRowsDroppedByWatermark int64
+	NumDroppedDuplicateRows   int64
+	MemoryUsedBytes           int64
+	NumStateStoreInstances    int64
+	Custom                    map[string]int64
+}
+
+// Result is what one batch of the operator produced.
+type Result struct {
+	// Output is what goes to the sink: partition 0 first, each partition in
+	// arrival order, as a collect over the shuffled partitions returns it.
+	Output []row.Row
+	// Outcomes[i] is the fate of input row i.
+	Outcomes []Outcome
+	Metrics  Metrics
+}
+
+// Partition is the state partition of a key: a fixed hash of the encoded
+// key modulo the number of partitions. (Spark uses Murmur3 over the typed
+// key columns; dedupsim's rows are untyped JSON, so only the property that
+// matters is kept: a key always lands in the same partition.)
+func Partition(key []byte, n int) int {
+	h := fnv.New32a()
+	h.Write(key)
+	return int(h.Sum32() % uint32(n))
+}
+
+// Run executes batch batchID over rows: state version batchID is loaded in
+// every partition and version batchID+1 committed. lateWatermarkMs filters
+// input (previous batch's watermark), evictionWatermarkMs evicts state
+// (this batch's watermark), both in milliseconds (§1.6).
+func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWatermarkMs, evictionWatermarkMs int64) (Result, error) {
+	if op.Mode == Batch {
+		return batchDedup(rows), nil
+	}
+	n := op.Partitions
+	if n < 1 {
+		return Result{}, fmt.Errorf("dedup: %d partitions", n)
+	}
+	// Shuffle: row indices per partition, arrival order kept.
+	parts := make([][]int32, n)
+	for i := range rows {
+		k := Partition(rows[i].Key, n)
+		parts[k] = append(parts[k], int32(i))
+	}
+	res := Result{Outcomes: make([]Outcome, len(rows)), Metrics: Metrics{Custom: map[string]int64{}}}
+	stores := make([]state.Store, 0, n)
+	abort := func() {
+		for _, s := range stores {
+			s.Abort()
+		}
+	}
+	lateMicros := lateWatermarkMs * 1000
+	evictMicros := evictionWatermarkMs * 1000
+	var val [9]byte
+	for pid := 0; pid < n; pid++ {
+		st, err := p.Load(state.ID{Operator: op.ID, Partition: pid}, batchID)
+		if err != nil {
+			abort()
+			return Result{}, err
+		}
+		stores = append(stores, st)
+		m := &res.Metrics
+		for _, i := range parts[pid] {
+			r := &rows[i]
+			// §1.5: inclusive, against the previous batch's watermark; a
+			// null event time makes the predicate null, i.e. false.
+			if op.HasEventTime && !r.EventTimeNull && r.EventTime <= lateMicros {
+				res.Outcomes[i] = Late
+				m.NumRowsDroppedByWatermark++
+				continue
+			}
+			_, found, err := st.Get(r.Key)
+			if err != nil {
+				abort()
+				return Result{}, err
+			}
+			if found {
+				res.Outcomes[i] = Duplicate
+				m.NumDroppedDuplicateRows++
+				continue
+			}
+			if err := st.Put(r.Key, op.value(r, val[:])); err != nil {
+				abort()
+				return Result{}, err
+			}
+			res.Outcomes[i] = Emitted
+			m.NumRowsUpdated++
+			res.Output = append(res.Output, *r)
+		}
+		// Eviction runs after the whole partition's input (§1.4 step 3).
+		if op.evicts() {
+			var evictErr error
+			err := st.Range(func(k, v []byte) bool {
+				if op.expired(v, evictMicros) {
+					if evictErr = st.Delete(k); evictErr != nil {
+						return false
+					}
+					m.NumRowsRemoved++
+				}
+				return true
+			})
+			if err == nil {
+				err = evictErr
+			}
+			if err != nil {
+				abort()
+				return Result{}, err
+			}
+		}
+		if _, err := st.Commit(); err != nil {
+			stores = stores[:len(stores)-1]
+			abort()
+			return Result{}, err
+		}
+		sm := st.Metrics()
+		m.NumRowsTotal += sm.NumKeys
+		m.MemoryUsedBytes += sm.MemoryUsedBytes
+		m.NumStateStoreInstances++
+		for k, v := range sm.Custom {
+			m.Custom[k] += v
+		}
+	}
+	res.Metrics.Custom["numDroppedDuplicateRows"] = res.Metrics.NumDroppedDuplicateRows
+	return res, nil
+}
+
+func (op *Operator) evicts() bool {
+	return op.Mode == WithinWatermark || (op.HasEventTime && op.EventTimeInKey)
+}
+
+// value is what the store keeps per key. Spark keeps a dummy row for
+// dropDuplicates (the event time lives in the key) and expiresAtMicros for
+// WithinWatermark; dedupsim's keys are opaque bytes, so the event time
+// needed for B1 eviction is kept in the value. Layout: 1 flag byte
+// (1 = has time) + 8 bytes big-endian micros.
+func (op *Operator) value(r *row.Row, buf []byte) []byte {
+	switch {
+	case op.Mode == WithinWatermark:
+		// §4.2: first accepted copy's event time + delay; null reads as 0.
+		et := r.EventTime
+		if r.EventTimeNull {
+			et = 0
+		}
+		buf[0] = 1
+		binary.BigEndian.PutUint64(buf[1:], uint64(et+op.DelayMs*1000))
+		return buf[:9]
+	case op.evicts():
+		if r.EventTimeNull {
+			buf[0] = 0
+			return buf[:1]
+		}
+		buf[0] = 1
+		binary.BigEndian.PutUint64(buf[1:], uint64(r.EventTime))
+		return buf[:9]
+	}
+	buf[0] = 0
+	return buf[:1]
+}
+
+// expired evaluates the eviction predicate on a stored value: event time
+// (B1) or expiry (WithinWatermark) at or below the eviction watermark.
+func (op *Operator) expired(v []byte, evictMicros int64) bool {
+	if len(v) != 9 || v[0] != 1 {
+		return false // null event time: the predicate is null, never true
+	}
+	return int64(binary.BigEndian.Uint64(v[1:])) <= evictMicros
+}
+
+// batchDedup is §5: GROUP BY key with first() per micro-batch. The first
+// row in input order wins (deterministic for a single input partition).
+func batchDedup(rows []row.Row) Result {
+	res := Result{Outcomes: make([]Outcome, len(rows))}
+	seen := make(map[string]struct{}, len(rows))
+	for i := range rows {
+		if _, ok := seen[string(rows[i].Key)]; ok {
+			res.Outcomes[i] = Duplicate
+			continue
+		}
+		seen[string(rows[i].Key)] = struct{}{}
+		res.Outcomes[i] = Emitted
+		res.Output = append(res.Output, rows[i])
+	}
+	return res
+}

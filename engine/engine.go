@@ -1,0 +1,678 @@
+// Package engine is the micro-batch executor: it plans each batch from the
+// sources and the checkpoint, runs the dedup operator, writes the sink,
+// commits, and decides on Spark's no-data batches. It is single-threaded
+// and deterministic: processing time, ids, the filesystem, the sources, the
+// sink and the decision to crash all come in through Config.
+//
+// One batch passes, in order: offsets/N written (crash point
+// after-offsets-write), state version N+1 committed (after-state-commit),
+// sink written (after-sink-write), commits/N written (after-commit).
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/dedup"
+	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/engine/source"
+	"github.com/dedupsim/dedupsim/engine/state"
+	"github.com/dedupsim/dedupsim/engine/watermark"
+)
+
+// MinBatchesToRetain is spark.sql.streaming.minBatchesToRetain: offset and
+// commit log entries older than this many batches are purged.
+const MinBatchesToRetain = 100
+
+// CrashPoint names a place in a batch where a driver may die.
+type CrashPoint string
+
+const (
+	AfterOffsetsWrite CrashPoint = "after-offsets-write"
+	AfterStateCommit  CrashPoint = "after-state-commit"
+	AfterSinkWrite    CrashPoint = "after-sink-write"
+	AfterCommit       CrashPoint = "after-commit"
+)
+
+// CrashPoints lists the points in the order a batch passes them.
+var CrashPoints = []CrashPoint{AfterOffsetsWrite, AfterStateCommit, AfterSinkWrite, AfterCommit}
+
+// CrashError is returned when the crash hook chose to die. The engine is
+// dead afterwards: the driver discards it and starts a new one on the same
+// checkpoint.
+type CrashError struct {
+	Point   CrashPoint
+	BatchID int64
+}
+
+func (e *CrashError) Error() string {
+	return fmt.Sprintf("driver crashed at %s of batch %d", e.Point, e.BatchID)
+}
+
+// IncompatibleError is a query that Spark would refuse to run on the
+// existing checkpoint, with Spark's error class where it has one.
+type IncompatibleError struct {
+	Class   string
+	Message string
+}
+
+func (e *IncompatibleError) Error() string {
+	if e.Class == "" {
+		return e.Message
+	}
+	return "[" + e.Class + "] " + e.Message
+}
+
+// Clock gives processing time.
+type Clock interface{ NowMs() int64 }
+
+// Config is everything a query run needs from its driver.
+type Config struct {
+	Query *query.Query
+	// Checkpoint is the checkpoint folder.
+	Checkpoint fsys.FS
+	// Sources, one per Query.Sources, in the same order.
+	Sources []source.Source
+	Sink    sink.Sink
+	Clock   Clock
+	// NewID returns a fresh id (query id on a new checkpoint, run id on
+	// every start). Drivers pass a seeded generator for reproducible runs.
+	NewID func() string
+	// NewStateProvider opens the state store named by the pinned setting
+	// ("memory" or "pebble"); nil opens the memory provider.
+	NewStateProvider func(store string, fs fsys.FS) (state.Provider, error)
+	// Crash is asked at every crash point; returning true kills the run.
+	Crash func(point CrashPoint, batchID int64) bool
+	// OnBatch observes every batch execution that reached the sink.
+	OnBatch func(*BatchRecord)
+	Log     *slog.Logger
+}
+
+// BatchRecord is one execution of one batch.
+type BatchRecord struct {
+	BatchID int64
+	// Replay marks a batch planned by an earlier run and re-run by this one.
+	Replay bool
+	// Crashed is set when the run died at or after the sink write.
+	Crashed CrashPoint
+	// Input is the batch's rows in union order (sources in query order);
+	// Outcomes[i] is the fate of Input[i].
+	Input    []row.Row
+	Outcomes []dedup.Outcome
+	// Output is what the sink received.
+	Output []row.Row
+	// Watermarks in ms: late filter (previous batch's), eviction (this
+	// batch's), and the value computed after this batch.
+	LateWatermarkMs, WatermarkMs, NextWatermarkMs int64
+	TimestampMs                                   int64
+	Progress                                      Progress
+}
+
+// Engine runs one query from one checkpoint until it stops or dies.
+type Engine struct {
+	cfg      Config
+	q        query.Query // with the checkpoint's pinned settings applied
+	ckpt     *checkpoint.Log
+	conf     map[string]string
+	queryID  string
+	runID    string
+	provider state.Provider
+	op       *dedup.Operator
+	decoder  *row.Decoder
+	tracker  *watermark.Tracker
+	warnings []string
+
+	nextBatch int64
+	committed []json.RawMessage // end offsets of the last committed batch
+	prevWmMs  int64             // batchWatermarkMs of batch nextBatch-1
+	pending   *pendingBatch     // a planned batch with no commit: re-run first
+	ranAny    bool              // a batch executed in this run (§7.4)
+	lastEvict int64             // eviction watermark of the last executed batch
+	lastTrig  int64
+	hasTrig   bool
+	dead      error
+}
+
+type pendingBatch struct {
+	id         int64
+	start, end []json.RawMessage
+	meta       checkpoint.Metadata
+	lateWmMs   int64
+}
+
+// Start opens a query run on cfg.Checkpoint: a new query when the folder
+// holds no offsets, otherwise a restart under spark-semantics.md §9 and §10.
+func Start(cfg Config) (*Engine, error) {
+	if cfg.Query == nil || cfg.Checkpoint == nil || cfg.Sink == nil || cfg.Clock == nil || cfg.NewID == nil {
+		return nil, errors.New("engine: Query, Checkpoint, Sink, Clock and NewID are required")
+	}
+	if len(cfg.Sources) != len(cfg.Query.Sources) {
+		return nil, fmt.Errorf("engine: query has %d sources, driver gave %d", len(cfg.Query.Sources), len(cfg.Sources))
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{cfg: cfg, q: *cfg.Query, ckpt: checkpoint.New(cfg.Checkpoint)}
+	if err := e.open(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) open() error {
+	id, ok, err := e.ckpt.QueryID()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		id = e.cfg.NewID()
+		if err := e.ckpt.WriteQueryID(id); err != nil {
+			return err
+		}
+	}
+	e.queryID = id
+	e.runID = e.cfg.NewID()
+
+	latestOff, err := e.ckpt.Latest("offsets")
+	if err != nil {
+		return err
+	}
+	latestCommit, err := e.ckpt.Latest("commits")
+	if err != nil {
+		return err
+	}
+	var last checkpoint.Offsets
+	if latestOff >= 0 {
+		if last, err = e.ckpt.ReadOffsets(latestOff); err != nil {
+			return err
+		}
+		if len(last.Sources) != len(e.q.Sources) {
+			return &IncompatibleError{Message: fmt.Sprintf("the query has %d sources but the checkpoint's offsets/%d records %d", len(e.q.Sources), latestOff, len(last.Sources))}
+		}
+		e.applyPinned(last.Metadata.Conf)
+	}
+	e.conf = e.pinnedConf()
+
+	// Compatibility with the existing state (§10), in Spark's order:
+	// operator metadata on a restart, then the key schema.
+	nextToRun := latestOff
+	if latestCommit == latestOff {
+		nextToRun = latestOff + 1
+	}
+	if latestOff >= 0 && nextToRun != 0 {
+		if err := e.checkOperators(); err != nil {
+			return err
+		}
+	}
+	if e.q.Stateful() {
+		if err := e.checkAndWriteSchema(); err != nil {
+			return err
+		}
+	}
+
+	e.decoder = row.NewDecoder(e.q.Keys, e.q.EventTimeColumn())
+	e.op = e.operator()
+	if e.q.Stateful() {
+		newProvider := e.cfg.NewStateProvider
+		if newProvider == nil {
+			newProvider = MemoryProvider
+		}
+		if e.provider, err = newProvider(e.q.StateStore, e.cfg.Checkpoint); err != nil {
+			return err
+		}
+	}
+
+	nsrc := len(e.q.Sources)
+	startWm := int64(0)
+	switch {
+	case latestOff < 0: // §9.1 new query
+		e.committed = make([]json.RawMessage, nsrc)
+	case latestCommit == latestOff: // §9.2 last batch complete
+		c, err := e.ckpt.ReadCommit(latestCommit)
+		if err != nil {
+			return err
+		}
+		e.nextBatch = latestOff + 1
+		e.committed = last.Sources
+		e.prevWmMs = last.Metadata.BatchWatermarkMs
+		startWm = max(last.Metadata.BatchWatermarkMs, c.NextBatchWatermarkMs)
+	case latestCommit < latestOff: // §9.3 re-run the planned batch
+		if latestCommit < latestOff-1 {
+			e.warn(fmt.Sprintf("commit log is %d batches behind the offset log; re-running batch %d", latestOff-latestCommit, latestOff))
+		}
+		p := &pendingBatch{id: latestOff, end: last.Sources, meta: last.Metadata, start: make([]json.RawMessage, nsrc)}
+		if latestOff > 0 {
+			prev, err := e.ckpt.ReadOffsets(latestOff - 1)
+			if fsys.IsNotExist(err) {
+				return fmt.Errorf("batch %d doesn't exist", latestOff-1)
+			}
+			if err != nil {
+				return err
+			}
+			p.start, p.lateWmMs = prev.Sources, prev.Metadata.BatchWatermarkMs
+		}
+		e.pending = p
+		e.nextBatch = latestOff
+		e.committed = p.start
+		startWm = last.Metadata.BatchWatermarkMs
+	default:
+		return fmt.Errorf("checkpoint: commits/%d exists without offsets/%d", latestCommit, latestCommit)
+	}
+	delays := make([]int64, nsrc)
+	for i, s := range e.q.Sources {
+		delays[i] = -1
+		if s.Watermark != nil {
+			delays[i] = s.Watermark.DelayMs
+		}
+	}
+	e.tracker = watermark.NewTracker(watermark.Policy(e.q.WatermarkPolicy), delays, startWm)
+	return nil
+}
+
+// MemoryProvider opens the in-memory (HDFS-backed analogue) state store.
+func MemoryProvider(store string, fs fsys.FS) (state.Provider, error) {
+	if store != "" && store != "memory" {
+		return nil, fmt.Errorf("state_store %q is not available in this build (only memory)", store)
+	}
+	return state.NewMemoryProvider(fs, state.MemoryOptions{}), nil
+}
+
+// applyPinned makes the checkpoint's pinned settings win over the query's
+// (§10.3), with Spark's warning.
+func (e *Engine) applyPinned(conf map[string]string) {
+	if v, ok := conf[checkpoint.ConfShufflePartitions]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && n != e.q.ShufflePartitions {
+			e.warnConf(checkpoint.ConfShufflePartitions, strconv.Itoa(e.q.ShufflePartitions), v)
+			e.q.ShufflePartitions = n
+		}
+	}
+	if v, ok := conf[checkpoint.ConfWatermarkPolicy]; ok && v != e.q.WatermarkPolicy {
+		if _, err := watermark.ParsePolicy(v); err == nil {
+			e.warnConf(checkpoint.ConfWatermarkPolicy, e.q.WatermarkPolicy, v)
+			e.q.WatermarkPolicy = v
+		}
+	}
+	if v, ok := conf[checkpoint.ConfStateStore]; ok {
+		if name := checkpoint.StoreName(v); name != e.q.StateStore {
+			e.warnConf(checkpoint.ConfStateStore, checkpoint.StoreClass(e.q.StateStore), v)
+			e.q.StateStore = name
+		}
+	}
+}
+
+func (e *Engine) warnConf(key, from, to string) {
+	e.warn(fmt.Sprintf("Updating the value of conf '%s' in current session from '%s' to '%s'.", key, from, to))
+}
+
+func (e *Engine) warn(msg string) {
+	e.warnings = append(e.warnings, msg)
+	e.cfg.Log.Warn(msg)
+}
+
+// Warnings returns what this run warned about (pinned settings overriding
+// the query, a lagging commit log).
+func (e *Engine) Warnings() []string { return e.warnings }
+
+func (e *Engine) pinnedConf() map[string]string {
+	conf := make(map[string]string, len(checkpoint.DefaultConf)+3)
+	for k, v := range checkpoint.DefaultConf {
+		conf[k] = v
+	}
+	conf[checkpoint.ConfShufflePartitions] = strconv.Itoa(e.q.ShufflePartitions)
+	conf[checkpoint.ConfWatermarkPolicy] = e.q.WatermarkPolicy
+	conf[checkpoint.ConfStateStore] = checkpoint.StoreClass(e.q.StateStore)
+	return conf
+}
+
+func (e *Engine) operator() *dedup.Operator {
+	op := &dedup.Operator{ID: 0, Partitions: e.q.ShufflePartitions, DelayMs: e.q.DelayMs()}
+	switch e.q.API {
+	case query.DropDuplicatesWithinWatermark:
+		op.Mode = dedup.WithinWatermark
+	case query.BatchDropDuplicates:
+		op.Mode = dedup.Batch
+		return op // §5.2: the batch plan has no watermark node
+	}
+	col := e.q.EventTimeColumn()
+	op.HasEventTime = col != ""
+	if col != "" {
+		op.EventTimeInKey = len(e.q.Keys) == 0
+		for _, k := range e.q.Keys {
+			if k == col {
+				op.EventTimeInKey = true
+			}
+		}
+	}
+	return op
+}
+
+// checkOperators is Spark 4's checkOperatorValidWithMetadata: when the
+// checkpoint has operator metadata, the current plan's operators must be
+// the same ids with the same names.
+func (e *Engine) checkOperators() error {
+	stored, err := e.ckpt.Operators()
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	current := map[int]string{}
+	if e.q.Stateful() {
+		current[0] = e.q.OperatorName()
+	}
+	same := len(stored) == len(current)
+	for id, name := range stored {
+		if current[id] != name {
+			same = false
+		}
+	}
+	if !same {
+		return &IncompatibleError{Class: "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA", Message: fmt.Sprintf(
+			"Streaming stateful operator name does not match with the operator in state metadata. This likely to happen when user adds/removes/changes stateful operator of existing streaming query. Stateful operators in the metadata: [%s]; Stateful operators in current batch: [%s]. SQLSTATE: 42K03",
+			checkpoint.FormatOperators(stored), checkpoint.FormatOperators(current))}
+	}
+	return nil
+}
+
+// keySchema is the state key schema of the query. dedupsim rows are
+// untyped JSON, so key columns are typed "string" except the event-time
+// column ("timestamp"); with no key list (every column) the row schema is
+// not known when the query starts and one struct-typed field stands for it.
+func (e *Engine) keySchema() checkpoint.Schema {
+	s := checkpoint.Schema{Type: "struct"}
+	if len(e.q.Keys) == 0 {
+		s.Fields = []checkpoint.Field{{Name: "*", Type: "struct", Nullable: true}}
+		return s
+	}
+	col := e.q.EventTimeColumn()
+	for _, k := range e.q.Keys {
+		t := "string"
+		if k == col {
+			t = "timestamp"
+		}
+		s.Fields = append(s.Fields, checkpoint.Field{Name: k, Type: t, Nullable: true})
+	}
+	return s
+}
+
+func (e *Engine) valueSchema() checkpoint.Schema {
+	if e.q.API == query.DropDuplicatesWithinWatermark {
+		return checkpoint.Schema{Type: "struct", Fields: []checkpoint.Field{{Name: "expiresAtMicros", Type: "long"}}}
+	}
+	return checkpoint.Schema{Type: "struct", Fields: []checkpoint.Field{{Name: "__dummy__", Type: "null", Nullable: true}}}
+}
+
+func (e *Engine) checkAndWriteSchema() error {
+	key := e.keySchema()
+	stored, ok, err := e.ckpt.ReadSchema(0)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if !stored.Key.Compatible(key) {
+			return &IncompatibleError{Class: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE", Message: fmt.Sprintf(
+				"Provided key schema does not match existing state key schema. Please check number and type of fields. Existing key_schema=%s and new key_schema=%s.",
+				stored.Key, key)}
+		}
+	} else if err := e.ckpt.WriteSchema(0, checkpoint.StateSchemas{Key: key, Value: e.valueSchema()}); err != nil {
+		return err
+	}
+	ops, err := e.ckpt.Operators()
+	if err != nil {
+		return err
+	}
+	if _, ok := ops[0]; !ok {
+		return e.ckpt.WriteOperatorMetadata(0, e.q.OperatorName(), e.q.ShufflePartitions)
+	}
+	return nil
+}
+
+// Position returns, per source, the offset the checkpoint has already
+// planned up to: the end of the pending re-run, else of the last commit. A
+// driver replaying a whole history skips input until its sources reach it.
+func (e *Engine) Position() []json.RawMessage {
+	if e.pending != nil {
+		return e.pending.end
+	}
+	return e.committed
+}
+
+// QueryID is the id recorded in the checkpoint's metadata.
+func (e *Engine) QueryID() string { return e.queryID }
+
+// RunID is this run's id.
+func (e *Engine) RunID() string { return e.runID }
+
+// Query is the query as it runs, with the checkpoint's pinned settings.
+func (e *Engine) Query() query.Query { return e.q }
+
+// NextBatchID is the id the next planned batch will get.
+func (e *Engine) NextBatchID() int64 { return e.nextBatch }
+
+// WatermarkMs is the current global watermark.
+func (e *Engine) WatermarkMs() int64 { return e.tracker.Current() }
+
+// Stop ends the run cleanly.
+func (e *Engine) Stop() error {
+	e.dead = errors.New("engine: stopped")
+	if e.provider != nil {
+		return e.provider.Close()
+	}
+	return nil
+}
+
+// ProcessAllAvailable runs batches until none is due (Spark's AddData +
+// processAllAvailable): the data batch, then every no-data batch.
+func (e *Engine) ProcessAllAvailable() error {
+	for {
+		ran, err := e.RunOnce()
+		if err != nil || !ran {
+			return err
+		}
+	}
+}
+
+// RunOnce plans and runs at most one batch and reports whether it ran one.
+func (e *Engine) RunOnce() (bool, error) {
+	if e.dead != nil {
+		return false, e.dead
+	}
+	if p := e.pending; p != nil {
+		for i, s := range e.cfg.Sources {
+			if a, ok := s.(interface{ Available(json.RawMessage) bool }); ok && !a.Available(p.end[i]) {
+				return false, nil // the history has not caught up with the planned batch yet
+			}
+		}
+		e.pending = nil
+		return true, e.execute(p.id, p.start, p.end, p.meta, p.lateWmMs, true)
+	}
+	latest := make([]json.RawMessage, len(e.cfg.Sources))
+	hasData := false
+	for i, s := range e.cfg.Sources {
+		o, err := s.LatestOffset()
+		if err != nil {
+			return false, err
+		}
+		latest[i] = o
+		if o != nil && !bytes.Equal(o, e.committed[i]) {
+			hasData = true
+		}
+	}
+	if !hasData {
+		if !e.wantsNoDataBatch() {
+			return false, nil
+		}
+		latest = e.committed
+	}
+	id := e.nextBatch
+	meta := checkpoint.Metadata{BatchWatermarkMs: e.tracker.Current(), BatchTimestampMs: e.cfg.Clock.NowMs(), Conf: e.conf}
+	if err := e.ckpt.WriteOffsets(id, checkpoint.Offsets{Metadata: meta, Sources: latest}); err != nil {
+		return false, e.fail(err)
+	}
+	if id >= MinBatchesToRetain {
+		if err := e.ckpt.Purge(id - MinBatchesToRetain); err != nil {
+			return false, e.fail(err)
+		}
+	}
+	if err := e.crashAt(AfterOffsetsWrite, id); err != nil {
+		return false, err
+	}
+	return true, e.execute(id, e.committed, latest, meta, e.prevWmMs, false)
+}
+
+// wantsNoDataBatch is §7.1–§7.4: no-data batches are enabled, a batch ran
+// in this run, and the watermark moved past the eviction watermark the
+// stateful operator last ran with.
+func (e *Engine) wantsNoDataBatch() bool {
+	return e.q.NoDataBatches && e.ranAny && e.op.Mode != dedup.Batch &&
+		e.tracker.HasNodes() && e.tracker.Current() > e.lastEvict
+}
+
+func (e *Engine) crashAt(p CrashPoint, id int64) error {
+	if e.cfg.Crash != nil && e.cfg.Crash(p, id) {
+		e.dead = &CrashError{Point: p, BatchID: id}
+		if e.provider != nil {
+			e.provider.Close()
+		}
+		return e.dead
+	}
+	return nil
+}
+
+func (e *Engine) fail(err error) error {
+	e.dead = err
+	return err
+}
+
+func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint.Metadata, lateWmMs int64, replay bool) error {
+	trigStart := e.cfg.Clock.NowMs()
+	stats := make([]watermark.Stats, len(e.cfg.Sources))
+	var input []row.Row
+	perSource := make([]int64, len(e.cfg.Sources))
+	for i, s := range e.cfg.Sources {
+		rows, err := s.Rows(start[i], end[i])
+		if err != nil {
+			return e.fail(err)
+		}
+		hasWm := e.q.Sources[i].Watermark != nil
+		for j := range rows {
+			r := rows[j]
+			if !r.Decoded {
+				if err := e.decoder.Decode(r.Data, &r); err != nil {
+					return e.fail(fmt.Errorf("%s: row %d of batch %d: %w", s.Description(), j, id, err))
+				}
+				r.Decoded = true
+			}
+			if hasWm {
+				stats[i].Add(r.EventTime, r.EventTimeNull)
+			}
+			input = append(input, r)
+		}
+		perSource[i] = int64(len(rows))
+	}
+
+	res, err := e.op.Run(e.provider, id, input, lateWmMs, meta.BatchWatermarkMs)
+	if err != nil {
+		return e.fail(err)
+	}
+	if err := e.crashAt(AfterStateCommit, id); err != nil {
+		return err
+	}
+	if err := e.cfg.Sink.AddBatch(sink.Batch{ID: id, Rows: res.Output, QueryID: e.queryID, RunID: e.runID, TimestampMs: meta.BatchTimestampMs}); err != nil {
+		return e.fail(err)
+	}
+	rec := &BatchRecord{BatchID: id, Replay: replay, Input: input, Outcomes: res.Outcomes, Output: res.Output,
+		LateWatermarkMs: lateWmMs, WatermarkMs: meta.BatchWatermarkMs, TimestampMs: meta.BatchTimestampMs}
+	rec.Progress = e.progress(id, trigStart, input, perSource, start, end, stats, res, meta)
+	if e.crashAt(AfterSinkWrite, id) != nil {
+		rec.Crashed = AfterSinkWrite
+		rec.NextWatermarkMs = e.tracker.Current()
+		e.observe(rec)
+		return e.dead
+	}
+	next := e.tracker.Update(stats)
+	rec.NextWatermarkMs = next
+	if err := e.ckpt.WriteCommit(id, checkpoint.Commit{NextBatchWatermarkMs: next}); err != nil {
+		return e.fail(err)
+	}
+	e.ranAny = true
+	e.lastEvict = meta.BatchWatermarkMs
+	e.committed = end
+	e.nextBatch = id + 1
+	e.prevWmMs = meta.BatchWatermarkMs
+	if e.crashAt(AfterCommit, id) != nil {
+		rec.Crashed = AfterCommit
+		e.observe(rec)
+		return e.dead
+	}
+	e.observe(rec)
+	return nil
+}
+
+func (e *Engine) observe(rec *BatchRecord) {
+	if e.cfg.OnBatch != nil {
+		e.cfg.OnBatch(rec)
+	}
+}
+
+func (e *Engine) progress(id, trigStart int64, input []row.Row, perSource []int64, start, end []json.RawMessage,
+	stats []watermark.Stats, res dedup.Result, meta checkpoint.Metadata) Progress {
+	now := e.cfg.Clock.NowMs()
+	dur := now - trigStart
+	n := int64(len(input))
+	p := Progress{ID: e.queryID, RunID: e.runID, BatchID: id, BatchDuration: dur, NumInputRows: n,
+		Timestamp:      row.FormatTimestampMs(trigStart),
+		DurationMs:     map[string]int64{"addBatch": dur, "commitOffsets": 0, "getBatch": 0, "latestOffset": 0, "queryPlanning": 0, "triggerExecution": dur, "walCommit": 0},
+		Sink:           SinkProgress{Description: e.cfg.Sink.Description(), NumOutputRows: -1},
+		StateOperators: []OperatorProgress{}}
+	if e.q.Name != "" {
+		name := e.q.Name
+		p.Name = &name
+	}
+	sinceLast := int64(0)
+	if e.hasTrig {
+		sinceLast = trigStart - e.lastTrig
+	}
+	e.lastTrig, e.hasTrig = trigStart, true
+	if e.hasTrig && sinceLast > 0 {
+		p.InputRowsPerSecond = rate(n, sinceLast)
+	}
+	p.ProcessedRowsPerSecond = rate(n, dur)
+	for i, s := range e.cfg.Sources {
+		sp := SourceProgress{Description: s.Description(), StartOffset: rawOrNull(start[i]), EndOffset: rawOrNull(end[i]),
+			LatestOffset: rawOrNull(end[i]), NumInputRows: perSource[i], ProcessedRowsPerSecond: rate(perSource[i], dur)}
+		if sinceLast > 0 {
+			sp.InputRowsPerSecond = rate(perSource[i], sinceLast)
+		}
+		p.Sources = append(p.Sources, sp)
+	}
+	// The watermark node sits upstream of the sink even when the dedup runs
+	// inside foreachBatch, so eventTime is reported for every watermarked query.
+	if e.tracker.HasNodes() {
+		var all watermark.Stats
+		for _, s := range stats {
+			all = all.Merge(s)
+		}
+		p.EventTime = map[string]string{"watermark": row.FormatTimestampMs(meta.BatchWatermarkMs)}
+		if all.Count > 0 {
+			p.EventTime["max"] = row.FormatTimestampMs(all.MaxMs)
+			p.EventTime["min"] = row.FormatTimestampMs(all.MinMs)
+			p.EventTime["avg"] = row.FormatTimestampMs(all.AvgMs())
+		}
+	}
+	if e.op.Mode != dedup.Batch {
+		m := res.Metrics
+		p.StateOperators = append(p.StateOperators, OperatorProgress{
+			OperatorName: e.q.OperatorName(), NumRowsTotal: m.NumRowsTotal, NumRowsUpdated: m.NumRowsUpdated,
+			NumRowsRemoved: m.NumRowsRemoved, MemoryUsedBytes: m.MemoryUsedBytes,
+			NumRowsDroppedByWatermark: m.NumRowsDroppedByWatermark, NumShufflePartitions: int64(e.q.ShufflePartitions),
+			NumStateStoreInstances: m.NumStateStoreInstances, CustomMetrics: m.Custom})
+	}
+	return p
+}

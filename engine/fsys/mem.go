@@ -1,0 +1,395 @@
+package fsys
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"path"
+	"sort"
+	"sync"
+)
+
+// Mem is an in-memory FS that models what survives a crash, so that the
+// simulator can cut the power at any point and restart over what a real disk
+// would still hold. It is deterministic and starts no goroutines; it is safe
+// for use from several goroutines (one mutex), though the engine uses it from
+// one.
+//
+// Durability model (deliberately simple, close to POSIX on a journalling
+// filesystem):
+//
+//   - A file's content has two layers: the current content (what ReadFile
+//     returns, the page cache) and the durable content, which is the current
+//     content as of the last File.Sync. Create on an existing file truncates
+//     the current content only.
+//   - A directory's entries (names → files) have two layers as well: the
+//     current entries, changed by Create, Rename and Remove, and the durable
+//     entries, which are the current entries as of the last SyncDir of that
+//     directory. SyncDir makes all of the directory's entries durable at
+//     once. A rename between two directories is durable on each side once
+//     that side is synced (syncing only the target can leave the file under
+//     both names after a crash, like a hard link).
+//   - Directories themselves are durable as soon as MkdirAll returns, and
+//     removing an (empty) directory is durable at once and drops its durable
+//     entries. This is a simplification: a real disk also needs an fsync of
+//     the parent for a new directory to survive.
+//
+// Crash drops everything that is not durable: the current entries of every
+// directory become its durable entries (a created or renamed-in name that
+// was never dir-synced disappears, a replaced name reverts to the file it
+// named before, a removed name comes back), and every file's content reverts
+// to its last Sync (never synced: empty). Files open before the crash become
+// unusable. Torn writes (a prefix of unsynced data surviving) are not
+// modelled.
+type Mem struct {
+	mu    sync.Mutex
+	dirs  map[string]*memDir // by clean path; "." is the root
+	epoch uint64             // bumped by Crash; older handles fail
+}
+
+type memDir struct {
+	files   map[string]*memInode // current entries by base name
+	durable map[string]*memInode // entries as of the last SyncDir
+	subdirs map[string]struct{}  // child directory base names
+}
+
+type memInode struct {
+	data   []byte // current content
+	synced []byte // content as of the last Sync
+	// data and synced may share bytes: both are only ever appended to or
+	// replaced, never modified in place, and synced's capacity equals its
+	// length.
+}
+
+var (
+	errIsDir       = errors.New("is a directory")
+	errNotDir      = errors.New("not a directory")
+	errDirNotEmpty = errors.New("directory not empty")
+	errCrashed     = errors.New("file handle invalidated by a crash")
+)
+
+// NewMem returns an empty in-memory FS holding only the root directory.
+func NewMem() *Mem {
+	return &Mem{dirs: map[string]*memDir{".": newMemDir()}}
+}
+
+func newMemDir() *memDir {
+	return &memDir{
+		files:   map[string]*memInode{},
+		durable: map[string]*memInode{},
+		subdirs: map[string]struct{}{},
+	}
+}
+
+// cleanPath maps a slash path relative to the root to its canonical form:
+// "." for the root, otherwise no leading slash and no "." or ".." elements
+// (".." cannot climb above the root).
+func cleanPath(name string) string {
+	p := path.Clean("/" + name)
+	if p == "/" {
+		return "."
+	}
+	return p[1:]
+}
+
+// split returns the parent directory and the base name of a clean path.
+func split(p string) (dir, base string) { return path.Dir(p), path.Base(p) }
+
+func pathErr(op, name string, err error) error { return &fs.PathError{Op: op, Path: name, Err: err} }
+
+// lookupFile returns the directory holding clean path p and the file there.
+func (m *Mem) lookupFile(p string) (*memDir, *memInode) {
+	dir, base := split(p)
+	d := m.dirs[dir]
+	if d == nil {
+		return nil, nil
+	}
+	return d, d.files[base]
+}
+
+// Create creates or truncates name. Its parent directory must exist.
+func (m *Mem) Create(name string) (File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := cleanPath(name)
+	if _, ok := m.dirs[p]; ok {
+		return nil, pathErr("create", name, errIsDir)
+	}
+	d, ino := m.lookupFile(p)
+	if d == nil {
+		return nil, pathErr("create", name, fs.ErrNotExist)
+	}
+	if ino == nil {
+		ino = &memInode{}
+		d.files[path.Base(p)] = ino
+	} else {
+		ino.data = nil // truncation is not durable until the next Sync
+	}
+	return &memFile{m: m, ino: ino, epoch: m.epoch, name: name}, nil
+}
+
+// ReadFile returns a copy of the current content of name.
+func (m *Mem) ReadFile(name string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := cleanPath(name)
+	if _, ok := m.dirs[p]; ok {
+		return nil, pathErr("read", name, errIsDir)
+	}
+	_, ino := m.lookupFile(p)
+	if ino == nil {
+		return nil, pathErr("open", name, fs.ErrNotExist)
+	}
+	return bytes.Clone(ino.data), nil
+}
+
+// Rename replaces newname with the file oldname. Only files can be renamed.
+func (m *Mem) Rename(oldname, newname string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	op, np := cleanPath(oldname), cleanPath(newname)
+	if _, ok := m.dirs[op]; ok {
+		return &fs.PathError{Op: "rename", Path: oldname, Err: errors.New("renaming directories is not supported by fsys.Mem")}
+	}
+	od, ino := m.lookupFile(op)
+	if ino == nil {
+		return pathErr("rename", oldname, fs.ErrNotExist)
+	}
+	if _, ok := m.dirs[np]; ok {
+		return pathErr("rename", newname, errIsDir)
+	}
+	nd, _ := m.lookupFile(np)
+	if nd == nil {
+		return pathErr("rename", newname, fs.ErrNotExist)
+	}
+	if op == np {
+		return nil
+	}
+	delete(od.files, path.Base(op))
+	nd.files[path.Base(np)] = ino
+	return nil
+}
+
+// Remove deletes a file or an empty directory; an absent name is not an
+// error. Removing a file is durable after SyncDir of its directory;
+// removing a directory is durable at once.
+func (m *Mem) Remove(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := cleanPath(name)
+	if d, ok := m.dirs[p]; ok {
+		if p == "." {
+			return pathErr("remove", name, errors.New("cannot remove the root"))
+		}
+		if len(d.files) > 0 || len(d.subdirs) > 0 {
+			return pathErr("remove", name, errDirNotEmpty)
+		}
+		delete(m.dirs, p)
+		parent, base := split(p)
+		delete(m.dirs[parent].subdirs, base)
+		return nil
+	}
+	d, ino := m.lookupFile(p)
+	if ino != nil {
+		delete(d.files, path.Base(p))
+	}
+	return nil
+}
+
+// MkdirAll creates dir and its missing parents.
+func (m *Mem) MkdirAll(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mkdirAll(cleanPath(dir), dir)
+}
+
+func (m *Mem) mkdirAll(p, name string) error {
+	if _, ok := m.dirs[p]; ok {
+		return nil
+	}
+	parent, base := split(p)
+	if err := m.mkdirAll(parent, name); err != nil {
+		return err
+	}
+	pd := m.dirs[parent]
+	if _, isFile := pd.files[base]; isFile {
+		return pathErr("mkdir", name, errNotDir)
+	}
+	m.dirs[p] = newMemDir()
+	pd.subdirs[base] = struct{}{}
+	return nil
+}
+
+// ReadDir lists the files and subdirectories of dir, sorted.
+func (m *Mem) ReadDir(dir string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := cleanPath(dir)
+	d := m.dirs[p]
+	if d == nil {
+		if _, ino := m.lookupFile(p); ino != nil {
+			return nil, pathErr("readdir", dir, errNotDir)
+		}
+		return nil, pathErr("open", dir, fs.ErrNotExist)
+	}
+	names := make([]string, 0, len(d.files)+len(d.subdirs))
+	for n := range d.files {
+		names = append(names, n)
+	}
+	for n := range d.subdirs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// SyncDir makes the current entries of dir durable.
+func (m *Mem) SyncDir(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.dirs[cleanPath(dir)]
+	if d == nil {
+		return pathErr("open", dir, fs.ErrNotExist)
+	}
+	clear(d.durable)
+	for n, ino := range d.files {
+		d.durable[n] = ino
+	}
+	return nil
+}
+
+// Exists reports whether name is a file or a directory.
+func (m *Mem) Exists(name string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := cleanPath(name)
+	if _, ok := m.dirs[p]; ok {
+		return true, nil
+	}
+	_, ino := m.lookupFile(p)
+	return ino != nil, nil
+}
+
+// Crash simulates a power cut followed by a reboot: everything that was not
+// durable is lost (see the type comment) and files open before the crash
+// fail on every further call.
+func (m *Mem) Crash() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.epoch++
+	for _, d := range m.dirs {
+		clear(d.files)
+		for n, ino := range d.durable {
+			d.files[n] = ino
+			// An inode named twice is reset twice; that is harmless. The
+			// bytes are shared; see memFile.Sync.
+			ino.data = ino.synced
+		}
+	}
+}
+
+// Clone returns a deep copy: later changes to either FS, including a Crash,
+// do not affect the other. Files open on m stay bound to m.
+func (m *Mem) Clone() *Mem {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	inodes := map[*memInode]*memInode{}
+	cp := func(ino *memInode) *memInode {
+		if c, ok := inodes[ino]; ok {
+			return c
+		}
+		c := &memInode{data: bytes.Clone(ino.data), synced: bytes.Clone(ino.synced)}
+		inodes[ino] = c
+		return c
+	}
+	c := &Mem{dirs: make(map[string]*memDir, len(m.dirs)), epoch: m.epoch}
+	for p, d := range m.dirs {
+		nd := newMemDir()
+		for n, ino := range d.files {
+			nd.files[n] = cp(ino)
+		}
+		for n, ino := range d.durable {
+			nd.durable[n] = cp(ino)
+		}
+		for n := range d.subdirs {
+			nd.subdirs[n] = struct{}{}
+		}
+		c.dirs[p] = nd
+	}
+	return c
+}
+
+// Files lists the paths of all current files (not directories), sorted.
+func (m *Mem) Files() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for p, d := range m.dirs {
+		for n := range d.files {
+			if p == "." {
+				out = append(out, n)
+			} else {
+				out = append(out, p+"/"+n)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// memFile is a handle from Mem.Create. Writes append to the file's current
+// content; a handle keeps writing to its file even after a rename or
+// remove, as on POSIX.
+type memFile struct {
+	m      *Mem
+	ino    *memInode
+	epoch  uint64
+	name   string
+	closed bool
+}
+
+func (f *memFile) check(op string) error {
+	if f.closed {
+		return pathErr(op, f.name, fs.ErrClosed)
+	}
+	if f.epoch != f.m.epoch {
+		return pathErr(op, f.name, errCrashed)
+	}
+	return nil
+}
+
+func (f *memFile) Write(p []byte) (int, error) {
+	f.m.mu.Lock()
+	defer f.m.mu.Unlock()
+	if err := f.check("write"); err != nil {
+		return 0, err
+	}
+	f.ino.data = append(f.ino.data, p...)
+	return len(p), nil
+}
+
+func (f *memFile) Sync() error {
+	f.m.mu.Lock()
+	defer f.m.mu.Unlock()
+	if err := f.check("sync"); err != nil {
+		return err
+	}
+	// Share the bytes instead of copying: content is only ever appended
+	// to, never changed in place, and the capacity limit makes the next
+	// append to data reallocate rather than write past synced's end.
+	n := len(f.ino.data)
+	f.ino.synced = f.ino.data[:n:n]
+	return nil
+}
+
+func (f *memFile) Close() error {
+	f.m.mu.Lock()
+	defer f.m.mu.Unlock()
+	if f.closed {
+		return pathErr("close", f.name, fs.ErrClosed)
+	}
+	f.closed = true
+	return nil
+}
+
+var _ FS = (*Mem)(nil)

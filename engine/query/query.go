@@ -1,0 +1,197 @@
+// Package query is the definition of one streaming dedup query, read from the
+// QUERY.yaml file of `dedupsim exec` (shared/spec/exec-format.md).
+//
+// Parsing is strict on purpose: a reference implementation that silently
+// defaulted a misspelt field would run a different query from the one the user
+// wrote and report results that look authoritative. Every error names the file,
+// the line and the field.
+package query
+
+import (
+	"fmt"
+	"os"
+)
+
+// API is the Spark call that deduplicates.
+type API string
+
+const (
+	// DropDuplicates is Dataset.dropDuplicates on a stream
+	// (StreamingDeduplicateExec, spark-semantics.md §2-§3).
+	DropDuplicates API = "dropDuplicates"
+	// DropDuplicatesWithinWatermark is Dataset.dropDuplicatesWithinWatermark
+	// (StreamingDeduplicateWithinWatermarkExec, §4).
+	DropDuplicatesWithinWatermark API = "dropDuplicatesWithinWatermark"
+	// BatchDropDuplicates is dropDuplicates on the DataFrame handed to
+	// foreachBatch: no state across batches (§5).
+	BatchDropDuplicates API = "batchDropDuplicates"
+)
+
+// Watermark is one withWatermark(column, delay) call.
+type Watermark struct {
+	Column string
+	// DelayMs is Spark's delayMs: the interval converted by
+	// IntervalUtils.getDuration (months of 31 days), truncated to ms.
+	DelayMs int64
+}
+
+// Source is one input stream. Several sources are unioned before the dedup.
+type Source struct {
+	Name string
+	// Watermark is nil when this source has no withWatermark.
+	Watermark *Watermark
+}
+
+// SinkKind says where the dedup's output goes.
+type SinkKind string
+
+// The sink kinds of exec-format.md.
+const (
+	SinkForeachBatch SinkKind = "foreachBatch"
+	SinkTable        SinkKind = "table"
+	SinkMerge        SinkKind = "merge"
+	SinkAppend       SinkKind = "append"
+)
+
+// Sink is the `sink:` section.
+type Sink struct {
+	Kind SinkKind
+	// AppID is the table sink's txnAppId; empty means the query id from the
+	// checkpoint's metadata. Only for SinkTable.
+	AppID string
+	// LookbackMs bounds the merge sink's match to table rows with event time
+	// >= now - lookback; meaningful only when HasLookback. Only for SinkMerge.
+	LookbackMs  int64
+	HasLookback bool
+	// Keys are the merge match columns; empty means the dedup keys.
+	// Only for SinkMerge.
+	Keys []string
+}
+
+// DefaultSourceName names the only source of a query written in the
+// single-source form (a top-level `watermark:` or none).
+const DefaultSourceName = "default"
+
+// Query is a parsed and validated QUERY.yaml.
+type Query struct {
+	// Name is the optional `name:`, reported as the progress "name".
+	Name string
+	API  API
+	// Keys are the dedup key columns in declared order; empty means every
+	// column of the row.
+	Keys []string
+	// Sources has at least one entry. The single-source form gives one
+	// source named DefaultSourceName.
+	Sources []Source
+	// ShufflePartitions is spark.sql.shuffle.partitions: the number of state
+	// partitions (default 4, at least 1).
+	ShufflePartitions int
+	// StateStore is "memory" (default) or "pebble".
+	StateStore string
+	// WatermarkPolicy is spark.sql.streaming.multipleWatermarkPolicy:
+	// "min" (default) or "max".
+	WatermarkPolicy string
+	// NoDataBatches is spark.sql.streaming.noDataMicroBatches.enabled
+	// (default true).
+	NoDataBatches bool
+	Sink          Sink
+}
+
+// Values of Query.StateStore and Query.WatermarkPolicy.
+const (
+	StateStoreMemory = "memory"
+	StateStorePebble = "pebble"
+	PolicyMin        = "min"
+	PolicyMax        = "max"
+)
+
+// Defaults for the optional fields.
+const (
+	DefaultShufflePartitions = 4
+	// MaxShufflePartitions bounds shuffle_partitions: the engine opens one
+	// store per partition, so an absurd number is a typo, not a plan.
+	MaxShufflePartitions = 1 << 16
+)
+
+// ParseFile reads and parses the query file at path; errors name path.
+func ParseFile(path string) (*Query, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read query: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates a QUERY.yaml document. filename is used in error
+// messages only. Errors for bad input are *Error.
+func Parse(filename string, data []byte) (*Query, error) {
+	p := &parser{file: filename}
+	return p.parse(data)
+}
+
+// EventTimeColumn is the watermarked column, or "" when no source has a
+// watermark. Validation guarantees every watermarked source names the same
+// column and that the first source is watermarked whenever any source is, so
+// this is the column Spark's union passes to the dedup with the watermark
+// metadata (spark-semantics.md §1.5).
+func (q *Query) EventTimeColumn() string {
+	if w := q.firstWatermark(); w != nil {
+		return w.Column
+	}
+	return ""
+}
+
+// DelayMs is the delay of the first watermarked source, 0 when there is none.
+// Spark's Union takes its output attributes (and so the watermark delay
+// metadata the dedup reads, e.g. for dropDuplicatesWithinWatermark's expiry)
+// from its first child.
+func (q *Query) DelayMs() int64 {
+	if w := q.firstWatermark(); w != nil {
+		return w.DelayMs
+	}
+	return 0
+}
+
+func (q *Query) firstWatermark() *Watermark {
+	for i := range q.Sources {
+		if q.Sources[i].Watermark != nil {
+			return q.Sources[i].Watermark
+		}
+	}
+	return nil
+}
+
+// OperatorName is the stateful operator's progress name: "dedupe",
+// "dedupeWithinWatermark", or "" for batchDropDuplicates, which has no state.
+func (q *Query) OperatorName() string {
+	switch q.API {
+	case DropDuplicates:
+		return "dedupe"
+	case DropDuplicatesWithinWatermark:
+		return "dedupeWithinWatermark"
+	}
+	return ""
+}
+
+// Stateful reports whether the query has a streaming dedup operator (and so
+// state, late-row filtering and eviction).
+func (q *Query) Stateful() bool { return q.API != BatchDropDuplicates }
+
+// SourceIndex finds a source by name.
+func (q *Query) SourceIndex(name string) (int, bool) {
+	for i := range q.Sources {
+		if q.Sources[i].Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// SourceNames lists the source names in declared order.
+func (q *Query) SourceNames() []string {
+	names := make([]string, len(q.Sources))
+	for i := range q.Sources {
+		names[i] = q.Sources[i].Name
+	}
+	return names
+}

@@ -1,0 +1,273 @@
+package row
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+)
+
+// Decoder extracts what the dedup operator needs from a raw JSON row: the
+// canonical key and the event time. It holds only its configuration, so one
+// Decoder may be shared by goroutines.
+type Decoder struct {
+	// all is set when the key is every column of the row.
+	all bool
+	// names are the columns Decode looks for: the key columns (distinct, in
+	// order), then the event-time column if it is not a key.
+	names []string
+	// keySlot maps each key column, in key order, to its index in names.
+	keySlot []int
+	// eventCol is the event-time column, "" for none.
+	eventCol string
+	// eventSlot is eventCol's index in names, -1 for none (or, in all mode,
+	// unused).
+	eventSlot int
+	// index replaces the linear search over names when there are many.
+	index map[string]int
+}
+
+// linearMax is how many names are searched linearly; beyond it a map is
+// faster. Typical keys have one to three columns.
+const linearMax = 8
+
+// NewDecoder makes a decoder for the given key columns (empty: every column
+// of the row, in name order) and event-time column ("" for none).
+func NewDecoder(keys []string, eventTimeColumn string) *Decoder {
+	d := &Decoder{all: len(keys) == 0, eventCol: eventTimeColumn, eventSlot: -1}
+	if d.all {
+		return d
+	}
+	for _, k := range keys {
+		i := slices.Index(d.names, k)
+		if i < 0 {
+			i = len(d.names)
+			d.names = append(d.names, k)
+		}
+		d.keySlot = append(d.keySlot, i)
+	}
+	if eventTimeColumn != "" {
+		d.eventSlot = slices.Index(d.names, eventTimeColumn)
+		if d.eventSlot < 0 {
+			d.eventSlot = len(d.names)
+			d.names = append(d.names, eventTimeColumn)
+		}
+	}
+	if len(d.names) > linearMax {
+		d.index = make(map[string]int, len(d.names))
+		for i, n := range d.names {
+			d.index[n] = i
+		}
+	}
+	return d
+}
+
+// slot is where a wanted column's value was found.
+type slot struct {
+	start, end int
+	kind       valueKind // kindNone: not found
+	esc        bool
+}
+
+func (d *Decoder) lookup(name []byte) int {
+	if d.index != nil {
+		if i, ok := d.index[string(name)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, n := range d.names {
+		if n == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Decode fills r from one JSON row: r.Data = data (kept, not copied: the
+// caller must not reuse the buffer), r.Key, r.EventTime and
+// r.EventTimeNull. r.Key is freshly allocated, so Rows never share key
+// storage.
+//
+// The row must be one JSON object (surrounding space allowed). A key or
+// event-time column that is missing, a key or event-time column given twice,
+// or an event time that is not a number, an RFC 3339 string or null is an
+// error naming the column. With an all-columns key every field is a key
+// column, so any repeated field name is an error.
+func (d *Decoder) Decode(data []byte, r *Row) error {
+	if err := d.decode(data, r); err != nil {
+		return err
+	}
+	r.Decoded = true
+	return nil
+}
+
+func (d *Decoder) decode(data []byte, r *Row) error {
+	*r = Row{Data: data}
+	if d.all {
+		return d.decodeAll(data, r)
+	}
+	var buf [linearMax]slot
+	var slots []slot
+	if len(d.names) <= len(buf) {
+		slots = buf[:len(d.names)]
+	} else {
+		slots = make([]slot, len(d.names))
+	}
+	var it objectIter
+	if err := it.begin(data); err != nil {
+		return err
+	}
+	for {
+		m, ok, err := it.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		i := d.lookup(plainName(m.name, m.nameEsc))
+		if i < 0 {
+			continue
+		}
+		if slots[i].kind != kindNone {
+			return fmt.Errorf("column %q appears twice in the row", d.names[i])
+		}
+		slots[i] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
+	}
+
+	size := 0
+	for _, i := range d.keySlot {
+		s := slots[i]
+		if s.kind == kindNone {
+			return fmt.Errorf("missing key column %q", d.names[i])
+		}
+		size += s.end - s.start + 10
+	}
+	if d.eventSlot >= 0 {
+		s := slots[d.eventSlot]
+		if s.kind == kindNone {
+			return fmt.Errorf("missing event-time column %q", d.eventCol)
+		}
+		var err error
+		r.EventTime, r.EventTimeNull, err = eventTime(data[s.start:s.end], s.kind, s.esc)
+		if err != nil {
+			return fmt.Errorf("event-time column %q: %w", d.eventCol, err)
+		}
+	}
+	key := make([]byte, 0, size)
+	for _, i := range d.keySlot {
+		if i == d.eventSlot {
+			key = AppendKeyEventTime(key, r.EventTime, r.EventTimeNull)
+			continue
+		}
+		s := slots[i]
+		key = appendValue(key, data[s.start:s.end], s.kind, s.esc)
+	}
+	r.Key = key
+	return nil
+}
+
+// field is one column of a row, for the all-columns key.
+type field struct {
+	name []byte // decoded
+	slot
+}
+
+// decodeAll is Decode when the key is every column, taken in name order
+// (the order of the schema Spark infers from JSON, which sorts fields).
+func (d *Decoder) decodeAll(data []byte, r *Row) error {
+	var buf [16]field
+	fields := buf[:0]
+	var it objectIter
+	if err := it.begin(data); err != nil {
+		return err
+	}
+	size := 0
+	for {
+		m, ok, err := it.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		fields = append(fields, field{
+			name: plainName(m.name, m.nameEsc),
+			slot: slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc},
+		})
+		size += m.end - m.start + 10
+	}
+	sortFields(fields)
+	haveEvent := false
+	for i := range fields {
+		if i > 0 && bytes.Equal(fields[i-1].name, fields[i].name) {
+			return fmt.Errorf("column %q appears twice in the row", fields[i].name)
+		}
+		if d.eventCol != "" && string(fields[i].name) == d.eventCol {
+			s := fields[i].slot
+			var err error
+			r.EventTime, r.EventTimeNull, err = eventTime(data[s.start:s.end], s.kind, s.esc)
+			if err != nil {
+				return fmt.Errorf("event-time column %q: %w", d.eventCol, err)
+			}
+			haveEvent = true
+		}
+	}
+	if d.eventCol != "" && !haveEvent {
+		return fmt.Errorf("missing event-time column %q", d.eventCol)
+	}
+	key := make([]byte, 0, size)
+	for i := range fields {
+		f := &fields[i]
+		if d.eventCol != "" && string(f.name) == d.eventCol {
+			key = AppendKeyEventTime(key, r.EventTime, r.EventTimeNull)
+			continue
+		}
+		key = appendValue(key, data[f.start:f.end], f.kind, f.esc)
+	}
+	r.Key = key
+	return nil
+}
+
+// sortFields sorts by name. Rows usually have few columns, and an
+// insertion sort keeps the stack buffer from escaping to the heap; wide rows
+// take the O(n log n) path.
+func sortFields(fs []field) {
+	if len(fs) > 16 {
+		slices.SortFunc(fs, func(a, b field) int { return bytes.Compare(a.name, b.name) })
+		return
+	}
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && bytes.Compare(fs[j-1].name, fs[j].name) > 0; j-- {
+			fs[j-1], fs[j] = fs[j], fs[j-1]
+		}
+	}
+}
+
+// FieldNames lists the row's field names (decoded) in the order they
+// appear. It fails on anything but one JSON object and on a repeated name.
+// The steps parser uses it to hold every row of an all-columns query to one
+// schema.
+func FieldNames(data []byte) ([]string, error) {
+	var it objectIter
+	if err := it.begin(data); err != nil {
+		return nil, err
+	}
+	var names []string
+	seen := make(map[string]struct{})
+	for {
+		m, ok, err := it.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return names, nil
+		}
+		name := string(plainName(m.name, m.nameEsc))
+		if _, dup := seen[name]; dup {
+			return nil, fmt.Errorf("column %q appears twice in the row", name)
+		}
+		seen[name] = struct{}{}
+		names = append(names, name)
+	}
+}

@@ -1,0 +1,169 @@
+package state
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// On-disk format of the memory provider, after Spark's HDFS-backed provider
+// (without its LZ4 compression):
+//
+//	<V>.delta     the changes that turn version V-1 into V
+//	<V>.snapshot  the whole of version V
+//
+// Both are a sequence of records followed by an end marker, all integers
+// big-endian int32:
+//
+//	put:    keyLen, key bytes, valueLen, value bytes
+//	remove: keyLen, key bytes, -1           (delta files only)
+//	end:    -1
+//
+// A file that ends before the end marker, has bytes after it, or holds a
+// negative length other than these -1s is corrupt.
+
+// ErrCorrupt is wrapped by the errors for a state file that is truncated or
+// malformed.
+var ErrCorrupt = errors.New("corrupt state file")
+
+const (
+	deltaSuffix    = ".delta"
+	snapshotSuffix = ".snapshot"
+	endMarker      = -1 // as the key length: end of file; as the value length: remove
+)
+
+func deltaName(v int64) string    { return strconv.FormatInt(v, 10) + deltaSuffix }
+func snapshotName(v int64) string { return strconv.FormatInt(v, 10) + snapshotSuffix }
+
+// parseFileName recognises "<V>.delta" and "<V>.snapshot" with V written
+// canonically (no sign, no leading zeros); anything else (temp files,
+// _metadata) is not a store file.
+func parseFileName(name string) (version int64, snapshot bool, ok bool) {
+	var num string
+	switch {
+	case strings.HasSuffix(name, deltaSuffix):
+		num = strings.TrimSuffix(name, deltaSuffix)
+	case strings.HasSuffix(name, snapshotSuffix):
+		num, snapshot = strings.TrimSuffix(name, snapshotSuffix), true
+	default:
+		return 0, false, false
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v < 0 || strconv.FormatInt(v, 10) != num {
+		return 0, false, false
+	}
+	return v, snapshot, true
+}
+
+func appendInt32(b []byte, n int32) []byte { return binary.BigEndian.AppendUint32(b, uint32(n)) }
+
+func checkLen(n int) int32 {
+	if n > math.MaxInt32 {
+		// A key or value of 2 GiB cannot be framed; it is a programming error.
+		panic(fmt.Sprintf("state: key or value of %d bytes exceeds the int32 framing", n))
+	}
+	return int32(n)
+}
+
+func appendPut(b, key, value []byte) []byte {
+	b = appendInt32(b, checkLen(len(key)))
+	b = append(b, key...)
+	b = appendInt32(b, checkLen(len(value)))
+	return append(b, value...)
+}
+
+func appendRemove(b, key []byte) []byte {
+	b = appendInt32(b, checkLen(len(key)))
+	b = append(b, key...)
+	return appendInt32(b, endMarker)
+}
+
+func appendEnd(b []byte) []byte { return appendInt32(b, endMarker) }
+
+// applyFile applies the records of a delta (snapshot=false) or snapshot file
+// to m and keeps *dataBytes (sum of key and value lengths) up to date. path
+// names the file in errors. On error m holds a prefix of the changes and
+// must be discarded.
+func applyFile(path string, data []byte, snapshot bool, m map[string][]byte, dataBytes *int64) error {
+	corrupt := func(off int, format string, args ...any) error {
+		return fmt.Errorf("%w %s: at byte %d of %d: %s", ErrCorrupt, path, off, len(data), fmt.Sprintf(format, args...))
+	}
+	off := 0
+	readInt := func(what string) (int32, error) {
+		if len(data)-off < 4 {
+			return 0, corrupt(off, "truncated: no %s length and no end marker", what)
+		}
+		n := int32(binary.BigEndian.Uint32(data[off:]))
+		off += 4
+		return n, nil
+	}
+	readBytes := func(n int32, what string) ([]byte, error) {
+		if int64(len(data)-off) < int64(n) {
+			return nil, corrupt(off, "truncated: %s of %d bytes has only %d", what, n, len(data)-off)
+		}
+		b := data[off : off+int(n)]
+		off += int(n)
+		return b, nil
+	}
+	for {
+		recordStart := off
+		keyLen, err := readInt("key")
+		if err != nil {
+			return err
+		}
+		if keyLen == endMarker {
+			if off != len(data) {
+				return corrupt(off, "%d bytes after the end marker", len(data)-off)
+			}
+			return nil
+		}
+		if keyLen < 0 {
+			return corrupt(recordStart, "negative key length %d", keyLen)
+		}
+		key, err := readBytes(keyLen, "key")
+		if err != nil {
+			return err
+		}
+		valueStart := off
+		valueLen, err := readInt("value")
+		if err != nil {
+			return err
+		}
+		if valueLen == endMarker {
+			if snapshot {
+				return corrupt(valueStart, "remove record in a snapshot")
+			}
+			if old, ok := m[string(key)]; ok {
+				*dataBytes -= int64(len(key) + len(old))
+				delete(m, string(key))
+			}
+			continue
+		}
+		if valueLen < 0 {
+			return corrupt(valueStart, "negative value length %d", valueLen)
+		}
+		value, err := readBytes(valueLen, "value")
+		if err != nil {
+			return err
+		}
+		// Copy the value: a sub-slice would pin the whole file in memory.
+		v := cloneValue(value)
+		if old, ok := m[string(key)]; ok {
+			*dataBytes += int64(len(v) - len(old))
+		} else {
+			*dataBytes += int64(len(key) + len(v))
+		}
+		m[string(key)] = v
+	}
+}
+
+// cloneValue copies v; an empty value is stored as nil.
+func cloneValue(v []byte) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return append(make([]byte, 0, len(v)), v...)
+}

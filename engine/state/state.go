@@ -1,0 +1,59 @@
+// Package state is the versioned state store behind the dedup operator, after
+// Spark's StateStore: one store per (operator, partition), opened at version
+// V (the state after batch V-1), changed by the batch, and committed as
+// version V+1. A failed batch aborts; a replayed batch N opens version N again
+// and its commit overwrites whatever the failed attempt left behind.
+package state
+
+import "fmt"
+
+// ID names one store: the stateful operator's id and the partition.
+type ID struct {
+	Operator  int
+	Partition int
+}
+
+// Dir is the store's folder inside the checkpoint: state/<op>/<partition>.
+func (id ID) Dir() string { return fmt.Sprintf("state/%d/%d", id.Operator, id.Partition) }
+
+// Provider opens stores. One provider serves one query run; a crash discards
+// it and a restart creates a new one over the same files.
+type Provider interface {
+	// Load opens the store id at version (0 = empty). It fails when that
+	// version cannot be rebuilt from the files that are retained.
+	Load(id ID, version int64) (Store, error)
+	// Close releases the provider's resources.
+	Close() error
+}
+
+// Store is one partition's state at one version, open for one batch.
+// Keys and values are opaque bytes; the store owns neither after a call
+// returns (implementations copy what they keep).
+type Store interface {
+	// Version is the version this store was loaded at.
+	Version() int64
+	Get(key []byte) (value []byte, ok bool, err error)
+	Put(key, value []byte) error
+	Delete(key []byte) error
+	// Range calls fn for every entry until fn returns false. Deleting the
+	// current key from inside fn is allowed (eviction does it).
+	Range(fn func(key, value []byte) bool) error
+	// Commit persists the changes as version Version()+1 and returns it.
+	Commit() (int64, error)
+	// Abort drops the changes; the store is unusable afterwards.
+	Abort()
+	// Metrics describes the store after the last change (after Commit:
+	// the committed version).
+	Metrics() Metrics
+}
+
+// Metrics are the store-level figures Spark reports per store instance and
+// sums over partitions.
+type Metrics struct {
+	NumKeys         int64
+	MemoryUsedBytes int64
+	// Custom are provider metrics reported under customMetrics
+	// (HDFS-backed: loadedMapCacheHitCount, loadedMapCacheMissCount,
+	// stateOnCurrentVersionSizeBytes).
+	Custom map[string]int64
+}

@@ -1,0 +1,380 @@
+// Package steps reads STEPS.jsonl, the input of `dedupsim exec`
+// (shared/spec/exec-format.md): one step per line, each a batch of rows to
+// append and trigger, a clean restart, or a crash armed for the next batch.
+//
+// Rows are decoded here, once, with the query's key and event-time columns,
+// so that a bad row is reported with its file, line and index before the
+// engine runs anything.
+package steps
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
+)
+
+// Kind is what a step does.
+type Kind int
+
+// The kinds of step. The zero Kind is not a step, so a zero Step is
+// recognisably unset.
+const (
+	// RowsStep appends rows to one or more sources, then triggers.
+	RowsStep Kind = iota + 1
+	// RestartStep stops the query cleanly and starts it from the checkpoint.
+	RestartStep
+	// CrashStep arms a crash at a point of the next batch.
+	CrashStep
+)
+
+func (k Kind) String() string {
+	switch k {
+	case RowsStep:
+		return "rows"
+	case RestartStep:
+		return "restart"
+	case CrashStep:
+		return "crash"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Step is one line of STEPS.jsonl.
+type Step struct {
+	// Line is the 1-based line number in the file.
+	Line int
+	Kind Kind
+	// Rows maps a source name to the rows appended to it, in file order
+	// (RowsStep only). A source named on the line has an entry even when
+	// its list is empty, because Spark's MemoryStream.addData of no rows
+	// still creates a new offset and so a batch; a source not named has
+	// none. {"rows": [...]} names the query's only source.
+	Rows map[string][]row.Row
+	// Crash is the crash point (CrashStep only), one of CrashPoints.
+	Crash string
+}
+
+// The crash points, in the order a batch passes them.
+const (
+	AfterOffsetsWrite = "after-offsets-write"
+	AfterStateCommit  = "after-state-commit"
+	AfterSinkWrite    = "after-sink-write"
+	AfterCommit       = "after-commit"
+)
+
+// CrashPoints lists the crash points in the order a batch passes them.
+// (Validation does not read this variable, so changing it changes nothing.)
+var CrashPoints = []string{AfterOffsetsWrite, AfterStateCommit, AfterSinkWrite, AfterCommit}
+
+func crashPoints() []string {
+	return []string{AfterOffsetsWrite, AfterStateCommit, AfterSinkWrite, AfterCommit}
+}
+
+// stepFields are the fields a step line may have; exactly one per line.
+var stepFields = []string{"rows", "sources", "restart", "crash"}
+
+// Error is a problem with the steps file: bad input, exit status 2 in
+// `dedupsim exec`. It prints as "file:line: path: message".
+type Error struct {
+	File string
+	Line int
+	// Path locates the problem inside the line, e.g. "rows[1]" or
+	// "sources.web[0]"; empty for the line as a whole.
+	Path string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ParseFile reads and parses the steps file at path; errors name path.
+func ParseFile(path string, q *query.Query) ([]Step, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read steps: %w", err)
+	}
+	return Parse(path, data, q)
+}
+
+// Parse parses a whole steps file for query q. filename is used in error
+// messages only. Errors for bad input are *Error. The file is split on
+// '\n' by hand, so a line may be any length.
+func Parse(filename string, data []byte, q *query.Query) ([]Step, error) {
+	if q == nil {
+		return nil, errors.New("steps: Parse needs the query")
+	}
+	if len(q.Sources) == 0 {
+		return nil, errors.New("steps: the query has no sources")
+	}
+	p := &parser{
+		file: filename,
+		q:    q,
+		dec:  row.NewDecoder(q.Keys, q.EventTimeColumn()),
+	}
+	// An editor's byte-order mark is not part of the first line's JSON.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var steps []Step
+	for lineNo := 1; len(data) > 0; lineNo++ {
+		var text []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			text, data = data[:i], data[i+1:]
+		} else {
+			text, data = data, nil
+		}
+		trimmed := bytes.TrimLeft(text, " \t\r")
+		col := len(text) - len(trimmed) + 1
+		trimmed = bytes.TrimRight(trimmed, " \t\r")
+		if len(trimmed) == 0 || trimmed[0] == '#' {
+			continue
+		}
+		st, err := p.line(lineNo, col, trimmed)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+type parser struct {
+	file string
+	q    *query.Query
+	dec  *row.Decoder
+
+	// For an all-columns key: the sorted field names of the file's first
+	// row, and where that row is, for messages.
+	schema   []string
+	schemaAt string
+}
+
+func (p *parser) errorf(line int, path, format string, args ...any) *Error {
+	return &Error{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// member is one field of a JSON object.
+type member struct {
+	name string
+	val  json.RawMessage
+}
+
+// members returns an object's fields in order, rejecting repeated names,
+// which encoding/json would silently collapse to the last one.
+func members(raw []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("want a JSON object, got %s", kindOf(raw))
+	}
+	var ms []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string)
+		for _, m := range ms {
+			if m.name == name {
+				return nil, fmt.Errorf("field %q given twice", name)
+			}
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		ms = append(ms, member{name: name, val: v})
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON object")
+	}
+	return ms, nil
+}
+
+// kindOf names the JSON type of a valid value for messages.
+func kindOf(raw []byte) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch c := raw[0]; {
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
+	// Validate first, for a syntax error with its column.
+	if !json.Valid(text) {
+		var probe json.RawMessage
+		err := json.Unmarshal(text, &probe)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return Step{}, p.errorf(lineNo, "", "invalid JSON at column %d: %v", col+int(se.Offset)-1, se)
+		}
+		return Step{}, p.errorf(lineNo, "", "invalid JSON: %v", err)
+	}
+	ms, err := members(text)
+	if err != nil {
+		return Step{}, p.errorf(lineNo, "", "%v (a step is {\"rows\": [...]}, {\"sources\": {...}}, {\"restart\": true} or {\"crash\": \"POINT\"})", err)
+	}
+	var kind *member
+	for i := range ms {
+		m := &ms[i]
+		if !slices.Contains(stepFields, m.name) {
+			return Step{}, p.errorf(lineNo, "", "unknown field %q (want exactly one of %s)", m.name, strings.Join(stepFields, ", "))
+		}
+		if kind != nil {
+			return Step{}, p.errorf(lineNo, "", "%q and %q on one line: want exactly one of %s", kind.name, m.name, strings.Join(stepFields, ", "))
+		}
+		kind = m
+	}
+	if kind == nil {
+		return Step{}, p.errorf(lineNo, "", "empty step: want exactly one of %s", strings.Join(stepFields, ", "))
+	}
+	st := Step{Line: lineNo}
+	switch kind.name {
+	case "rows":
+		st.Kind = RowsStep
+		if len(p.q.Sources) > 1 {
+			return Step{}, p.errorf(lineNo, "rows", "the query has %d sources (%s): name them with {\"sources\": {%q: [...], ...}}",
+				len(p.q.Sources), strings.Join(p.q.SourceNames(), ", "), p.q.Sources[0].Name)
+		}
+		rows, err := p.rows(lineNo, "rows", kind.val)
+		if err != nil {
+			return Step{}, err
+		}
+		st.Rows = map[string][]row.Row{p.q.Sources[0].Name: rows}
+	case "sources":
+		st.Kind = RowsStep
+		if st.Rows, err = p.sources(lineNo, kind.val); err != nil {
+			return Step{}, err
+		}
+	case "restart":
+		st.Kind = RestartStep
+		if string(bytes.TrimSpace(kind.val)) != "true" {
+			return Step{}, p.errorf(lineNo, "restart", "want true, got %s (a restart step is {\"restart\": true})", kind.val)
+		}
+	case "crash":
+		st.Kind = CrashStep
+		var point string
+		if err := json.Unmarshal(kind.val, &point); err != nil {
+			return Step{}, p.errorf(lineNo, "crash", "want a crash point string (one of %s), got %s", strings.Join(crashPoints(), ", "), kindOf(kind.val))
+		}
+		if !slices.Contains(crashPoints(), point) {
+			return Step{}, p.errorf(lineNo, "crash", "unknown crash point %q (want %s)", point, strings.Join(crashPoints(), ", "))
+		}
+		st.Crash = point
+	}
+	return st, nil
+}
+
+func (p *parser) sources(lineNo int, raw json.RawMessage) (map[string][]row.Row, error) {
+	ms, err := members(raw)
+	if err != nil {
+		return nil, p.errorf(lineNo, "sources", "%v (want {\"SOURCE\": [ROW, ...], ...})", err)
+	}
+	out := make(map[string][]row.Row, len(ms))
+	for _, m := range ms {
+		if _, ok := p.q.SourceIndex(m.name); !ok {
+			return nil, p.errorf(lineNo, "sources", "unknown source %q (the query's sources: %s)", m.name, strings.Join(p.q.SourceNames(), ", "))
+		}
+		rows, err := p.rows(lineNo, "sources."+m.name, m.val)
+		if err != nil {
+			return nil, err
+		}
+		out[m.name] = rows
+	}
+	return out, nil
+}
+
+// rows decodes an array of row objects. Each row keeps its bytes, compacted,
+// as its Data.
+func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, error) {
+	var elems []json.RawMessage
+	// null would unmarshal to an empty list; it is a mistake, not "no rows".
+	if kindOf(raw) != "an array" || json.Unmarshal(raw, &elems) != nil {
+		return nil, p.errorf(lineNo, path, "want an array of row objects, got %s", kindOf(raw))
+	}
+	rows := make([]row.Row, len(elems))
+	for i, e := range elems {
+		rpath := fmt.Sprintf("%s[%d]", path, i)
+		var buf bytes.Buffer
+		buf.Grow(len(e))
+		if err := json.Compact(&buf, e); err != nil {
+			return nil, p.errorf(lineNo, rpath, "%v", err)
+		}
+		if err := p.dec.Decode(buf.Bytes(), &rows[i]); err != nil {
+			return nil, p.errorf(lineNo, rpath, "%v", err)
+		}
+		if len(p.q.Keys) == 0 {
+			if err := p.checkSchema(lineNo, rpath, rows[i].Data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rows, nil
+}
+
+// checkSchema holds every row to the field names of the file's first row:
+// with an all-columns key, the key is the schema, which Spark fixes when the
+// query starts.
+func (p *parser) checkSchema(lineNo int, path string, data []byte) error {
+	names, err := row.FieldNames(data)
+	if err != nil {
+		return p.errorf(lineNo, path, "%v", err)
+	}
+	slices.Sort(names)
+	if p.schema == nil {
+		p.schema = names
+		p.schemaAt = fmt.Sprintf("line %d %s", lineNo, path)
+		return nil
+	}
+	if slices.Equal(names, p.schema) {
+		return nil
+	}
+	for _, n := range names {
+		if _, found := slices.BinarySearch(p.schema, n); !found {
+			return p.errorf(lineNo, path, "field %q is not in the schema set by the first row (%s: %s); with dedup.keys empty every row must have the same fields",
+				n, p.schemaAt, strings.Join(p.schema, ", "))
+		}
+	}
+	for _, n := range p.schema {
+		if _, found := slices.BinarySearch(names, n); !found {
+			return p.errorf(lineNo, path, "missing field %q of the schema set by the first row (%s: %s); with dedup.keys empty every row must have the same fields",
+				n, p.schemaAt, strings.Join(p.schema, ", "))
+		}
+	}
+	return nil
+}

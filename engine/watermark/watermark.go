@@ -1,0 +1,137 @@
+// Package watermark tracks the event-time watermark the way Spark's
+// WatermarkTracker does (spark-semantics.md §6): one value per watermark
+// node (per source), combined by a min or max policy into a global value
+// that starts at 0, only ever increases, and is applied from the next batch.
+package watermark
+
+import "fmt"
+
+// Policy combines the per-source values into the global candidate.
+type Policy string
+
+const (
+	Min Policy = "min" // Spark's default: the slowest input holds the watermark
+	Max Policy = "max"
+)
+
+// ParsePolicy validates a policy name.
+func ParsePolicy(s string) (Policy, error) {
+	switch Policy(s) {
+	case Min, Max:
+		return Policy(s), nil
+	}
+	return "", fmt.Errorf("unknown watermark policy %q (want min or max)", s)
+}
+
+// Stats are the event-time statistics one watermark node accumulated in one
+// batch (Spark's EventTimeStats), over every row that flowed through it,
+// including rows later dropped as late or as duplicates.
+type Stats struct {
+	MaxMs, MinMs int64
+	SumMs        float64 // for the running average, as Spark keeps a double
+	Count        int64
+}
+
+// Add records one row's event time in microseconds. Spark stores
+// floorDiv(micros, 1000); a null event time is read as 0.
+func (s *Stats) Add(micros int64, null bool) {
+	ms := int64(0)
+	if !null {
+		ms = floorDiv(micros, 1000)
+	}
+	if s.Count == 0 || ms > s.MaxMs {
+		s.MaxMs = ms
+	}
+	if s.Count == 0 || ms < s.MinMs {
+		s.MinMs = ms
+	}
+	s.SumMs += float64(ms)
+	s.Count++
+}
+
+// Merge combines two nodes' stats, as the progress reporter does.
+func (s Stats) Merge(o Stats) Stats {
+	if s.Count == 0 {
+		return o
+	}
+	if o.Count == 0 {
+		return s
+	}
+	r := Stats{MaxMs: max(s.MaxMs, o.MaxMs), MinMs: min(s.MinMs, o.MinMs), SumMs: s.SumMs + o.SumMs, Count: s.Count + o.Count}
+	return r
+}
+
+// AvgMs is the average truncated toward zero, as Spark formats avg.toLong.
+func (s Stats) AvgMs() int64 { return int64(s.SumMs / float64(s.Count)) }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// Tracker holds the per-node values (in memory only: forgotten on restart,
+// §6.5) and the global watermark (restored from the checkpoint).
+type Tracker struct {
+	policy   Policy
+	delaysMs []int64 // per source; -1 = the source has no watermark node
+	nodes    map[int]int64
+	globalMs int64
+}
+
+// NewTracker creates a tracker for sources with the given delays (-1 for a
+// source without withWatermark), starting from a restored global value.
+func NewTracker(policy Policy, delaysMs []int64, globalMs int64) *Tracker {
+	return &Tracker{policy: policy, delaysMs: delaysMs, nodes: map[int]int64{}, globalMs: globalMs}
+}
+
+// HasNodes reports whether the query has any watermark at all.
+func (t *Tracker) HasNodes() bool {
+	for _, d := range t.delaysMs {
+		if d >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Current is the global watermark in milliseconds.
+func (t *Tracker) Current() int64 { return t.globalMs }
+
+// Update applies one executed batch's per-source stats (index = source) and
+// returns the new global watermark. It mirrors WatermarkTracker.updateWatermark:
+// a node that saw rows proposes max - delay and keeps the larger of that and
+// its old value; a node never seen counts as 0; the global value moves only
+// when the policy's choice is strictly greater.
+func (t *Tracker) Update(stats []Stats) int64 {
+	var vals []int64
+	for i, d := range t.delaysMs {
+		if d < 0 {
+			continue
+		}
+		if i < len(stats) && stats[i].Count > 0 {
+			cand := stats[i].MaxMs - d
+			if old, ok := t.nodes[i]; !ok || cand > old {
+				t.nodes[i] = cand
+			}
+		} else if _, ok := t.nodes[i]; !ok {
+			t.nodes[i] = 0
+		}
+		vals = append(vals, t.nodes[i])
+	}
+	if len(vals) == 0 {
+		return t.globalMs
+	}
+	chosen := vals[0]
+	for _, v := range vals[1:] {
+		if (t.policy == Max && v > chosen) || (t.policy != Max && v < chosen) {
+			chosen = v
+		}
+	}
+	if chosen > t.globalMs {
+		t.globalMs = chosen
+	}
+	return t.globalMs
+}
