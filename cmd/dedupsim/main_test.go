@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden CLI outputs")
+
+// binary builds dedupsim once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dedupsim")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func run(bin string, args ...string) (stdout, stderr string, code int) {
+	cmd := exec.Command(bin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		code = -1
+	}
+	return o.String(), e.String(), code
+}
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestExecWorkedExample pins the exact bytes `dedupsim exec` prints for
+// exec-format.md's worked example (and is the same for every run).
+func TestExecWorkedExample(t *testing.T) {
+	bin := binary(t)
+	ex := "../../examples/worked-example/"
+	out, errOut, code := run(bin, "exec", "--query", ex+"query.yaml", "--input", ex+"steps.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden := "testdata/worked-example.out.jsonl"
+	if *update {
+		os.WriteFile(golden, []byte(out), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Fatalf("output differs from %s (run with -update and read the diff):\n%s", golden, out)
+	}
+	again, _, _ := run(bin, "exec", "--query", ex+"query.yaml", "--input", ex+"steps.jsonl")
+	if again != out {
+		t.Fatal("two runs of the same input differ")
+	}
+}
+
+// TestExecBadInput: every bad query or steps file exits 2 with one line on
+// standard error naming the file, the line and the field.
+func TestExecBadInput(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	good := "dedup: {api: dropDuplicates, keys: [id]}\nwatermark: {column: ts, delay: 1 second}\n"
+	goodSteps := `{"rows": [{"id":"a","ts":1}]}` + "\n"
+	tests := []struct {
+		name, query, steps string
+		want               []string // substrings of the one error line
+	}{
+		{"unknown field", good + "shuffle_partition: 3\n", goodSteps, []string{"query.yaml:3", "shuffle_partition", "shuffle_partitions"}},
+		{"misspelt api", "dedup: {api: dropDuplicate, keys: [id]}\n", goodSteps, []string{"query.yaml:1", "dedup.api"}},
+		{"negative delay", "dedup: {api: dropDuplicates}\nwatermark: {column: ts, delay: -5 seconds}\n", goodSteps, []string{"query.yaml:2", "should not be negative"}},
+		{"within watermark without watermark", "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\n", goodSteps, []string{"query.yaml", "without watermark"}},
+		{"wrong type", good + "shuffle_partitions: four\n", goodSteps, []string{"query.yaml:3", "shuffle_partitions"}},
+		{"empty query", "", goodSteps, []string{"query.yaml"}},
+		{"steps not json", good, "{\"rows\": [\n", []string{"steps.jsonl:1"}},
+		{"missing key column", good, `{"rows": [{"ts":1}]}` + "\n", []string{"steps.jsonl:1", "rows[0]", `"id"`}},
+		{"bad event time", good, `{"rows": [{"id":"a","ts":"yesterday"}]}` + "\n", []string{"steps.jsonl:1", "ts"}},
+		{"unknown crash point", good, goodSteps + `{"crash": "before-commit"}` + "\n", []string{"steps.jsonl:2", "before-commit"}},
+		{"unknown step field", good, `{"rowz": []}` + "\n", []string{"steps.jsonl:1", "rowz"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := write(t, dir, "query.yaml", tc.query)
+			s := write(t, dir, "steps.jsonl", tc.steps)
+			_, errOut, code := run(bin, "exec", "--query", q, "--input", s)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", code, errOut)
+			}
+			if n := strings.Count(strings.TrimRight(errOut, "\n"), "\n"); n != 0 {
+				t.Fatalf("want one line on stderr, got:\n%s", errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+// TestExecCheckpointResumeAndIncompatible: a second exec on the same
+// checkpoint resumes; a key change is refused with Spark's error class and
+// exit 2.
+func TestExecCheckpointResumeAndIncompatible(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "ckpt")
+	q := write(t, dir, "q.yaml", "dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: table, app_id: t1}\n")
+	s1 := write(t, dir, "s1.jsonl", `{"rows": [{"id":"a"},{"id":"b"}]}`+"\n")
+	out, errOut, code := run(bin, "exec", "--query", q, "--input", s1, "--checkpoint", ckpt)
+	if code != 0 || !strings.Contains(out, `"batchId":0`) {
+		t.Fatalf("first run: exit %d\n%s%s", code, out, errOut)
+	}
+	s2 := write(t, dir, "s2.jsonl", `{"rows": [{"id":"a"},{"id":"b"}]}`+"\n"+`{"rows": [{"id":"a"},{"id":"c"}]}`+"\n")
+	out, errOut, code = run(bin, "exec", "--query", q, "--input", s2, "--checkpoint", ckpt)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"batchId":1`) || !strings.Contains(lines[0], `"rows":[{"id":"c"}]`) {
+		t.Fatalf("resume should run only batch 1 emitting c:\n%s", out)
+	}
+	q2 := write(t, dir, "q2.yaml", "dedup: {api: dropDuplicates, keys: [id, other]}\n")
+	s3 := write(t, dir, "s3.jsonl", `{"rows": [{"id":"a","other":1}]}`+"\n")
+	_, errOut, code = run(bin, "exec", "--query", q2, "--input", s3, "--checkpoint", ckpt)
+	if code != 2 || !strings.Contains(errOut, "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE") || !strings.Contains(errOut, "q2.yaml") {
+		t.Fatalf("key change: exit %d, stderr %q", code, errOut)
+	}
+}
