@@ -48,7 +48,7 @@ var benchCases = []benchCase{
 	{name: "dropDuplicatesEventTimeKey", query: "dedup: {api: dropDuplicates, keys: [id, ts]}\nwatermark: {column: ts, delay: 2 seconds}\n"},
 	{name: "dropDuplicatesWithinWatermark", query: "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 2 seconds}\n"},
 	{name: "batchDropDuplicates", query: "dedup: {api: batchDropDuplicates, keys: [id]}\n"},
-	{name: "dropDuplicatesWithinWatermark/osfs", query: "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 2 seconds}\n", osFS: true},
+	{name: "dropDuplicatesWithinWatermarkOnDisk", query: "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 2 seconds}\n", osFS: true},
 }
 
 func BenchmarkEngine(b *testing.B) {

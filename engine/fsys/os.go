@@ -36,7 +36,45 @@ func (o *OS) Remove(name string) error {
 	return err
 }
 
-func (o *OS) MkdirAll(dir string) error { return os.MkdirAll(o.p(dir), 0o755) }
+// MkdirAll creates dir and its missing parents, and fsyncs the parent of
+// every directory it created, so that a new state/<op>/<partition> folder
+// survives a power cut along with the first file written into it.
+func (o *OS) MkdirAll(dir string) error {
+	full := o.p(dir)
+	var created []string
+	for d := full; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !os.IsNotExist(err) {
+			return err
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(full, 0o755); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := syncPath(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncPath(p string) error {
+	d, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
 
 func (o *OS) ReadDir(dir string) ([]string, error) {
 	entries, err := os.ReadDir(o.p(dir))
@@ -51,14 +89,7 @@ func (o *OS) ReadDir(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (o *OS) SyncDir(dir string) error {
-	d, err := os.Open(o.p(dir))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func (o *OS) SyncDir(dir string) error { return syncPath(o.p(dir)) }
 
 func (o *OS) Exists(name string) (bool, error) {
 	_, err := os.Stat(o.p(name))
