@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -19,7 +20,11 @@ func render(steps []Step, q *query.Query) []byte {
 		case RestartStep:
 			b.WriteString(`{"restart": true}`)
 		case CrashStep:
-			b.WriteString(`{"crash": "` + st.Crash + `"}`)
+			if st.CrashBatch >= 0 {
+				fmt.Fprintf(&b, `{"crash": %q, "batch": %d}`, st.Crash, st.CrashBatch)
+			} else {
+				b.WriteString(`{"crash": "` + st.Crash + `"}`)
+			}
 		case RowsStep:
 			b.WriteString(`{"sources": {`)
 			first := true

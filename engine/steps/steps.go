@@ -61,6 +61,10 @@ type Step struct {
 	Rows map[string][]row.Row
 	// Crash is the crash point (CrashStep only), one of CrashPoints.
 	Crash string
+	// CrashBatch is the batch id the crash waits for ({"crash": P,
+	// "batch": N}), or -1 for the next batch that reaches the point. A
+	// batch id reaches no-data batches, which no input line can target.
+	CrashBatch int64
 }
 
 // The crash points, in the order a batch passes them.
@@ -249,9 +253,16 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 	if err != nil {
 		return Step{}, p.errorf(lineNo, "", "%v (a step is {\"rows\": [...]}, {\"sources\": {...}}, {\"restart\": true} or {\"crash\": \"POINT\"})", err)
 	}
-	var kind *member
+	var kind, batch *member
 	for i := range ms {
 		m := &ms[i]
+		if m.name == "batch" {
+			if batch != nil {
+				return Step{}, p.errorf(lineNo, "batch", "repeated field")
+			}
+			batch = m
+			continue
+		}
 		if !slices.Contains(stepFields, m.name) {
 			return Step{}, p.errorf(lineNo, "", "unknown field %q (want exactly one of %s)", m.name, strings.Join(stepFields, ", "))
 		}
@@ -263,7 +274,10 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 	if kind == nil {
 		return Step{}, p.errorf(lineNo, "", "empty step: want exactly one of %s", strings.Join(stepFields, ", "))
 	}
-	st := Step{Line: lineNo}
+	st := Step{Line: lineNo, CrashBatch: -1}
+	if batch != nil && kind.name != "crash" {
+		return Step{}, p.errorf(lineNo, "batch", "only a crash step takes a batch id ({\"crash\": \"POINT\", \"batch\": N})")
+	}
 	switch kind.name {
 	case "rows":
 		st.Kind = RowsStep
@@ -296,6 +310,13 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 			return Step{}, p.errorf(lineNo, "crash", "unknown crash point %q (want %s)", point, strings.Join(crashPoints(), ", "))
 		}
 		st.Crash = point
+		if batch != nil {
+			var id int64
+			if err := json.Unmarshal(batch.val, &id); err != nil || id < 0 {
+				return Step{}, p.errorf(lineNo, "batch", "want a batch id (a whole number >= 0), got %s", batch.val)
+			}
+			st.CrashBatch = id
+		}
 	}
 	return st, nil
 }

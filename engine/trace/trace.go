@@ -112,7 +112,7 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 	}
 	out := NewSink(q)
 	clk := &clock{}
-	armed, armedLine := engine.CrashPoint(""), 0
+	armed, armedLine, armedBatch := engine.CrashPoint(""), 0, int64(-1)
 	emit := func(rec *engine.BatchRecord) {
 		r := Record{BatchID: rec.BatchID, Replay: rec.Replay, Crashed: string(rec.Crashed), Rows: make([]json.RawMessage, len(rec.Output)), Progress: rec.Progress}
 		for i, o := range rec.Output {
@@ -126,8 +126,8 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 	cfg := engine.Config{
 		Query: q, Checkpoint: opt.Checkpoint, Sources: generic, Sink: out, Clock: clk,
 		NewID: ids.Seeded(opt.Seed), NewStateProvider: opt.NewStateProvider, OnBatch: emit,
-		Crash: func(p engine.CrashPoint, _ int64) bool {
-			if armed != "" && p == armed {
+		Crash: func(p engine.CrashPoint, id int64) bool {
+			if armed != "" && p == armed && (armedBatch < 0 || armedBatch == id) {
 				armed = ""
 				return true
 			}
@@ -198,7 +198,7 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 			if armed != "" {
 				warn(fmt.Sprintf("line %d: crash at %s armed on line %d never fired", st.Line, armed, armedLine))
 			}
-			armed, armedLine = engine.CrashPoint(st.Crash), st.Line
+			armed, armedLine, armedBatch = engine.CrashPoint(st.Crash), st.Line, st.CrashBatch
 		}
 	}
 	if armed != "" {
