@@ -553,13 +553,20 @@ func (e *Engine) fail(err error) error {
 func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint.Metadata, lateWmMs int64, replay bool) error {
 	trigStart := e.cfg.Clock.NowMs()
 	stats := make([]watermark.Stats, len(e.cfg.Sources))
-	var input []row.Row
 	perSource := make([]int64, len(e.cfg.Sources))
+	batches := make([][]row.Row, len(e.cfg.Sources))
+	total := 0
 	for i, s := range e.cfg.Sources {
 		rows, err := s.Rows(start[i], end[i])
 		if err != nil {
 			return e.fail(err)
 		}
+		batches[i] = rows
+		total += len(rows)
+	}
+	input := make([]row.Row, 0, total)
+	for i, s := range e.cfg.Sources {
+		rows := batches[i]
 		hasWm := e.q.Sources[i].Watermark != nil
 		for j := range rows {
 			r := rows[j]
@@ -663,7 +670,7 @@ func (e *Engine) progress(id, trigStart int64, input []row.Row, perSource []int6
 		if all.Count > 0 {
 			p.EventTime["max"] = row.FormatTimestampMs(all.MaxMs)
 			p.EventTime["min"] = row.FormatTimestampMs(all.MinMs)
-			p.EventTime["avg"] = row.FormatTimestampMs(all.AvgMs())
+			p.EventTime["avg"] = row.FormatTimestampMs(all.Avg())
 		}
 	}
 	if e.op.Mode != dedup.Batch {

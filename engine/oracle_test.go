@@ -548,6 +548,7 @@ func (o *oracle) execute(p oPlanned, replay bool) {
 	type nodeStats struct {
 		count int
 		maxMs int64
+		avg   float64
 	}
 	perNode := make([]nodeStats, len(c.sources))
 	var minMs, maxMs, sumMs, count int64
@@ -565,6 +566,8 @@ func (o *oracle) execute(p oPlanned, replay bool) {
 				perNode[i].maxMs = ms
 			}
 			perNode[i].count++
+			// Spark's EventTimeStats: a running mean per watermark node.
+			perNode[i].avg += (float64(ms) - perNode[i].avg) / float64(perNode[i].count)
 			if count == 0 || ms < minMs {
 				minMs = ms
 			}
@@ -643,7 +646,17 @@ func (o *oracle) execute(p oPlanned, replay bool) {
 		if count > 0 {
 			e.eventTime["min"] = fmtMs(minMs)
 			e.eventTime["max"] = fmtMs(maxMs)
-			e.eventTime["avg"] = fmtMs(int64(float64(sumMs) / float64(count)))
+			// Nodes merged in source order, weighted by count (EventTimeStats.merge).
+			var avg float64
+			var n int
+			for _, nd := range perNode {
+				if nd.count == 0 {
+					continue
+				}
+				n += nd.count
+				avg += (nd.avg - avg) * float64(nd.count) / float64(n)
+			}
+			e.eventTime["avg"] = fmtMs(int64(avg))
 		}
 	}
 

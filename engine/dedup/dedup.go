@@ -113,7 +113,7 @@ func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWat
 		k := Partition(rows[i].Key, n)
 		parts[k] = append(parts[k], int32(i))
 	}
-	res := Result{Outcomes: make([]Outcome, len(rows)), Metrics: Metrics{Custom: map[string]int64{}}}
+	res := Result{Outcomes: make([]Outcome, len(rows)), Output: make([]row.Row, 0, len(rows)), Metrics: Metrics{Custom: map[string]int64{}}}
 	stores := make([]state.Store, 0, n)
 	abort := func() {
 		for _, s := range stores {
@@ -240,7 +240,7 @@ func (op *Operator) expired(v []byte, evictMicros int64) bool {
 // batchDedup is §5: GROUP BY key with first() per micro-batch. The first
 // row in input order wins (deterministic for a single input partition).
 func batchDedup(rows []row.Row) Result {
-	res := Result{Outcomes: make([]Outcome, len(rows))}
+	res := Result{Outcomes: make([]Outcome, len(rows)), Output: make([]row.Row, 0, len(rows))}
 	seen := make(map[string]struct{}, len(rows))
 	for i := range rows {
 		if _, ok := seen[string(rows[i].Key)]; ok {

@@ -28,8 +28,10 @@ func ParsePolicy(s string) (Policy, error) {
 // including rows later dropped as late or as duplicates.
 type Stats struct {
 	MaxMs, MinMs int64
-	SumMs        float64 // for the running average, as Spark keeps a double
-	Count        int64
+	// AvgMs is Spark's running mean, updated per row and merged by
+	// weight, so its rounding matches Spark's to the millisecond.
+	AvgMs float64
+	Count int64
 }
 
 // Add records one row's event time in microseconds. Spark stores
@@ -45,8 +47,8 @@ func (s *Stats) Add(micros int64, null bool) {
 	if s.Count == 0 || ms < s.MinMs {
 		s.MinMs = ms
 	}
-	s.SumMs += float64(ms)
 	s.Count++
+	s.AvgMs += (float64(ms) - s.AvgMs) / float64(s.Count)
 }
 
 // Merge combines two nodes' stats, as the progress reporter does.
@@ -57,12 +59,13 @@ func (s Stats) Merge(o Stats) Stats {
 	if o.Count == 0 {
 		return s
 	}
-	r := Stats{MaxMs: max(s.MaxMs, o.MaxMs), MinMs: min(s.MinMs, o.MinMs), SumMs: s.SumMs + o.SumMs, Count: s.Count + o.Count}
+	r := Stats{MaxMs: max(s.MaxMs, o.MaxMs), MinMs: min(s.MinMs, o.MinMs), Count: s.Count + o.Count, AvgMs: s.AvgMs}
+	r.AvgMs += (o.AvgMs - s.AvgMs) * float64(o.Count) / float64(r.Count)
 	return r
 }
 
-// AvgMs is the average truncated toward zero, as Spark formats avg.toLong.
-func (s Stats) AvgMs() int64 { return int64(s.SumMs / float64(s.Count)) }
+// Avg is the average truncated toward zero, as Spark formats avg.toLong.
+func (s Stats) Avg() int64 { return int64(s.AvgMs) }
 
 func floorDiv(a, b int64) int64 {
 	q := a / b

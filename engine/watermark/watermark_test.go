@@ -59,12 +59,21 @@ func TestStatsFloorAndNull(t *testing.T) {
 	if s.MinMs != -1 || s.MaxMs != 2 || s.Count != 3 {
 		t.Fatalf("stats %+v", s)
 	}
-	if got := s.AvgMs(); got != 0 { // (−1+2+0)/3 = 0.33 → 0
+	if got := s.Avg(); got != 0 { // (−1+2+0)/3 = 0.33 → 0
 		t.Fatalf("avg %d", got)
 	}
 	m := stats(1, 3).Merge(stats(8))
-	if m.MinMs != 1 || m.MaxMs != 8 || m.Count != 3 || m.AvgMs() != 4 {
+	if m.MinMs != 1 || m.MaxMs != 8 || m.Count != 3 || m.Avg() != 4 {
 		t.Fatalf("merge %+v", m)
+	}
+	// Spark's running mean truncates differently from sum/count:
+	// these values give 16624 in Spark, 16625 as sum/count.
+	var sp Stats
+	for _, ms := range []int64{4000, 22500, 28500, 18000, 16000, 22500, 18500, 3000} {
+		sp.Add(ms*1000, false)
+	}
+	if got := sp.Avg(); got != 16624 {
+		t.Fatalf("running mean avg %d, want Spark's 16624", got)
 	}
 	if _, err := ParsePolicy("median"); err == nil {
 		t.Fatal("median accepted")
