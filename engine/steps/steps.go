@@ -87,31 +87,10 @@ func crashPoints() []string {
 var stepFields = []string{"rows", "sources", "restart", "crash"}
 
 // Error is a problem with the steps file: bad input, exit status 2 in
-// `dedupsim exec`. It prints as "file:line: path: message".
-type Error struct {
-	File string
-	Line int
-	// Path locates the problem inside the line, e.g. "rows[1]" or
-	// "sources.web[0]"; empty for the line as a whole.
-	Path string
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// `dedupsim exec`. It is the query file's error type, printed as
+// "file:line: path: message"; Path locates the problem inside the line,
+// e.g. "rows[1]" or "sources.web[0]".
+type Error = query.Error
 
 // ParseFile reads and parses the steps file at path; errors name path.
 func ParseFile(path string, q *query.Query) ([]Step, error) {

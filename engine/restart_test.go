@@ -1,0 +1,94 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/steps"
+	"github.com/dedupsim/dedupsim/engine/trace"
+)
+
+const restartQuery = "dedup: {api: dropDuplicates, keys: [id]}\nshuffle_partitions: 2\n"
+
+func execOn(t *testing.T, fs *fsys.Mem, qText string, lines []string) (*trace.Result, []string, error) {
+	t.Helper()
+	q, err := query.Parse("q.yaml", []byte(qText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := steps.Parse("s.jsonl", []byte(strings.Join(lines, "\n")), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	res, err := trace.Run(q, st, trace.Options{Checkpoint: fs, Warn: func(s string) { warnings = append(warnings, s) }})
+	return res, warnings, err
+}
+
+func rowLines(n int) []string {
+	var lines []string
+	for i := 0; i < n; i++ {
+		lines = append(lines, fmt.Sprintf(`{"rows": [{"id":"k%d"}]}`, i))
+	}
+	return lines
+}
+
+// §8.8: offset and commit entries older than minBatchesToRetain (100)
+// batches are purged when a new batch is planned; the run still resumes.
+func TestLogRetention(t *testing.T) {
+	fs := fsys.NewMem()
+	if _, _, err := execOn(t, fs, restartQuery, rowLines(130)); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"offsets", "commits"} {
+		names, _ := fs.ReadDir(dir)
+		if len(names) != 101 {
+			t.Fatalf("%s keeps %d entries; want batches 29..129", dir, len(names))
+		}
+		if ok, _ := fs.Exists(dir + "/29"); !ok {
+			t.Fatalf("%s/29 purged", dir)
+		}
+		if ok, _ := fs.Exists(dir + "/28"); ok {
+			t.Fatalf("%s/28 not purged", dir)
+		}
+	}
+	res, _, err := execOn(t, fs, restartQuery, rowLines(131))
+	if err != nil || len(res.Records) != 1 || res.Records[0].BatchID != 130 {
+		t.Fatalf("resume after purge: %v %+v", err, res)
+	}
+}
+
+// §9.3/§9.4: a commit log behind the offset log re-runs the latest planned
+// batch; more than one behind is a warning. §9.5: a missing offsets/N-1 is
+// an error.
+func TestRestartFromDamagedLogs(t *testing.T) {
+	base := fsys.NewMem()
+	if _, _, err := execOn(t, base, restartQuery, rowLines(4)); err != nil {
+		t.Fatal(err)
+	}
+
+	oneBehind := base.Clone()
+	oneBehind.Remove("commits/3")
+	res, warnings, err := execOn(t, oneBehind, restartQuery, rowLines(4))
+	if err != nil || len(res.Records) != 1 || !res.Records[0].Replay || res.Records[0].BatchID != 3 || len(warnings) != 0 {
+		t.Fatalf("one behind: err %v warnings %v records %+v", err, warnings, res.Records)
+	}
+
+	twoBehind := base.Clone()
+	twoBehind.Remove("commits/3")
+	twoBehind.Remove("commits/2")
+	res, warnings, err = execOn(t, twoBehind, restartQuery, rowLines(4))
+	if err != nil || len(res.Records) != 1 || res.Records[0].BatchID != 3 || len(warnings) != 1 || !strings.Contains(warnings[0], "behind") {
+		t.Fatalf("two behind: err %v warnings %v records %+v", err, warnings, res.Records)
+	}
+
+	gap := base.Clone()
+	gap.Remove("commits/3")
+	gap.Remove("offsets/2")
+	if _, _, err := execOn(t, gap, restartQuery, rowLines(4)); err == nil || !strings.Contains(err.Error(), "batch 2 doesn't exist") {
+		t.Fatalf("missing offsets/2: %v", err)
+	}
+}
