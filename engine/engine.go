@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -25,6 +26,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/state"
+	"github.com/dedupsim/dedupsim/engine/state/pebblestore"
 	"github.com/dedupsim/dedupsim/engine/watermark"
 )
 
@@ -223,7 +225,7 @@ func (e *Engine) open() error {
 	if e.q.Stateful() {
 		newProvider := e.cfg.NewStateProvider
 		if newProvider == nil {
-			newProvider = MemoryProvider
+			newProvider = DefaultStateProvider
 		}
 		if e.provider, err = newProvider(e.q.StateStore, e.cfg.Checkpoint); err != nil {
 			return err
@@ -283,6 +285,31 @@ func MemoryProvider(store string, fs fsys.FS) (state.Provider, error) {
 		return nil, fmt.Errorf("state_store %q is not available in this build (only memory)", store)
 	}
 	return state.NewMemoryProvider(fs, state.MemoryOptions{}), nil
+}
+
+// DefaultStateProvider opens the state store named by the query's pinned
+// state_store: "memory" (or empty) the in-memory provider, the analogue of
+// Spark's HDFS-backed one; "pebble" the Pebble provider, the analogue of
+// Spark's RocksDB one with changelog checkpointing. The Pebble provider's
+// working databases are disposable copies outside the checkpoint: in the
+// OS temp directory when the checkpoint is on the real disk (fsys.OS), in
+// memory otherwise.
+func DefaultStateProvider(store string, fs fsys.FS) (state.Provider, error) {
+	switch store {
+	case "", query.StateStoreMemory:
+		return state.NewMemoryProvider(fs, state.MemoryOptions{}), nil
+	case query.StateStorePebble:
+		var opts pebblestore.Options
+		if _, onDisk := fs.(*fsys.OS); onDisk {
+			opts.WorkDir = os.TempDir()
+		}
+		p, err := pebblestore.New(fs, opts)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("state_store %q is not available (memory or pebble)", store)
 }
 
 // applyPinned makes the checkpoint's pinned settings win over the query's
@@ -606,6 +633,10 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	next := e.tracker.Update(stats)
 	rec.NextWatermarkMs = next
 	if err := e.ckpt.WriteCommit(id, checkpoint.Commit{NextBatchWatermarkMs: next}); err != nil {
+		// The sink already has the batch: report the execution as one that
+		// died after the sink write (commits/N may or may not persist).
+		rec.Crashed = AfterSinkWrite
+		e.observe(rec)
 		return e.fail(err)
 	}
 	e.ranAny = true
@@ -662,15 +693,18 @@ func (e *Engine) progress(id, trigStart int64, input []row.Row, perSource []int6
 	// The watermark node sits upstream of the sink even when the dedup runs
 	// inside foreachBatch, so eventTime is reported for every watermarked query.
 	if e.tracker.HasNodes() {
-		var all watermark.Stats
-		for _, s := range stats {
-			all = all.Merge(s)
-		}
+		// Spark reports the stats of the first watermark node in plan order
+		// that saw rows this batch (ProgressReporter's collect{...}.headOption),
+		// not a merge over nodes: with several sources, that is the first
+		// source in query order that had data.
 		p.EventTime = map[string]string{"watermark": row.FormatTimestampMs(meta.BatchWatermarkMs)}
-		if all.Count > 0 {
-			p.EventTime["max"] = row.FormatTimestampMs(all.MaxMs)
-			p.EventTime["min"] = row.FormatTimestampMs(all.MinMs)
-			p.EventTime["avg"] = row.FormatTimestampMs(all.Avg())
+		for _, st := range stats {
+			if st.Count > 0 {
+				p.EventTime["max"] = row.FormatTimestampMs(st.MaxMs)
+				p.EventTime["min"] = row.FormatTimestampMs(st.MinMs)
+				p.EventTime["avg"] = row.FormatTimestampMs(st.Avg())
+				break
+			}
 		}
 	}
 	if e.op.Mode != dedup.Batch {

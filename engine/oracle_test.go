@@ -548,10 +548,10 @@ func (o *oracle) execute(p oPlanned, replay bool) {
 	type nodeStats struct {
 		count int
 		maxMs int64
+		minMs int64
 		avg   float64
 	}
 	perNode := make([]nodeStats, len(c.sources))
-	var minMs, maxMs, sumMs, count int64
 	for i := range c.sources {
 		for _, r := range o.history[i][p.start[i]:p.end[i]] {
 			input = append(input, r) // union order: sources in query order
@@ -565,17 +565,12 @@ func (o *oracle) execute(p oPlanned, replay bool) {
 			if perNode[i].count == 0 || ms > perNode[i].maxMs {
 				perNode[i].maxMs = ms
 			}
+			if perNode[i].count == 0 || ms < perNode[i].minMs {
+				perNode[i].minMs = ms
+			}
 			perNode[i].count++
 			// Spark's EventTimeStats: a running mean per watermark node.
 			perNode[i].avg += (float64(ms) - perNode[i].avg) / float64(perNode[i].count)
-			if count == 0 || ms < minMs {
-				minMs = ms
-			}
-			if count == 0 || ms > maxMs {
-				maxMs = ms
-			}
-			sumMs += ms
-			count++
 		}
 	}
 
@@ -643,20 +638,15 @@ func (o *oracle) execute(p oPlanned, replay bool) {
 	if c.hasWM {
 		// §11.3: the watermark this batch ran with; min/max/avg only with rows.
 		e.eventTime = map[string]string{"watermark": fmtMs(p.wmMs)}
-		if count > 0 {
-			e.eventTime["min"] = fmtMs(minMs)
-			e.eventTime["max"] = fmtMs(maxMs)
-			// Nodes merged in source order, weighted by count (EventTimeStats.merge).
-			var avg float64
-			var n int
-			for _, nd := range perNode {
-				if nd.count == 0 {
-					continue
-				}
-				n += nd.count
-				avg += (nd.avg - avg) * float64(nd.count) / float64(n)
+		// §11.3 as Spark does it: the first watermark node (source order)
+		// that saw rows this batch, not a merge over nodes.
+		for _, nd := range perNode {
+			if nd.count > 0 {
+				e.eventTime["min"] = fmtMs(nd.minMs)
+				e.eventTime["max"] = fmtMs(nd.maxMs)
+				e.eventTime["avg"] = fmtMs(int64(nd.avg))
+				break
 			}
-			e.eventTime["avg"] = fmtMs(int64(avg))
 		}
 	}
 

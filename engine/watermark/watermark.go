@@ -51,7 +51,8 @@ func (s *Stats) Add(micros int64, null bool) {
 	s.AvgMs += (float64(ms) - s.AvgMs) / float64(s.Count)
 }
 
-// Merge combines two nodes' stats, as the progress reporter does.
+// Merge combines partial stats of one node, as Spark merges the
+// accumulator across tasks (EventTimeStats.merge).
 func (s Stats) Merge(o Stats) Stats {
 	if s.Count == 0 {
 		return o

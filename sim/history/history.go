@@ -45,6 +45,13 @@ type History struct {
 	HasTable bool           `json:"hasTable"`
 	Faults   []string       `json:"faultsEnabled"`
 	Coverage map[string]int `json:"coverage"` // fault name -> times it fired
+	// FaultKnobs are the knob values of the enabled faults, as a fault plan
+	// writes them (drawn ones included in swarm mode), so that a run can be
+	// replayed as an explicit plan.
+	FaultKnobs map[string]map[string]any `json:"faultKnobs,omitempty"`
+	// InitialQuery is the query YAML the run started with, set only when a
+	// query-shape-change replaced it (Query is then the final one).
+	InitialQuery string `json:"initialQuery,omitempty"`
 }
 
 // Copy is one record a producer appended to the log.
@@ -104,6 +111,9 @@ type Crash struct {
 	BatchID int64  `json:"batchId"`
 	// LostFiles are checkpoint files whose unsynced content the crash lost.
 	LostFiles []string `json:"lostFiles,omitempty"`
+	// TornFile is the checkpoint file a power loss left with a prefix of its
+	// last unsynced write (torn-write).
+	TornFile string `json:"tornFile,omitempty"`
 }
 
 // Restart is a driver start after a crash, a clean stop or a shape change.

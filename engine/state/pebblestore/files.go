@@ -1,0 +1,263 @@
+package pebblestore
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/engine/state"
+)
+
+// Files of one store directory, after Spark's RocksDB provider with
+// changelog checkpointing:
+//
+//	<V>.changelog  the changes that turn version V-1 into V
+//	<V>.zip        the whole of version V: a Pebble checkpoint plus metadata
+//
+// A changelog is Spark's changelog format v1 (the HDFS delta format, without
+// compression), all integers big-endian int32:
+//
+//	put:    keyLen, key bytes, valueLen, value bytes
+//	remove: keyLen, key bytes, -1
+//	end:    -1
+//
+// A file that ends before the end marker, has bytes after it, or holds a
+// negative length other than these -1s is corrupt.
+//
+// A snapshot is a zip archive (entries stored, not compressed: sstables are
+// compressed already) of the files of a Pebble checkpoint (DB.Checkpoint:
+// MANIFEST, OPTIONS, markers, sstables) and an entry "metadata" holding
+// {"numKeys":N,"dataBytes":B}, like the metadata file in Spark's RocksDB
+// snapshot zips. The zip's CRC-32 per entry catches damaged bytes.
+
+const (
+	changelogSuffix = ".changelog"
+	zipSuffix       = ".zip"
+	metadataEntry   = "metadata"
+	endMarker       = -1
+)
+
+func changelogName(v int64) string { return strconv.FormatInt(v, 10) + changelogSuffix }
+func zipName(v int64) string       { return strconv.FormatInt(v, 10) + zipSuffix }
+
+// parseFileName recognises "<V>.changelog" and "<V>.zip" with V written
+// canonically; anything else (temp files, _metadata) is not a store file.
+func parseFileName(name string) (version int64, snapshot bool, ok bool) {
+	var num string
+	switch {
+	case strings.HasSuffix(name, changelogSuffix):
+		num = strings.TrimSuffix(name, changelogSuffix)
+	case strings.HasSuffix(name, zipSuffix):
+		num, snapshot = strings.TrimSuffix(name, zipSuffix), true
+	default:
+		return 0, false, false
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v < 0 || strconv.FormatInt(v, 10) != num {
+		return 0, false, false
+	}
+	return v, snapshot, true
+}
+
+func checkLen(n int) uint32 {
+	if n > math.MaxInt32 {
+		panic(fmt.Sprintf("pebblestore: key or value of %d bytes exceeds the int32 framing", n))
+	}
+	return uint32(n)
+}
+
+func appendPut(b, key, value []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, checkLen(len(key)))
+	b = append(b, key...)
+	b = binary.BigEndian.AppendUint32(b, checkLen(len(value)))
+	return append(b, value...)
+}
+
+func appendRemove(b, key []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, checkLen(len(key)))
+	b = append(b, key...)
+	return binary.BigEndian.AppendUint32(b, uint32(0xffffffff))
+}
+
+func appendEnd(b []byte) []byte { return binary.BigEndian.AppendUint32(b, uint32(0xffffffff)) }
+
+// parseChangelog calls put or remove for every record of a changelog, in
+// order, after checking the whole file's framing first, so that a corrupt
+// file is reported before anything is applied. path names the file in
+// errors, which wrap state.ErrCorrupt.
+func parseChangelog(path string, data []byte, put func(k, v []byte) error, remove func(k []byte) error) error {
+	if err := walkChangelog(path, data, nil, nil); err != nil {
+		return err
+	}
+	return walkChangelog(path, data, put, remove)
+}
+
+func walkChangelog(path string, data []byte, put func(k, v []byte) error, remove func(k []byte) error) error {
+	corrupt := func(off int, format string, args ...any) error {
+		return fmt.Errorf("%w %s: at byte %d of %d: %s", state.ErrCorrupt, path, off, len(data), fmt.Sprintf(format, args...))
+	}
+	off := 0
+	readInt := func(what string) (int32, error) {
+		if len(data)-off < 4 {
+			return 0, corrupt(off, "truncated: no %s length and no end marker", what)
+		}
+		n := int32(binary.BigEndian.Uint32(data[off:]))
+		off += 4
+		return n, nil
+	}
+	readBytes := func(n int32, what string) ([]byte, error) {
+		if int64(len(data)-off) < int64(n) {
+			return nil, corrupt(off, "truncated: %s of %d bytes has only %d", what, n, len(data)-off)
+		}
+		b := data[off : off+int(n) : off+int(n)]
+		off += int(n)
+		return b, nil
+	}
+	for {
+		recordStart := off
+		keyLen, err := readInt("key")
+		if err != nil {
+			return err
+		}
+		if keyLen == endMarker {
+			if off != len(data) {
+				return corrupt(off, "%d bytes after the end marker", len(data)-off)
+			}
+			return nil
+		}
+		if keyLen < 0 {
+			return corrupt(recordStart, "negative key length %d", keyLen)
+		}
+		key, err := readBytes(keyLen, "key")
+		if err != nil {
+			return err
+		}
+		valueStart := off
+		valueLen, err := readInt("value")
+		if err != nil {
+			return err
+		}
+		if valueLen == endMarker {
+			if remove != nil {
+				if err := remove(key); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if valueLen < 0 {
+			return corrupt(valueStart, "negative value length %d", valueLen)
+		}
+		value, err := readBytes(valueLen, "value")
+		if err != nil {
+			return err
+		}
+		if put != nil {
+			if err := put(key, value); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// snapshotMeta is the "metadata" entry of a snapshot zip.
+type snapshotMeta struct {
+	NumKeys   int64 `json:"numKeys"`
+	DataBytes int64 `json:"dataBytes"`
+}
+
+// snapshotFile is one file of a Pebble checkpoint.
+type snapshotFile struct {
+	name string
+	data []byte
+}
+
+// encodeSnapshot builds the zip of a checkpoint's files and the metadata.
+func encodeSnapshot(meta snapshotMeta, files []snapshotFile) ([]byte, error) {
+	size := 512
+	for _, f := range files {
+		size += len(f.data) + 128
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	zw := zip.NewWriter(&buf)
+	add := func(name string, data []byte) error {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	mj, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := add(metadataEntry, mj); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if err := add(f.name, f.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeSnapshot reads a snapshot zip; errors wrap state.ErrCorrupt and
+// name path.
+func decodeSnapshot(path string, data []byte) (snapshotMeta, []snapshotFile, error) {
+	var meta snapshotMeta
+	corrupt := func(format string, args ...any) (snapshotMeta, []snapshotFile, error) {
+		return meta, nil, fmt.Errorf("%w %s: %s", state.ErrCorrupt, path, fmt.Sprintf(format, args...))
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return corrupt("%v", err)
+	}
+	var files []snapshotFile
+	hasMeta := false
+	seen := map[string]bool{}
+	for _, f := range zr.File {
+		name := f.Name
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || seen[name] {
+			return corrupt("bad or repeated entry name %q", name)
+		}
+		seen[name] = true
+		rc, err := f.Open()
+		if err != nil {
+			return corrupt("entry %s: %v", name, err)
+		}
+		b, err := io.ReadAll(rc) // checks the CRC-32 at the end
+		rc.Close()
+		if err != nil {
+			return corrupt("entry %s: %v", name, err)
+		}
+		if name == metadataEntry {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&meta); err != nil {
+				return corrupt("metadata: %v", err)
+			}
+			if meta.NumKeys < 0 || meta.DataBytes < 0 {
+				return corrupt("metadata: negative numKeys or dataBytes")
+			}
+			hasMeta = true
+			continue
+		}
+		files = append(files, snapshotFile{name: name, data: b})
+	}
+	if !hasMeta {
+		return corrupt("no metadata entry")
+	}
+	return meta, files, nil
+}

@@ -1,0 +1,306 @@
+// Package faults is the fault catalogue of the simulator: every way the
+// world around a streaming dedup query misbehaves, each with a stable name,
+// its knobs (name, default, range) and a coverage mark that the simulator
+// sets when the fault actually fired.
+//
+// The catalogue is data, not behaviour: the simulator (package sim) reads a
+// resolved Settings and does the damage. A Plan says which faults a run
+// wants and pins knob values; Plan.Resolve checks it against the catalogue,
+// and Plan.Draw is swarm mode (TigerBeetle's VOPR, FoundationDB's BUGGIFY):
+// per seed, whole faults are switched off at random and the free knobs are
+// drawn from their ranges, so different seeds explore different mixes.
+//
+// A sweep proves its faults fired with Missing: a requested fault whose
+// coverage count is zero over the sweep means the sweep tested less than
+// it claims.
+//
+// Fault names are part of the scenario format and of saved histories:
+// never rename one, only add.
+package faults
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Names of the faults. Crash-point faults are named "crash-" + the engine's
+// crash point (engine.CrashPoints); the simulator checks at run time that
+// the two lists agree.
+const (
+	// ProducerRetry: a send that in fact succeeded is retried; the copy
+	// keeps the original event time (the payload is resent as it was).
+	ProducerRetry = "producer-retry"
+	// ProducerRetryRestamped: as ProducerRetry, but the copy is stamped
+	// with the producer's clock at resend time (a non-idempotent writer
+	// that assigns the timestamp when it writes).
+	ProducerRetryRestamped = "producer-retry-restamped"
+	// DuplicateAppend: a non-idempotent producer's batch is appended twice
+	// by the broker: both copies have the same event time and adjacent
+	// offsets in one partition.
+	DuplicateAppend = "duplicate-append"
+	// ClockSkew: some producers' clocks are offset and drift.
+	ClockSkew = "clock-skew"
+	// FutureTimestamp: a few producers stamp events far in the future,
+	// dragging the watermark forward so honest events become late.
+	FutureTimestamp = "future-timestamp"
+	// SourceSilence: a whole source goes quiet for a while; its watermark
+	// input stalls.
+	SourceSilence = "source-silence"
+	// LaggingInput: one input among several is delayed (or dead until the
+	// fault phase ends); under the min policy it holds the watermark back.
+	LaggingInput = "lagging-input"
+
+	CrashAfterOffsetsWrite = "crash-after-offsets-write"
+	CrashAfterStateCommit  = "crash-after-state-commit"
+	CrashAfterSinkWrite    = "crash-after-sink-write"
+	CrashAfterCommit       = "crash-after-commit"
+	// CrashRandom: the driver dies at a random filesystem operation in the
+	// middle of a batch (the operation fails and every later one too).
+	CrashRandom = "crash-random"
+	// LostUnsyncedWrite: a random crash is a power loss: what was written
+	// but not fsynced (file data, directory entries) is lost.
+	LostUnsyncedWrite = "lost-unsynced-write"
+	// TornWrite: a power loss during an fsync leaves a prefix of the write
+	// being synced on disk (possibly empty), under its name.
+	TornWrite = "torn-write"
+	// QueryShapeChange: the query is stopped and restarted with a different
+	// query on an empty checkpoint; the sink's table persists.
+	QueryShapeChange = "query-shape-change"
+)
+
+// CrashAt is the fault name of a driver crash at an engine crash point.
+func CrashAt(point string) string { return "crash-" + point }
+
+// Classes group related faults (for reports and documentation).
+const (
+	ClassProducer = "producer"
+	ClassClock    = "clock"
+	ClassSource   = "source"
+	ClassCrash    = "crash"
+	ClassDisk     = "disk"
+	ClassOperator = "operator"
+)
+
+// KnobKind says how a knob's value is written and drawn. Every value is
+// held as a float64.
+type KnobKind int
+
+const (
+	// Float is any number in [Min, Max].
+	Float KnobKind = iota
+	// Int is an integer in [Min, Max].
+	Int
+	// Probability is a number in [Min, Max] within [0, 1].
+	Probability
+	// DurationMs is milliseconds; written as a number of milliseconds or a
+	// duration string ("30s", "2h", "1d").
+	DurationMs
+	// Choice is an index into Choices; written as the choice's name.
+	Choice
+	// Bool is 0 or 1; written as true/false.
+	Bool
+)
+
+func (k KnobKind) String() string {
+	switch k {
+	case Float:
+		return "float"
+	case Int:
+		return "int"
+	case Probability:
+		return "probability"
+	case DurationMs:
+		return "duration"
+	case Choice:
+		return "choice"
+	case Bool:
+		return "bool"
+	}
+	return fmt.Sprintf("KnobKind(%d)", int(k))
+}
+
+// Knob is one parameter of a fault.
+type Knob struct {
+	Name    string
+	Kind    KnobKind
+	Default float64
+	// Min and Max bound the value (Float, Int, Probability, DurationMs).
+	Min, Max float64
+	// Choices are the names of a Choice knob's values.
+	Choices []string
+	// LogScale: swarm draws log-uniformly (ranges over orders of magnitude).
+	LogScale bool
+	// Fixed: swarm keeps the default (selectors such as a source index,
+	// where a random value is not a different fault mix).
+	Fixed bool
+	// SwarmMax, when set, caps what swarm draws below Max: the range a
+	// plan may pin is wider than the one worth exploring at random.
+	SwarmMax float64
+	Doc      string
+}
+
+// Fault is one entry of the catalogue.
+type Fault struct {
+	Name  string
+	Class string
+	Doc   string
+	// Workload: the fault changes what producers append to the log. Faults
+	// without it never change a run's copies (a property the simulator's
+	// tests check).
+	Workload bool
+	// Requires names faults that must be on for this one to do anything.
+	Requires []string
+	Knobs    []Knob
+}
+
+// Knob returns the fault's knob by name.
+func (f *Fault) Knob(name string) (*Knob, bool) {
+	for i := range f.Knobs {
+		if f.Knobs[i].Name == name {
+			return &f.Knobs[i], true
+		}
+	}
+	return nil, false
+}
+
+func probability(name string, def, lo, hi float64, doc string) Knob {
+	return Knob{Name: name, Kind: Probability, Default: def, Min: lo, Max: hi, Doc: doc}
+}
+
+func duration(name string, def, lo, hi float64, doc string) Knob {
+	return Knob{Name: name, Kind: DurationMs, Default: def, Min: lo, Max: hi, LogScale: true, Doc: doc}
+}
+
+func sourceKnob(doc string) Knob {
+	return Knob{Name: "source", Kind: Int, Default: -1, Min: -1, Max: 63, Fixed: true, Doc: doc}
+}
+
+const (
+	second = 1000.0
+	minute = 60 * second
+	hour   = 60 * minute
+	day    = 24 * hour
+)
+
+// GapChoices are the values of the retry faults' "gap" knob.
+var GapChoices = []string{"fixed", "exponential", "lognormal"}
+
+// StartingOffsetChoices are the values of query-shape-change's
+// "starting_offsets" knob: where the new query starts reading.
+var StartingOffsetChoices = []string{"previous", "earliest", "latest"}
+
+func retryKnobs() []Knob {
+	return []Knob{
+		probability("probability", 0.05, 0, 0.5, "chance that an event's send is retried"),
+		{Name: "copies_max", Kind: Int, Default: 1, Min: 1, Max: 5, Doc: "extra copies of a retried event, uniform in 1..copies_max"},
+		{Name: "gap", Kind: Choice, Default: 1, Choices: GapChoices, Doc: "distribution of the time between two sends"},
+		duration("gap_ms", 2*second, 10, 10*minute, "fixed gap, exponential mean or log-normal median"),
+		{Name: "gap_sigma", Kind: Float, Default: 1, Min: 0.1, Max: 2.5, Doc: "log-normal sigma (gap: lognormal)"},
+		{Name: "offline_fraction", Kind: Probability, Default: 0, Min: 0, Max: 1, SwarmMax: 0.2,
+			Doc: "share of retries from clients that were offline: the gap is drawn log-uniformly in [offline_min_ms, offline_max_ms] instead"},
+		duration("offline_min_ms", 1*hour, 1*minute, 1*day, "shortest offline gap"),
+		duration("offline_max_ms", 4*hour, 1*minute, 1*day, "longest offline gap"),
+	}
+}
+
+var catalogue = []Fault{
+	{Name: ProducerRetry, Class: ClassProducer, Workload: true, Knobs: retryKnobs(),
+		Doc: "A producer retries a send that succeeded; the copy keeps the original event time."},
+	{Name: ProducerRetryRestamped, Class: ClassProducer, Workload: true, Knobs: retryKnobs(),
+		Doc: "A producer retries a send that succeeded and re-stamps the copy with its clock at resend time."},
+	{Name: DuplicateAppend, Class: ClassProducer, Workload: true,
+		Doc:   "A non-idempotent producer's send is appended twice by the broker: same event time, adjacent offsets.",
+		Knobs: []Knob{probability("probability", 0.01, 0, 0.3, "chance that a send is appended twice")}},
+	{Name: ClockSkew, Class: ClassClock, Workload: true,
+		Doc: "Some producers' clocks are offset and drift; their event times are wrong by that much.",
+		Knobs: []Knob{
+			probability("producers_fraction", 0.2, 0, 1, "share of producers with a skewed clock"),
+			duration("offset_max_ms", 30*second, 100, 1*hour, "clock offset, uniform in ±offset_max_ms"),
+			{Name: "drift_ppm_max", Kind: Float, Default: 100, Min: 0, Max: 5000, Doc: "clock drift in parts per million, uniform in ±drift_ppm_max"},
+		}},
+	{Name: FutureTimestamp, Class: ClassClock, Workload: true,
+		Doc: "A few producers stamp events far in the future: the watermark jumps and honest events become late.",
+		Knobs: []Knob{
+			probability("producers_fraction", 0.01, 0, 0.2, "share of producers with a clock far ahead (at least one)"),
+			duration("ahead_ms", 1*day, 1*minute, 366*day, "how far ahead"),
+		}},
+	{Name: SourceSilence, Class: ClassSource, Workload: true,
+		Doc: "A whole source goes quiet (no events) for a while: its watermark input stalls.",
+		Knobs: []Knob{
+			sourceKnob("source index; -1: one drawn per run"),
+			{Name: "start_frac", Kind: Float, Default: 0.3, Min: 0, Max: 0.9, Doc: "start, as a fraction of the fault phase"},
+			duration("duration_ms", 2*minute, 1*second, 1*hour, "length of the silence (ends at the heal at the latest)"),
+		}},
+	{Name: LaggingInput, Class: ClassSource, Workload: true,
+		Doc: "One input among several is delayed, or dead until the heal; under the min policy it holds the watermark back.",
+		Knobs: []Knob{
+			sourceKnob("source index; -1: one drawn per run"),
+			duration("lag_ms", 1*minute, 1*second, 1*hour, "extra delay of every copy the source appends during the fault phase"),
+			{Name: "dead", Kind: Bool, Default: 0, Doc: "the input appends nothing until the heal, then everything it held"},
+		}},
+	crashPoint(CrashAfterOffsetsWrite, "offsets/N written; nothing else"),
+	crashPoint(CrashAfterStateCommit, "offsets/N and state version N+1 written; sink not called"),
+	crashPoint(CrashAfterSinkWrite, "the sink holds batch N; commits/N not written: the batch is replayed"),
+	crashPoint(CrashAfterCommit, "commits/N written; the next batch not planned"),
+	{Name: CrashRandom, Class: ClassCrash,
+		Doc:   "The driver dies at a random filesystem operation mid-batch: the operation fails and so does everything after it.",
+		Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}},
+	{Name: LostUnsyncedWrite, Class: ClassDisk, Requires: []string{CrashRandom},
+		Doc:   "A random crash is a power loss: writes and directory changes not yet fsynced are lost.",
+		Knobs: []Knob{probability("probability", 1, 0, 1, "chance that a random crash is a power loss")}},
+	{Name: TornWrite, Class: ClassDisk, Requires: []string{CrashRandom},
+		Doc:   "A random crash is a power loss during an fsync: a prefix of the write being synced survives under its name.",
+		Knobs: []Knob{probability("probability", 0.5, 0, 1, "chance that a random crash lands on an fsync and tears it")}},
+	{Name: QueryShapeChange, Class: ClassOperator,
+		Doc: "The query is restarted with a different query on an empty checkpoint; the sink's table persists.",
+		Knobs: []Knob{
+			{Name: "at_frac", Kind: Float, Default: 0.5, Min: 0.1, Max: 0.9, Doc: "when, as a fraction of the fault phase"},
+			{Name: "starting_offsets", Kind: Choice, Default: 0, Choices: StartingOffsetChoices, Fixed: true,
+				Doc: "where the new query starts: the old query's position, the start of the log (re-emits it), or its end (skips what arrived during the redeploy)"},
+		}},
+}
+
+func crashPoint(name, doc string) Fault {
+	return Fault{Name: name, Class: ClassCrash, Doc: "The driver dies " + doc + ".",
+		Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}}
+}
+
+// Catalogue returns every fault, in a stable order. The result is a copy.
+func Catalogue() []Fault {
+	out := make([]Fault, len(catalogue))
+	for i, f := range catalogue {
+		f.Knobs = slices.Clone(f.Knobs)
+		f.Requires = slices.Clone(f.Requires)
+		out[i] = f
+	}
+	return out
+}
+
+// Names lists every fault name in catalogue order.
+func Names() []string {
+	out := make([]string, len(catalogue))
+	for i := range catalogue {
+		out[i] = catalogue[i].Name
+	}
+	return out
+}
+
+// Lookup finds a fault by name.
+func Lookup(name string) (Fault, bool) {
+	i := index(name)
+	if i < 0 {
+		return Fault{}, false
+	}
+	f := catalogue[i]
+	f.Knobs = slices.Clone(f.Knobs)
+	return f, true
+}
+
+func index(name string) int {
+	for i := range catalogue {
+		if catalogue[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,178 @@
+// Package reports turns a checked run into what a person reads: an HTML page
+// with inline SVG charts (no network, no scripts), a machine-readable JSON
+// report with the Spark-shaped progress records, a Markdown summary, and
+// JUnit XML for CI systems. Rendering is deterministic: the same run gives
+// the same bytes.
+package reports
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+)
+
+// Series is one line (or bars) on a chart.
+type Series struct {
+	Name   string
+	Color  string
+	X, Y   []float64
+	Bars   bool // draw as bars at each X instead of a line
+	Dashed bool
+}
+
+// Marker is a vertical line at X with a label (a crash, the heal point).
+type Marker struct {
+	X     float64
+	Label string
+	Color string
+}
+
+// Chart is a small time chart.
+type Chart struct {
+	Title   string
+	XLabel  string
+	YLabel  string
+	Series  []Series
+	Markers []Marker
+	// HLines are horizontal reference lines (a predicted bound).
+	HLines []HLine
+}
+
+// HLine is a horizontal reference line.
+type HLine struct {
+	Y     float64
+	Label string
+	Color string
+}
+
+const (
+	chartW, chartH = 760.0, 240.0
+	padL, padR     = 64.0, 16.0
+	padT, padB     = 28.0, 40.0
+)
+
+// SVG renders the chart as a self-contained <svg> element.
+func (c Chart) SVG() string {
+	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), 0.0, math.Inf(-1)
+	for _, s := range c.Series {
+		for i := range s.X {
+			xmin, xmax = math.Min(xmin, s.X[i]), math.Max(xmax, s.X[i])
+			ymin, ymax = math.Min(ymin, s.Y[i]), math.Max(ymax, s.Y[i])
+		}
+	}
+	for _, h := range c.HLines {
+		ymax = math.Max(ymax, h.Y)
+	}
+	for _, m := range c.Markers {
+		xmin, xmax = math.Min(xmin, m.X), math.Max(xmax, m.X)
+	}
+	if math.IsInf(xmin, 1) {
+		xmin, xmax = 0, 1
+	}
+	if math.IsInf(ymax, -1) || ymax <= ymin {
+		ymax = ymin + 1
+	}
+	if xmax <= xmin {
+		xmax = xmin + 1
+	}
+	ymax = niceCeil(ymax)
+	sx := func(x float64) float64 { return padL + (x-xmin)/(xmax-xmin)*(chartW-padL-padR) }
+	sy := func(y float64) float64 { return chartH - padB - (y-ymin)/(ymax-ymin)*(chartH-padT-padB) }
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="%s">`,
+		chartW, chartH, chartW, chartH, html.EscapeString(c.Title))
+	fmt.Fprintf(&b, `<rect x="0" y="0" width="%.0f" height="%.0f" fill="#fff"/>`, chartW, chartH)
+	fmt.Fprintf(&b, `<text x="%.0f" y="18" font-size="13" font-weight="bold">%s</text>`, padL, html.EscapeString(c.Title))
+	// Axes and ticks.
+	fmt.Fprintf(&b, `<g stroke="#999" stroke-width="1"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/></g>`,
+		padL, chartH-padB, chartW-padR, chartH-padB, padL, padT, padL, chartH-padB)
+	b.WriteString(`<g font-size="10" fill="#444">`)
+	for i := 0; i <= 4; i++ {
+		y := ymin + (ymax-ymin)*float64(i)/4
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, padL-4, sy(y)+3, short(y))
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`, padL, sy(y), chartW-padR, sy(y))
+		x := xmin + (xmax-xmin)*float64(i)/4
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, sx(x), chartH-padB+14, short(x))
+	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, (padL+chartW-padR)/2, chartH-6, html.EscapeString(c.XLabel))
+	fmt.Fprintf(&b, `<text x="12" y="%.1f" transform="rotate(-90 12 %.1f)" text-anchor="middle">%s</text>`, (padT+chartH-padB)/2, (padT+chartH-padB)/2, html.EscapeString(c.YLabel))
+	b.WriteString(`</g>`)
+	for _, m := range c.Markers {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="3,3"><title>%s</title></line>`,
+			sx(m.X), padT, sx(m.X), chartH-padB, m.Color, html.EscapeString(m.Label))
+	}
+	for _, h := range c.HLines {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="6,3"/>`, padL, sy(h.Y), chartW-padR, sy(h.Y), h.Color)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s" text-anchor="end">%s</text>`, chartW-padR, sy(h.Y)-3, h.Color, html.EscapeString(h.Label))
+	}
+	barW := 3.0
+	for _, s := range c.Series {
+		if s.Bars {
+			fmt.Fprintf(&b, `<g fill="%s" fill-opacity="0.8">`, s.Color)
+			for i := range s.X {
+				if s.Y[i] == 0 {
+					continue
+				}
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, sx(s.X[i])-barW/2, sy(s.Y[i]), barW, sy(ymin)-sy(s.Y[i]))
+			}
+			b.WriteString(`</g>`)
+			continue
+		}
+		if len(s.X) == 0 {
+			continue
+		}
+		var pts strings.Builder
+		for i := range s.X {
+			fmt.Fprintf(&pts, "%.1f,%.1f ", sx(s.X[i]), sy(s.Y[i]))
+		}
+		dash := ""
+		if s.Dashed {
+			dash = ` stroke-dasharray="5,3"`
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`, s.Color, dash, strings.TrimSpace(pts.String()))
+	}
+	// Legend.
+	lx := padL + 8
+	for _, s := range c.Series {
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" y="%.1f" font-size="10">%s</text>`,
+			lx, padT+2, s.Color, lx+14, padT+11, html.EscapeString(s.Name))
+		lx += 24 + 6*float64(len(s.Name))
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// niceCeil rounds up to 1, 2 or 5 times a power of ten.
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// short formats a tick value compactly (1.5k, 2M).
+func short(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e9:
+		return trim(v/1e9) + "G"
+	case a >= 1e6:
+		return trim(v/1e6) + "M"
+	case a >= 1e4:
+		return trim(v/1e3) + "k"
+	}
+	return trim(v)
+}
+
+func trim(v float64) string {
+	s := fmt.Sprintf("%.1f", v)
+	return strings.TrimSuffix(s, ".0")
+}

@@ -1,0 +1,118 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dedupsim/dedupsim/sim/check"
+	"github.com/dedupsim/dedupsim/sim/history"
+)
+
+// sample is a tiny run: event a emitted, a's retry dropped as a duplicate,
+// b emitted twice across a crash (a replay duplicate in an append sink).
+func sample() *Run {
+	h := &history.History{Version: history.Version, Seed: 7, API: "dropDuplicatesWithinWatermark", Keys: []string{"id"},
+		DelayMs: 10_000, Partitions: 2, SinkKind: "append", HealAtMs: 3_000, EndMs: 4_000, ArrivalRatePerSec: 1,
+		Copies: []history.Copy{
+			{Event: "a", EventTimeUs: 1_000_000, AppendedAtMs: 1_000},
+			{Event: "a", CopyNo: 1, EventTimeUs: 1_000_000, AppendedAtMs: 1_500, Fault: "producer-retry"},
+			{Event: "b", EventTimeUs: 2_000_000, AppendedAtMs: 2_000},
+		},
+		Batches: []history.Batch{
+			{BatchID: 0, AtMs: 1_000, Input: []int{0}, Outcomes: []string{history.Emitted}, NumRowsTotal: 1, MaxEventTimeMs: 1_000, Progress: json.RawMessage(`{"batchId":0}`)},
+			{BatchID: 1, AtMs: 2_000, Input: []int{1, 2}, Outcomes: []string{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Crashed: "after-sink-write", Progress: json.RawMessage(`{"batchId":1,"try":1}`)},
+			{BatchID: 1, AtMs: 2_500, Replay: true, Input: []int{1, 2}, Outcomes: []string{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Progress: json.RawMessage(`{"batchId":1,"try":2}`)},
+		},
+		Crashes: []history.Crash{{AtMs: 2_000, Point: "after-sink-write", BatchID: 1}},
+	}
+	rep := check.Check(h, check.DefaultOptions())
+	return &Run{Scenario: "sample", Seed: 7, Passed: false, Replay: "dedupsim replay --seed 7 sample.yaml", History: h, Report: rep,
+		Expect: []Expectation{{Finding: "exactly-once", Want: "present", Got: 0, OK: false}}}
+}
+
+func TestPointsUseTheLastExecution(t *testing.T) {
+	pts := Points(sample().History)
+	if len(pts) != 2 {
+		t.Fatalf("points %+v", pts)
+	}
+	if pts[1].BatchID != 1 || pts[1].AtSec != 1.5 || pts[1].DuplicatesDrop != 1 || pts[1].Emitted != 1 || pts[1].StateRows != 2 {
+		t.Fatalf("batch 1 point %+v (want the replay's figures)", pts[1])
+	}
+}
+
+func TestReportsAreSelfContainedAndDeterministic(t *testing.T) {
+	r := sample()
+	dir := t.TempDir()
+	if err := WriteRun(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	for _, want := range []string{"<svg", "State rows per batch", "crash after-sink-write (batch 1)", "FAIL", "dedupsim replay --seed 7"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	// No network: the only URL is the SVG namespace.
+	if n := strings.Count(string(page), "http"); n != strings.Count(string(page), "http://www.w3.org/2000/svg") {
+		t.Errorf("report.html refers to the network")
+	}
+	if bytes.Contains(page, []byte("<script")) {
+		t.Error("report.html has a script")
+	}
+	var jr map[string]any
+	raw, _ := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err := json.Unmarshal(raw, &jr); err != nil {
+		t.Fatal(err)
+	}
+	prog := jr["progress"].([]any)
+	if len(prog) != 2 || prog[1].(map[string]any)["try"].(float64) != 2 {
+		t.Fatalf("progress records %v: want one per batch, the replay's", prog)
+	}
+	again, _ := JSON(r)
+	if !bytes.Equal(raw, again) {
+		t.Fatal("report.json differs between two renders")
+	}
+	html2, _ := HTML(r)
+	if !bytes.Equal(page, html2) {
+		t.Fatal("report.html differs between two renders")
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if !bytes.Contains(md, []byte("0 of 1 runs")) || !bytes.Contains(md, []byte("expected `exactly-once` present, got 0")) {
+		t.Fatalf("summary.md:\n%s", md)
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	ok := sample()
+	ok.Passed, ok.Seed, ok.Expect = true, 8, nil
+	b, err := JUnit([]*Run{sample(), ok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s junitSuites
+	if err := xml.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Suites) != 1 || s.Suites[0].Tests != 2 || s.Suites[0].Failures != 1 || s.Suites[0].Cases[0].Failure == nil || s.Suites[0].Cases[1].Failure != nil {
+		t.Fatalf("junit %+v", s)
+	}
+	if !strings.Contains(s.Suites[0].Cases[0].Name, "seed=7") {
+		t.Fatalf("case name %q", s.Suites[0].Cases[0].Name)
+	}
+}
+
+func TestIndex(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "index.html")
+	if err := WriteIndex(p, []IndexEntry{{Run: sample(), Dir: "sample-7"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if !bytes.Contains(b, []byte(`href="sample-7/report.html"`)) || !bytes.Contains(b, []byte("0 of 1")) {
+		t.Fatalf("index:\n%s", b)
+	}
+}

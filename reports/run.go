@@ -1,0 +1,120 @@
+package reports
+
+import (
+	"sort"
+
+	"github.com/dedupsim/dedupsim/sim/check"
+	"github.com/dedupsim/dedupsim/sim/history"
+)
+
+// Expectation is one line of a scenario's expect section and whether the
+// run met it.
+type Expectation struct {
+	// Finding is a checker finding kind, or "exactly-once" for the verdict.
+	Finding string `json:"finding"`
+	// Want is what the scenario asked: "present", "absent", or a bound
+	// such as ">= 1" on the finding's count.
+	Want string `json:"want"`
+	// Got is the finding's count in this run (or 1/0 for the verdict).
+	Got int  `json:"got"`
+	OK  bool `json:"ok"`
+}
+
+// Run is one scenario run with one seed, checked.
+type Run struct {
+	Scenario    string        `json:"scenario"`
+	File        string        `json:"file,omitempty"`
+	Description string        `json:"description,omitempty"`
+	Seed        uint64        `json:"seed"`
+	Passed      bool          `json:"passed"`
+	Expect      []Expectation `json:"expect"`
+	// Replay is the command that reproduces this run exactly.
+	Replay  string           `json:"replay"`
+	Report  check.Report     `json:"check"`
+	History *history.History `json:"-"`
+}
+
+// Point is one authoritative batch, as the charts see it.
+type Point struct {
+	BatchID         int64   `json:"batchId"`
+	AtSec           float64 `json:"atSec"`
+	Input           int     `json:"input"`
+	Emitted         int     `json:"emitted"`
+	DuplicatesDrop  int     `json:"duplicatesDropped"`
+	Late            int     `json:"lateDropped"`
+	DuplicatesPass  int     `json:"duplicatesPassed"`
+	StateRows       int64   `json:"stateRows"`
+	WatermarkSec    float64 `json:"watermarkSec"`
+	MaxEventTimeSec float64 `json:"maxEventTimeSec"`
+}
+
+// Points extracts the per-batch series from a history: the last execution
+// of each batch id (a replay supersedes the crashed attempt), in batch
+// order. Times are seconds since the run's first append (processing time)
+// and since the smallest event time (event time), so charts of simulated
+// runs that start at arbitrary epochs stay readable.
+func Points(h *history.History) []Point {
+	if h == nil {
+		return nil
+	}
+	last := map[int64]int{}
+	var ids []int64
+	for i, b := range h.Batches {
+		if _, ok := last[b.BatchID]; !ok {
+			ids = append(ids, b.BatchID)
+		}
+		last[b.BatchID] = i
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	t0, e0 := origin(h)
+	emitted := map[string]bool{}
+	maxET := int64(0)
+	haveET := false
+	out := make([]Point, 0, len(ids))
+	for _, id := range ids {
+		b := h.Batches[last[id]]
+		p := Point{BatchID: id, AtSec: float64(b.AtMs-t0) / 1000, Input: len(b.Input), StateRows: b.NumRowsTotal}
+		for i, c := range b.Input {
+			if i >= len(b.Outcomes) || c < 0 || c >= len(h.Copies) {
+				continue
+			}
+			switch b.Outcomes[i] {
+			case history.Emitted:
+				p.Emitted++
+				ev := h.Copies[c].Event
+				if emitted[ev] {
+					p.DuplicatesPass++
+				}
+				emitted[ev] = true
+			case history.Duplicate:
+				p.DuplicatesDrop++
+			case history.Late:
+				p.Late++
+			}
+		}
+		if len(b.Input) > 0 && (!haveET || b.MaxEventTimeMs > maxET) {
+			maxET, haveET = b.MaxEventTimeMs, true
+		}
+		p.WatermarkSec = float64(b.WatermarkMs-e0) / 1000
+		if p.WatermarkSec < 0 {
+			p.WatermarkSec = 0
+		}
+		p.MaxEventTimeSec = float64(maxET-e0) / 1000
+		out = append(out, p)
+	}
+	return out
+}
+
+// origin returns the first append time and the smallest event time (ms).
+func origin(h *history.History) (t0, e0 int64) {
+	for i, c := range h.Copies {
+		et := c.EventTimeUs / 1000
+		if i == 0 || c.AppendedAtMs < t0 {
+			t0 = c.AppendedAtMs
+		}
+		if i == 0 || et < e0 {
+			e0 = et
+		}
+	}
+	return t0, e0
+}

@@ -1,0 +1,458 @@
+package check
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/sim/history"
+)
+
+// Kind names a finding. The strings are stable: scenarios and saved reports
+// refer to them.
+type Kind string
+
+// The finding kinds, in report order (violations, then counted, then
+// warnings).
+const (
+	// MalformedHistory: the history contradicts itself (an index out of
+	// range, outcomes not matching the input, an unknown outcome or API).
+	MalformedHistory Kind = "malformed-history"
+	// Lost: a copy that conservation cannot account for: never read although
+	// later offsets of its partition were, or dropped as a duplicate while no
+	// copy of its key had been emitted.
+	Lost Kind = "lost"
+	// DoubleRead: a copy in the input of two authoritative batches (or twice
+	// in one) of the same checkpoint.
+	DoubleRead Kind = "double-read"
+	// DuplicateEmitted: an event emitted more than once where the API
+	// promises it is not.
+	DuplicateEmitted Kind = "duplicate-emitted"
+	// LateFilterMismatch: a row's late/not-late fate disagrees with the late
+	// watermark the batch ran with (§1.5: late iff eventTime <= lateWatermark).
+	LateFilterMismatch Kind = "late-filter-mismatch"
+	// SinkReplayDuplicate: a batch delivered more than once reached the table
+	// more than once.
+	SinkReplayDuplicate Kind = "sink-replay-duplicate"
+	// SinkLost: an event the operator emitted is not in the final table.
+	SinkLost Kind = "sink-lost"
+	// WatermarkRegressed: a batch ran with a lower watermark than an earlier
+	// batch of the same checkpoint.
+	WatermarkRegressed Kind = "watermark-regressed"
+	// NotConverged: the healed phase did not converge (copies never
+	// consumed, or events born in the healed phase emitted more than once).
+	NotConverged Kind = "not-converged"
+	// DuplicateEmittedOutsideGuarantee: an event emitted more than once in a
+	// way the API does not exclude (allowed, counted).
+	DuplicateEmittedOutsideGuarantee Kind = "duplicate-emitted-outside-guarantee"
+	// RereadFreshCheckpoint: a copy read again by a later checkpoint epoch
+	// (counted: a new checkpoint carries neither offsets nor state).
+	RereadFreshCheckpoint Kind = "reread-fresh-checkpoint"
+	// LateDropped: real events discarded by the late filter (counted).
+	LateDropped Kind = "late-dropped"
+	// StateUnbounded: numRowsTotal still growing over the second half.
+	StateUnbounded Kind = "state-unbounded"
+	// StateOverBound: numRowsTotal above arrival rate x retention x (1+margin).
+	StateOverBound Kind = "state-over-bound"
+	// WatermarkStalled: no watermark advance for StallSpanMs while data flowed.
+	WatermarkStalled Kind = "watermark-stalled"
+	// MetricsMismatch: a progress figure disagrees with the recorded row fates.
+	MetricsMismatch Kind = "metrics-mismatch"
+)
+
+// Severity says what a finding means for the verdict.
+type Severity string
+
+// Severities.
+const (
+	// Violation breaks exactly-once (or the record): the verdict fails.
+	Violation Severity = "violation"
+	// Counted is allowed by the API's contract but reported with a count.
+	Counted Severity = "counted"
+	// Warning is an operational problem that does not break exactly-once.
+	Warning Severity = "warning"
+)
+
+// Kinds lists every kind in report order.
+var Kinds = []Kind{
+	MalformedHistory, Lost, DoubleRead, DuplicateEmitted, LateFilterMismatch,
+	SinkReplayDuplicate, SinkLost, WatermarkRegressed, NotConverged,
+	DuplicateEmittedOutsideGuarantee, RereadFreshCheckpoint, LateDropped,
+	StateUnbounded, StateOverBound, WatermarkStalled, MetricsMismatch,
+}
+
+// SeverityOf is the fixed severity of each kind.
+var SeverityOf = map[Kind]Severity{
+	MalformedHistory:                 Violation,
+	Lost:                             Violation,
+	DoubleRead:                       Violation,
+	DuplicateEmitted:                 Violation,
+	LateFilterMismatch:               Violation,
+	SinkReplayDuplicate:              Violation,
+	SinkLost:                         Violation,
+	WatermarkRegressed:               Violation,
+	NotConverged:                     Violation,
+	DuplicateEmittedOutsideGuarantee: Counted,
+	RereadFreshCheckpoint:            Counted,
+	LateDropped:                      Counted,
+	StateUnbounded:                   Warning,
+	StateOverBound:                   Warning,
+	WatermarkStalled:                 Warning,
+	MetricsMismatch:                  Warning,
+}
+
+// Options tune the thresholds. A zero field means its default (see
+// DefaultOptions); Check reports the values it used in Report.Options.
+type Options struct {
+	// StateMargin is the slack over arrival rate x retention before
+	// state-over-bound (default 0.5). Values <= 0 mean the default; pass a
+	// tiny positive value for "no margin".
+	StateMargin float64 `json:"stateMargin"`
+	// StallSpanMs is how long the watermark may stand still while data flows
+	// before watermark-stalled (default 3 x max(delay, trigger interval, 1 s)).
+	StallSpanMs int64 `json:"stallSpanMs"`
+	// TriggerIntervalMs is the trigger interval; 0 infers it as the median
+	// gap between consecutive authoritative batches that read data.
+	TriggerIntervalMs int64 `json:"triggerIntervalMs"`
+	// MaxExamples bounds the examples per finding (default 3).
+	MaxExamples int `json:"maxExamples"`
+	// GrowthFraction is the fitted growth of numRowsTotal over the analysed
+	// second half, as a fraction of its mean there, above which state counts
+	// as growing (default 0.2).
+	GrowthFraction float64 `json:"growthFraction"`
+}
+
+// Defaults.
+const (
+	DefaultStateMargin    = 0.5
+	DefaultMaxExamples    = 3
+	DefaultGrowthFraction = 0.2
+	// DefaultStallFloorMs is the floor of the default stall span's
+	// max(delay, trigger) term.
+	DefaultStallFloorMs = 1000
+)
+
+// DefaultOptions returns the defaults. StallSpanMs and TriggerIntervalMs stay
+// 0 (derived from the history).
+func DefaultOptions() Options {
+	return Options{StateMargin: DefaultStateMargin, MaxExamples: DefaultMaxExamples, GrowthFraction: DefaultGrowthFraction}
+}
+
+// Find returns the finding of kind k, or nil.
+func (r Report) Find(k Kind) *Finding {
+	for i := range r.Findings {
+		if r.Findings[i].Kind == k {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+// Kinds lists the kinds found, in report order.
+func (r Report) Kinds() []Kind {
+	ks := make([]Kind, len(r.Findings))
+	for i, f := range r.Findings {
+		ks[i] = f.Kind
+	}
+	return ks
+}
+
+// Report is the checker's answer.
+type Report struct {
+	Verdict  Verdict   `json:"verdict"`
+	Findings []Finding `json:"findings"`
+	Counts   Counts    `json:"counts"`
+	// Notes say which checks were skipped and why.
+	Notes []string `json:"notes"`
+	// Options are the effective options (defaults and derived values filled).
+	Options Options `json:"options"`
+}
+
+// Verdict is the bottom line.
+type Verdict struct {
+	// ExactlyOnce: no finding of severity violation.
+	ExactlyOnce bool `json:"exactlyOnce"`
+	// Converged: no not-converged finding, and the state was back under its
+	// bound at the last batch (when a bound applies).
+	Converged bool `json:"converged"`
+	// Violations is the number of violation findings.
+	Violations int    `json:"violations"`
+	Summary    string `json:"summary"`
+}
+
+// Finding is one typed anomaly with a count and a few examples.
+type Finding struct {
+	Kind     Kind     `json:"kind"`
+	Severity Severity `json:"severity"`
+	// Count is what the kind counts (events, copies, batches or spans; the
+	// message says which).
+	Count    int       `json:"count"`
+	Message  string    `json:"message"`
+	Examples []Example `json:"examples,omitempty"`
+}
+
+// Example is one concrete instance: an event, the copies involved (indices
+// into History.Copies) and the batch ids involved.
+type Example struct {
+	Event   string  `json:"event,omitempty"`
+	Copies  []int   `json:"copies,omitempty"`
+	Batches []int64 `json:"batches,omitempty"`
+	Detail  string  `json:"detail"`
+}
+
+// Counts are the run's totals. Row counts are over authoritative batch
+// executions.
+type Counts struct {
+	Copies      int `json:"copies"`
+	Events      int `json:"events"`
+	Checkpoints int `json:"checkpoints"`
+	// Executions of batches in total, Batches distinct (checkpoint, batch
+	// id), Superseded executions replaced by a later run of the same id.
+	Executions int `json:"executions"`
+	Batches    int `json:"batches"`
+	Superseded int `json:"superseded"`
+	// Reads = Emitted + DuplicatesDropped + LateDropped (rows read by
+	// authoritative batches, by fate).
+	Reads             int `json:"reads"`
+	Emitted           int `json:"emitted"`
+	DuplicatesDropped int `json:"duplicatesDropped"`
+	LateDropped       int `json:"lateDropped"`
+	// Unread copies no authoritative batch read; ExtraReads reads beyond the
+	// first of a copy.
+	Unread     int `json:"unread"`
+	ExtraReads int `json:"extraReads"`
+	// Conservation: every copy read exactly once, so
+	// Copies = Emitted + DuplicatesDropped + LateDropped.
+	Conservation bool `json:"conservation"`
+	// Events by number of emissions.
+	EventsEmittedOnce  int `json:"eventsEmittedOnce"`
+	EventsEmittedTwice int `json:"eventsEmittedMoreThanOnce"`
+	EventsNotEmitted   int `json:"eventsNotEmitted"`
+	EventsLateDropped  int `json:"eventsLateDropped"`
+	// Sink figures.
+	SinkWrites  int  `json:"sinkWrites"`
+	HasTable    bool `json:"hasTable"`
+	TableRows   int  `json:"tableRows"`
+	TableEvents int  `json:"tableEvents"`
+	// State figures (authoritative batches).
+	StateRowsMax  int64 `json:"stateRowsMax"`
+	StateRowsLast int64 `json:"stateRowsLast"`
+	// RetentionMs and StateBound are 0 when no bound applies.
+	RetentionMs int64   `json:"retentionMs"`
+	StateBound  float64 `json:"stateBound"`
+	WatermarkMs int64   `json:"watermarkMaxMs"`
+}
+
+// Check checks h. It never panics on a history that history.Read accepts
+// (nor on a nil one): contradictions become malformed-history findings.
+func Check(h *history.History, opts Options) Report {
+	c := newChecker(h, opts)
+	if h == nil {
+		c.add(MalformedHistory, 1, "no history", []Example{{Detail: "nil history"}})
+		return c.finish()
+	}
+	c.index()
+	c.checkEvents()
+	c.checkSink()
+	c.checkState()
+	c.checkWatermark()
+	c.checkMetrics()
+	return c.finish()
+}
+
+// finish sorts findings, examples and notes, and writes the verdict.
+func (c *checker) finish() Report {
+	order := map[Kind]int{}
+	for i, k := range Kinds {
+		order[k] = i
+	}
+	sort.SliceStable(c.findings, func(i, j int) bool { return order[c.findings[i].Kind] < order[c.findings[j].Kind] })
+	r := Report{Findings: c.findings, Counts: c.counts, Notes: c.notes, Options: c.opts}
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+	if r.Notes == nil {
+		r.Notes = []string{}
+	}
+	var bad, counted, warn []string
+	for _, f := range r.Findings {
+		s := fmt.Sprintf("%s (%d)", f.Kind, f.Count)
+		switch f.Severity {
+		case Violation:
+			bad = append(bad, s)
+			r.Verdict.Violations++
+		case Counted:
+			counted = append(counted, s)
+		default:
+			warn = append(warn, s)
+		}
+	}
+	r.Verdict.ExactlyOnce = len(bad) == 0
+	r.Verdict.Converged = !c.has(NotConverged) && !c.stateOverAtEnd && !c.has(MalformedHistory)
+	var b strings.Builder
+	if r.Verdict.ExactlyOnce {
+		fmt.Fprintf(&b, "exactly-once: yes (%d events, %d emitted once, %d late-dropped)", c.counts.Events, c.counts.EventsEmittedOnce, c.counts.EventsLateDropped)
+	} else {
+		fmt.Fprintf(&b, "exactly-once: NO: %s", strings.Join(bad, ", "))
+	}
+	if len(counted) > 0 {
+		fmt.Fprintf(&b, "; counted: %s", strings.Join(counted, ", "))
+	}
+	if len(warn) > 0 {
+		fmt.Fprintf(&b, "; warnings: %s", strings.Join(warn, ", "))
+	}
+	if !r.Verdict.Converged {
+		b.WriteString("; not converged")
+	}
+	r.Verdict.Summary = b.String()
+	return r
+}
+
+func (c *checker) has(k Kind) bool {
+	for _, f := range c.findings {
+		if f.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// add records a finding when count > 0, keeping at most MaxExamples
+// examples; examples must already be in their final order.
+func (c *checker) add(k Kind, count int, msg string, ex []Example) {
+	if count <= 0 {
+		return
+	}
+	if len(ex) > c.opts.MaxExamples {
+		ex = ex[:c.opts.MaxExamples]
+	}
+	c.findings = append(c.findings, Finding{Kind: k, Severity: SeverityOf[k], Count: count, Message: msg, Examples: ex})
+}
+
+func (c *checker) note(format string, a ...any) {
+	c.notes = append(c.notes, fmt.Sprintf(format, a...))
+}
+
+// sortExamples orders examples by event id (natural order), then by first
+// copy, first batch and detail.
+func sortExamples(ex []Example) {
+	sort.SliceStable(ex, func(i, j int) bool {
+		a, b := ex[i], ex[j]
+		if a.Event != b.Event {
+			return naturalLess(a.Event, b.Event)
+		}
+		if fa, fb := first(a.Copies), first(b.Copies); fa != fb {
+			return fa < fb
+		}
+		if fa, fb := first(a.Batches), first(b.Batches); fa != fb {
+			return fa < fb
+		}
+		return a.Detail < b.Detail
+	})
+}
+
+func first[T int | int64](s []T) T {
+	if len(s) == 0 {
+		return -1
+	}
+	return s[0]
+}
+
+// naturalLess compares strings with digit runs compared as numbers, so e2
+// sorts before e10.
+func naturalLess(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na := strings.TrimLeft(a[si:i], "0")
+			nb := strings.TrimLeft(b[sj:j], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			continue
+		}
+		if ca != cb {
+			return ca < cb
+		}
+		i++
+		j++
+	}
+	if len(a)-i != len(b)-j {
+		return len(a)-i < len(b)-j
+	}
+	return a < b
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// fmtUs renders an event time in microseconds as milliseconds.
+func fmtUs(us int64) string {
+	if us%1000 == 0 {
+		return fmt.Sprintf("%dms", us/1000)
+	}
+	return fmt.Sprintf("%.3fms", float64(us)/1000)
+}
+
+// satAdd and satMul are int64 arithmetic that saturates instead of wrapping
+// (fuzzed histories carry absurd delays).
+func satAdd(a, b int64) int64 {
+	s := a + b
+	if a > 0 && b > 0 && s < 0 {
+		return math.MaxInt64
+	}
+	if a < 0 && b < 0 && s >= 0 {
+		return math.MinInt64
+	}
+	return s
+}
+
+func satMul(a, k int64) int64 {
+	if a == 0 || k == 0 {
+		return 0
+	}
+	p := a * k
+	if p/k != a {
+		if (a < 0) != (k < 0) {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return p
+}
+
+func sortedUniqueInts(s []int) []int {
+	out := append([]int(nil), s...)
+	sort.Ints(out)
+	return uniq(out)
+}
+
+func sortedUniqueIDs(s []int64) []int64 {
+	out := append([]int64(nil), s...)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return uniq(out)
+}
+
+func uniq[T comparable](s []T) []T {
+	if len(s) == 0 {
+		return s
+	}
+	out := s[:1]
+	for _, v := range s[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

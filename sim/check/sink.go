@@ -1,0 +1,191 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+)
+
+// checkSink: a batch delivered more than once must reach the table at most
+// once, and the final table must hold each emitted event at least once and
+// no more often than it was emitted.
+func (c *checker) checkSink() {
+	h := c.h
+	type wk struct {
+		epoch int
+		id    int64
+	}
+	var order []wk
+	kept := map[wk][]int{}
+	deliveries := map[wk][]int{}
+	keptBy := map[int][]int64{} // copy -> batch ids of deliveries with rows kept
+	for wi, w := range h.Writes {
+		k := wk{c.writeEpoch[wi], w.BatchID}
+		if _, ok := deliveries[k]; !ok {
+			order = append(order, k)
+		}
+		deliveries[k] = append(deliveries[k], wi)
+		if w.Kept > 0 {
+			kept[k] = append(kept[k], wi)
+			for _, ci := range w.Rows {
+				if ci >= 0 && ci < c.nCopies {
+					keptBy[ci] = append(keptBy[ci], w.BatchID)
+				}
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].epoch != order[j].epoch {
+			return order[i].epoch < order[j].epoch
+		}
+		return order[i].id < order[j].id
+	})
+
+	var ex []Example
+	overEvents := map[string]bool{}
+	if h.HasTable {
+		perCopy := map[int]int{}
+		perEvent := map[string][]int{}
+		for _, ci := range h.Table {
+			if ci < 0 || ci >= c.nCopies {
+				continue
+			}
+			c.counts.TableRows++
+			perCopy[ci]++
+			ev := h.Copies[ci].Event
+			perEvent[ev] = append(perEvent[ev], ci)
+		}
+		c.counts.TableEvents = len(perEvent)
+		emittedCopy := map[int]int{}
+		for _, ev := range c.events {
+			for _, r := range c.emits[ev] {
+				emittedCopy[r.copy]++
+			}
+		}
+		var lostEx []Example
+		for _, ev := range c.events {
+			rows := perEvent[ev]
+			m := len(c.emits[ev])
+			twice := -1
+			for _, ci := range rows {
+				if perCopy[ci] > max(emittedCopy[ci], 1) {
+					twice = ci
+					break
+				}
+			}
+			if len(rows) > m || twice >= 0 {
+				overEvents[ev] = true
+				var ids []int64
+				for _, ci := range sortedUniqueInts(rows) {
+					ids = append(ids, keptBy[ci]...)
+				}
+				d := fmt.Sprintf("in the table %d times but emitted %d times", len(rows), m)
+				if twice >= 0 {
+					d += fmt.Sprintf("; copy %d is in the table %d times but emitted %d times", twice, perCopy[twice], emittedCopy[twice])
+				}
+				if len(ids) > 0 {
+					d += "; kept by deliveries of batch " + idCounts(ids)
+				}
+				ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(rows), Batches: sortedUniqueIDs(ids), Detail: d})
+			}
+			if m > 0 && len(rows) == 0 {
+				var copies []int
+				var ids []int64
+				var why []string
+				for _, r := range c.emits[ev] {
+					copies = append(copies, r.copy)
+					ids = append(ids, c.batchID(r.exec))
+					for _, wi := range deliveries[wk{c.epochOf[r.exec], c.batchID(r.exec)}] {
+						if len(why) == 5 {
+							break // enough to explain; joinLimit shows 4
+						}
+						why = append(why, fmt.Sprintf("batch %d delivered %d rows, kept %d", c.batchID(r.exec), len(h.Writes[wi].Rows), h.Writes[wi].Kept))
+					}
+				}
+				d := fmt.Sprintf("emitted %d time(s) but absent from the final table", len(c.emits[ev]))
+				if len(why) > 0 {
+					d += " (" + joinLimit(why, 4) + ")"
+				} else {
+					d += " (no sink write recorded for its batch)"
+				}
+				lostEx = append(lostEx, Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids), Detail: d})
+			}
+		}
+		c.add(SinkLost, len(lostEx), fmt.Sprintf("%d emitted events are missing from the final table (the sink skipped or dropped their delivery)", len(lostEx)), lostEx)
+	} else {
+		c.note("sink-lost and table duplicates: not checked, the history has no final table (sink kind %q); only repeated deliveries are", h.SinkKind)
+	}
+
+	rekept := 0
+	for _, k := range order {
+		ws := kept[k]
+		if len(ws) < 2 {
+			continue
+		}
+		covered := false
+		for _, wi := range ws {
+			for _, ci := range h.Writes[wi].Rows {
+				if ci >= 0 && ci < c.nCopies && overEvents[h.Copies[ci].Event] {
+					covered = true
+				}
+			}
+		}
+		rekept++
+		if covered {
+			continue
+		}
+		var ks []string
+		for _, wi := range deliveries[k] {
+			ks = append(ks, fmt.Sprintf("%d of %d", h.Writes[wi].Kept, len(h.Writes[wi].Rows)))
+		}
+		last := h.Writes[ws[len(ws)-1]].Rows
+		ex = append(ex, Example{Copies: sortedUniqueInts(limitInts(last, 8)), Batches: []int64{k.id},
+			Detail: fmt.Sprintf("batch %d (checkpoint %d) delivered %d times and rows were kept %d times (kept %s)", k.id, k.epoch, len(deliveries[k]), len(ws), joinLimit(ks, 6))})
+	}
+	sortExamples(ex)
+	msg := fmt.Sprintf("replayed output reached the sink twice: %d batches delivered more than once had rows kept more than once", rekept)
+	if h.HasTable {
+		msg += fmt.Sprintf("; %d events appear in the final table more often than they were emitted", len(overEvents))
+	}
+	c.add(SinkReplayDuplicate, len(ex), msg, ex)
+}
+
+func limitInts(s []int, n int) []int {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func joinLimit(s []string, n int) string {
+	out := ""
+	for i, x := range s {
+		if i == n {
+			return out + fmt.Sprintf(", ... (%d more)", len(s)-n)
+		}
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+// idCounts lists batch ids in order with their multiplicity: "3 (x2), 5".
+func idCounts(ids []int64) string {
+	s := append([]int64(nil), ids...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	var out []string
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] == s[i] {
+			j++
+		}
+		if j-i > 1 {
+			out = append(out, fmt.Sprintf("%d (x%d)", s[i], j-i))
+		} else {
+			out = append(out, fmt.Sprint(s[i]))
+		}
+		i = j
+	}
+	return joinLimit(out, 6)
+}

@@ -1,0 +1,667 @@
+// Package sim is the deterministic world around the reference engine: a
+// seeded run of producers appending to a simulated partitioned log, a
+// driver that triggers micro-batches on a processing-time schedule over a
+// simulated disk, crashes the engine and restarts it from its checkpoint,
+// and a recorded history (sim/history) for the checker.
+//
+// Determinism: no goroutines, no wall clock, no global randomness. Every
+// subsystem draws from its own stream derived from (seed, name) (Stream),
+// processing time is virtual, and the engine is single-threaded, so the
+// same Config and seed give a byte-identical history.
+//
+// A run has two phases (TigerBeetle's VOPR): a fault phase, in which the
+// fault plan is active, and a healed phase (faults off, silent and lagging
+// sources resume, no crashes) long enough to converge; producers stop at
+// its end and the driver keeps triggering until the query has consumed the
+// whole log and runs nothing more.
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"slices"
+
+	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/dedup"
+	"github.com/dedupsim/dedupsim/engine/ids"
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/engine/source"
+	"github.com/dedupsim/dedupsim/engine/trace"
+	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/sim/history"
+)
+
+// Situation marks in the coverage, beside the fault names.
+const (
+	MarkReplay      = "sim/replay"       // a planned batch was re-run after a crash
+	MarkLateDrop    = "sim/late-drop"    // a row was dropped as late
+	MarkDupDrop     = "sim/dup-drop"     // a row was dropped as a duplicate
+	MarkEviction    = "sim/eviction"     // state rows were evicted
+	MarkNoDataBatch = "sim/no-data"      // a no-data batch ran
+	MarkSinkSkipped = "sim/sink-skipped" // the sink kept less than it was given
+)
+
+// Run simulates cfg with seed and returns the history. An error means the
+// configuration is invalid or the run could not go on: the engine failed
+// other than by an injected crash, or could not restart from its checkpoint
+// (a finding in itself: the message names the seed).
+func Run(cfg Config, seed uint64) (*history.History, error) {
+	p, err := cfg.prepare()
+	if err != nil {
+		return nil, err
+	}
+	w, err := newWorld(p, seed)
+	if err != nil {
+		return nil, err
+	}
+	h, err := w.run()
+	if err != nil {
+		return nil, fmt.Errorf("sim: seed %d at %dms: %w", seed, w.nowMs-p.startMs, err)
+	}
+	return h, nil
+}
+
+type world struct {
+	p    *prepared
+	seed uint64
+	set  faults.Settings
+	cov  faults.Coverage
+	h    *history.History
+
+	startUs, healUs, endUs int64 // endUs: producers stop
+	nowMs                  int64
+	intervalMs, downMs     int64
+
+	arena  *arena
+	topics []*topic
+	gens   []*sourceGen
+	queue  sendQueue
+	seq    uint64
+
+	silenceSource, lagSource int
+
+	q       *query.Query
+	qText   string
+	disk    *disk
+	sources []source.Source
+	sink    *simSink
+	eng     *engine.Engine
+	newID   func() string
+
+	down        bool
+	restartAtMs int64
+	restart     history.Restart
+
+	// Engine and disk faults.
+	crashR     []*chance // per engine.CrashPoints; nil: off
+	randomR    *chance   // crash-random
+	diskR      *chance   // power-loss and tear draws
+	lostP      float64
+	tornP      float64
+	lastOps    int // filesystem operations (and fsyncs) of the last batch,
+	lastSyncs  int // the range a random crash is drawn from
+	tornArmed  bool
+	shapeAtMs  int64 // -1: no query-shape-change
+	shapeDone  bool
+	shapeStart string // starting_offsets of the new query
+}
+
+// chance is a fault's stream with the probability it fires at.
+type chance struct {
+	*mrand.Rand
+	p float64
+}
+
+func newWorld(p *prepared, seed uint64) (*world, error) {
+	w := &world{p: p, seed: seed, cov: faults.Coverage{}, arena: &arena{},
+		startUs: p.startMs * 1000, intervalMs: p.TriggerInterval.Ms(), downMs: p.Downtime.Ms(),
+		q: p.q, qText: string(p.Query), silenceSource: -1, lagSource: -1}
+	w.healUs = w.startUs + p.FaultPhase.Ms()*1000
+	w.queue = newSendQueue(w.startUs, p.TriggerInterval.Ms()*1000)
+	w.endUs = w.healUs + p.HealPhase.Ms()*1000
+	w.nowMs = p.startMs
+	if err := checkCrashPoints(); err != nil {
+		return nil, err
+	}
+	var err error
+	if p.Plan.Swarm {
+		w.set, err = p.Plan.Draw(Stream(seed, "swarm"), func(name string) bool { return p.applicable(name) == nil })
+	} else {
+		w.set, err = p.Plan.Resolve()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sim: faults: %w", err)
+	}
+	w.chooseSources()
+
+	for _, sc := range p.sourceCfgs {
+		expected := 1.1 * sc.Rate.meanRate() * float64(w.endUs-w.startUs) / 1e6
+		w.topics = append(w.topics, newTopic(sc.Topic, sc.Partitions, w.arena, int(min(expected, float64(p.MaxCopies)))))
+	}
+	for i, sc := range p.sourceCfgs {
+		w.gens = append(w.gens, w.newSourceGen(i, sc))
+	}
+	w.setupEngineFaults()
+	w.disk = newDisk()
+	w.sources = w.views(nil)
+	w.sink = newSimSink(w, trace.NewSink(p.q))
+	w.newID = ids.Seeded(Stream(seed, "ids").Uint64())
+	w.h = w.newHistory()
+	return w, nil
+}
+
+// chooseSources resolves the source knobs of silence and lag (-1: drawn).
+func (w *world) chooseSources() {
+	n := len(w.p.q.Sources)
+	pick := func(fault string) int {
+		if !w.set.On(fault) {
+			return -1
+		}
+		if i := w.set.Int(fault, "source"); i >= 0 {
+			return i % n
+		}
+		return Stream(w.seed, "fault/"+fault+"/source").IntN(n)
+	}
+	w.silenceSource = pick(faults.SourceSilence)
+	w.lagSource = pick(faults.LaggingInput)
+}
+
+func checkCrashPoints() error {
+	for _, cp := range engine.CrashPoints {
+		if _, ok := faults.Lookup(faults.CrashAt(string(cp))); !ok {
+			return fmt.Errorf("sim: engine crash point %s has no fault %s in the catalogue", cp, faults.CrashAt(string(cp)))
+		}
+	}
+	return nil
+}
+
+func (w *world) setupEngineFaults() {
+	s := w.set
+	w.crashR = make([]*chance, len(engine.CrashPoints))
+	for i, cp := range engine.CrashPoints {
+		if name := faults.CrashAt(string(cp)); s.On(name) {
+			w.crashR[i] = &chance{Stream(w.seed, "fault/"+name), s.Value(name, "rate")}
+		}
+	}
+	if s.On(faults.CrashRandom) {
+		w.randomR = &chance{Stream(w.seed, "fault/"+faults.CrashRandom), s.Value(faults.CrashRandom, "rate")}
+	}
+	w.diskR = &chance{Stream(w.seed, "fault/disk"), 0}
+	if s.On(faults.LostUnsyncedWrite) {
+		w.lostP = s.Value(faults.LostUnsyncedWrite, "probability")
+	}
+	if s.On(faults.TornWrite) {
+		w.tornP = s.Value(faults.TornWrite, "probability")
+	}
+	w.shapeAtMs = -1
+	if s.On(faults.QueryShapeChange) {
+		w.shapeAtMs = w.p.startMs + int64(s.Value(faults.QueryShapeChange, "at_frac")*float64(w.p.FaultPhase.Ms()))
+		w.shapeStart = s.Choice(faults.QueryShapeChange, "starting_offsets")
+	}
+}
+
+// views are the engine's sources over the topics; start gives per-source
+// starting offsets (nil: the beginning of the log).
+func (w *world) views(start [][]int64) []source.Source {
+	out := make([]source.Source, len(w.topics))
+	for i, t := range w.topics {
+		var s []int64
+		if start != nil {
+			s = start[i]
+		}
+		out[i] = newLogSource(t, s, newKeyEncoder(w.q, w.p.eventCol))
+	}
+	return out
+}
+
+func (w *world) newHistory() *history.History {
+	h := &history.History{Version: history.Version, Seed: w.seed, Faults: w.set.Names(), Coverage: w.cov,
+		HealAtMs: w.healUs / 1000}
+	if h.Faults == nil {
+		h.Faults = []string{}
+	}
+	knobs := w.set.Knobs()
+	if len(knobs) > 0 {
+		h.FaultKnobs = map[string]map[string]any{}
+		for f, k := range knobs {
+			h.FaultKnobs[f] = k
+		}
+	}
+	for _, sc := range w.p.sourceCfgs {
+		h.ArrivalRatePerSec += sc.Rate.meanRate()
+	}
+	h.Copies = make([]history.Copy, 0, int(min(float64(w.p.MaxCopies), 1.2*h.ArrivalRatePerSec*float64(w.endUs-w.startUs)/1e6)))
+	w.describeQuery(h)
+	return h
+}
+
+// describeQuery fills the query fields of the history from the query now
+// running.
+func (w *world) describeQuery(h *history.History) {
+	q := w.q
+	h.Query = w.qText
+	h.API = string(q.API)
+	h.Keys = slices.Clone(q.Keys)
+	h.DelayMs = -1
+	if col := q.EventTimeColumn(); col != "" {
+		h.DelayMs = q.DelayMs()
+		h.EventTimeInKey = q.API == query.DropDuplicates && slices.Contains(q.Keys, col)
+	} else {
+		h.EventTimeInKey = false
+	}
+	h.Partitions = q.ShufflePartitions
+	h.SinkKind = string(q.Sink.Kind)
+	switch q.Sink.Kind {
+	case query.SinkTable, query.SinkMerge, query.SinkAppend:
+		h.HasTable = true
+	}
+}
+
+// NowMs is the engine's processing-time clock.
+func (w *world) NowMs() int64 { return w.nowMs }
+
+func (w *world) start() error {
+	e, err := engine.Start(engine.Config{
+		Query: w.q, Checkpoint: w.disk, Sources: w.sources, Sink: w.sink, Clock: w, NewID: w.newID,
+		Crash: w.crashHook, OnBatch: w.onBatch,
+	})
+	if err != nil {
+		return err
+	}
+	w.eng = e
+	return nil
+}
+
+// maxDrainTriggers bounds the triggers after the producers stopped.
+const maxDrainTriggers = 100_000
+
+func (w *world) run() (*history.History, error) {
+	if err := w.start(); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	endMs := w.endUs / 1000
+	limit := 2*(endMs-w.p.startMs)/w.intervalMs + maxDrainTriggers
+	t := w.p.startMs
+	for n := int64(0); ; n++ {
+		if n > limit {
+			return nil, fmt.Errorf("the query did not converge within %d triggers", limit)
+		}
+		w.nowMs = t
+		if err := w.appendUntil(t); err != nil {
+			return nil, err
+		}
+		if w.down {
+			if t < w.restartAtMs {
+				t = w.restartAtMs
+				continue
+			}
+			if err := w.restartEngine(); err != nil {
+				return nil, err
+			}
+		}
+		if w.shapeAtMs >= 0 && !w.shapeDone && t >= w.shapeAtMs {
+			if err := w.changeShape(); err != nil {
+				return nil, err
+			}
+			t = w.restartAtMs
+			continue
+		}
+		ran, err := w.trigger()
+		if err != nil {
+			return nil, err
+		}
+		if t >= endMs && !ran && !w.down {
+			break
+		}
+		if !w.down {
+			t = w.p.startMs + ((t-w.p.startMs)/w.intervalMs+1)*w.intervalMs
+		}
+	}
+	if err := w.eng.Stop(); err != nil {
+		return nil, err
+	}
+	return w.finish(), nil
+}
+
+// appendUntil appends every copy due by processing time tMs.
+func (w *world) appendUntil(tMs int64) error {
+	tUs := min(tMs*1000, w.endUs)
+	for _, g := range w.gens {
+		w.generate(g, tUs)
+	}
+	return w.queue.drain(tUs, func(c *pending) error {
+		if err := w.appendCopy(c, c.copyNo, c.fault); err != nil {
+			return err
+		}
+		if c.dupNo >= 0 {
+			c.flags &^= flagOffline
+			return w.appendCopy(c, c.dupNo, faultDup)
+		}
+		return nil
+	})
+}
+
+func (w *world) appendCopy(c *pending, copyNo int32, fault uint8) error {
+	idx := len(w.h.Copies)
+	if idx >= w.p.MaxCopies {
+		return fmt.Errorf("more than max_copies (%d) copies", w.p.MaxCopies)
+	}
+	g := w.gens[c.src]
+	ref := g.enc.encode(w.arena, unsafeBytes(c.event), c.eventUs, idx)
+	off := g.top.append(int(c.part), ref)
+	w.h.Copies = append(w.h.Copies, history.Copy{Event: c.event, CopyNo: int(copyNo), Source: int(c.src), Partition: int(c.part),
+		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: floorDiv(c.atUs, 1000), Fault: faultNames[fault]})
+	if fault != faultNone {
+		w.cov.Mark(faultNames[fault])
+	}
+	if c.flags != 0 {
+		if c.flags&flagOffline != 0 {
+			w.cov.Mark(faultNames[fault] + "/offline")
+		}
+		if c.flags&flagSkewed != 0 {
+			w.cov.Mark(faults.ClockSkew)
+		}
+		if c.flags&flagFuture != 0 {
+			w.cov.Mark(faults.FutureTimestamp)
+		}
+		if c.flags&flagLagged != 0 {
+			w.cov.Mark(faults.LaggingInput)
+		}
+	}
+	return nil
+}
+
+// trigger runs at most one batch, arming a random crash when due.
+func (w *world) trigger() (bool, error) {
+	w.disk.reset()
+	w.tornArmed = false
+	if w.nowMs < w.healUs/1000 && w.randomR != nil && w.randomR.Float64() < w.randomR.p {
+		if w.tornP > 0 && w.lastSyncs > 0 && w.diskR.Float64() < w.tornP {
+			w.disk.failSync = 1 + w.randomR.IntN(w.lastSyncs)
+			w.tornArmed = true
+		} else {
+			w.disk.failOp = 1 + w.randomR.IntN(max(w.lastOps, 1))
+		}
+	}
+	batch := w.eng.NextBatchID()
+	ran, err := w.eng.RunOnce()
+	ops, syncs := w.disk.ops, w.disk.syncs
+	w.disk.failOp, w.disk.failSync = 0, 0 // an armed crash the batch did not reach never fires later
+	var ce *engine.CrashError
+	switch {
+	case w.disk.dead:
+		w.cov.Mark(faults.CrashRandom)
+		w.crash("random", batch)
+		return true, nil
+	case errors.As(err, &ce):
+		w.crash(string(ce.Point), ce.BatchID)
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("batch %d: %w", batch, err)
+	}
+	if ran {
+		w.lastOps, w.lastSyncs = ops, syncs
+	}
+	return ran, nil
+}
+
+// crashHook is the engine's crash decision at each crash point.
+func (w *world) crashHook(p engine.CrashPoint, batchID int64) bool {
+	if w.disk.dead {
+		return true // the process already died at a filesystem operation
+	}
+	if w.nowMs >= w.healUs/1000 {
+		return false
+	}
+	i := slices.Index(engine.CrashPoints, p)
+	if i < 0 || w.crashR[i] == nil {
+		return false
+	}
+	if w.crashR[i].Float64() < w.crashR[i].p {
+		w.cov.Mark(faults.CrashAt(string(p)))
+		return true
+	}
+	return false
+}
+
+// crash records a driver death; a power loss (lost-unsynced-write,
+// torn-write) also drops what the disk had not made durable.
+func (w *world) crash(point string, batchID int64) {
+	c := history.Crash{AtMs: w.nowMs, Point: point, BatchID: batchID}
+	lost := w.lostP > 0 && w.diskR.Float64() < w.lostP
+	if lost || w.tornArmed {
+		c.LostFiles, c.TornFile = w.disk.powerLoss(w.tornArmed, func(n int) int { return w.diskR.IntN(n) })
+		if lost && len(c.LostFiles) > 0 {
+			w.cov.Mark(faults.LostUnsyncedWrite)
+		}
+		if c.TornFile != "" {
+			w.cov.Mark(faults.TornWrite)
+		}
+	} else {
+		w.disk.processDeath()
+	}
+	w.h.Crashes = append(w.h.Crashes, c)
+	w.eng = nil
+	w.down = true
+	w.restartAtMs = w.nowMs + w.downMs
+	w.restart = history.Restart{}
+}
+
+func (w *world) restartEngine() error {
+	r := w.restart
+	r.AtMs = w.nowMs
+	if err := w.start(); err != nil {
+		return fmt.Errorf("restart from the checkpoint: %w", err)
+	}
+	w.h.Restarts = append(w.h.Restarts, r)
+	w.down = false
+	return nil
+}
+
+// changeShape stops the query and redeploys the shape-change query on an
+// empty checkpoint, reading from the configured starting offsets.
+func (w *world) changeShape() error {
+	w.shapeDone = true
+	if err := w.eng.Stop(); err != nil {
+		return err
+	}
+	// "previous" is what a careful operator does: start from the offsets
+	// of the old checkpoint's last committed batch (not its last planned
+	// one, which may never have run).
+	pos := make([]json.RawMessage, len(w.topics))
+	ckpt := checkpoint.New(w.disk.mem)
+	if last, err := ckpt.Latest("commits"); err != nil {
+		return err
+	} else if last >= 0 {
+		o, err := ckpt.ReadOffsets(last)
+		if err != nil {
+			return err
+		}
+		pos = o.Sources
+	}
+	start := make([][]int64, len(w.topics))
+	for i, t := range w.topics {
+		switch w.shapeStart {
+		case "latest":
+			start[i] = t.ends()
+		case "previous":
+			if pos[i] != nil {
+				o, err := t.parseOffsets(pos[i])
+				if err != nil {
+					return err
+				}
+				start[i] = o
+			}
+		}
+	}
+	if w.h.InitialQuery == "" {
+		w.h.InitialQuery = w.qText
+	}
+	w.q, w.qText = w.p.shape, w.p.shapeText
+	w.disk = newDisk()
+	w.sources = w.views(start)
+	w.eng = nil
+	w.down = true
+	w.restartAtMs = w.nowMs + w.downMs
+	w.restart = history.Restart{FreshCheckpoint: true, Query: w.qText}
+	w.cov.Mark(faults.QueryShapeChange)
+	w.describeQuery(w.h)
+	return nil
+}
+
+func (w *world) onBatch(rec *engine.BatchRecord) {
+	b := history.Batch{BatchID: rec.BatchID, AtMs: w.nowMs, Replay: rec.Replay, Crashed: string(rec.Crashed),
+		Input: make([]int, len(rec.Input)), Outcomes: make([]string, len(rec.Input)),
+		LateWatermarkMs: rec.LateWatermarkMs, WatermarkMs: rec.WatermarkMs, NextWatermarkMs: rec.NextWatermarkMs}
+	var maxUs int64
+	seen := false
+	late, dups := false, false
+	w.inputCopies(rec, b.Input)
+	for i := range rec.Input {
+		r := &rec.Input[i]
+		switch rec.Outcomes[i] {
+		case dedup.Emitted:
+			b.Outcomes[i] = history.Emitted
+		case dedup.Duplicate:
+			b.Outcomes[i], dups = history.Duplicate, true
+		case dedup.Late:
+			b.Outcomes[i], late = history.Late, true
+		default:
+			b.Outcomes[i] = rec.Outcomes[i].String()
+		}
+		if !seen || r.EventTime > maxUs {
+			maxUs, seen = r.EventTime, true
+		}
+	}
+	if seen && w.q.EventTimeColumn() != "" {
+		b.MaxEventTimeMs = floorDiv(maxUs, 1000)
+	}
+	if ops := rec.Progress.StateOperators; len(ops) > 0 {
+		b.NumRowsTotal, b.NumRowsUpdated, b.NumRowsRemoved = ops[0].NumRowsTotal, ops[0].NumRowsUpdated, ops[0].NumRowsRemoved
+	}
+	if !w.p.OmitProgress {
+		raw, err := json.Marshal(rec.Progress)
+		if err != nil {
+			panic(err) // Progress is plain data
+		}
+		b.Progress = raw
+	}
+	w.h.Batches = append(w.h.Batches, b)
+	if rec.Replay {
+		w.cov.Mark(MarkReplay)
+	}
+	if late {
+		w.cov.Mark(MarkLateDrop)
+	}
+	if dups {
+		w.cov.Mark(MarkDupDrop)
+	}
+	if b.NumRowsRemoved > 0 {
+		w.cov.Mark(MarkEviction)
+	}
+	if len(rec.Input) == 0 {
+		w.cov.Mark(MarkNoDataBatch)
+	}
+}
+
+// inputCopies fills out with the copy index of every input row: the rows
+// the sources last served, source by source (checked on a sample), or, if
+// the engine's input is not exactly those, the _copy value of each row.
+func (w *world) inputCopies(rec *engine.BatchRecord, out []int) {
+	n := 0
+	for _, s := range w.sources {
+		n += len(s.(*logSource).lastCopies)
+	}
+	if n == len(out) {
+		i := 0
+		for _, s := range w.sources {
+			for _, c := range s.(*logSource).lastCopies {
+				out[i] = int(c)
+				i++
+			}
+		}
+		if n == 0 || (copyIndex(rec.Input[0].Data) == out[0] && copyIndex(rec.Input[n/2].Data) == out[n/2] && copyIndex(rec.Input[n-1].Data) == out[n-1]) {
+			return
+		}
+	}
+	for i := range rec.Input {
+		out[i] = copyIndex(rec.Input[i].Data)
+	}
+}
+
+func (w *world) finish() *history.History {
+	h := w.h
+	h.EndMs = w.nowMs
+	if t, ok := w.sink.inner.(sink.Tabled); ok {
+		rows := t.Table()
+		h.Table = make([]int, len(rows))
+		for i, r := range rows {
+			h.Table[i] = copyIndex(r)
+		}
+	}
+	if h.Table == nil {
+		h.Table = []int{}
+	}
+	return h
+}
+
+// simSink records every delivery and what the sink kept of it.
+type simSink struct {
+	w     *world
+	inner sink.Sink
+}
+
+func newSimSink(w *world, inner sink.Sink) *simSink {
+	if _, ok := inner.(*sink.ForeachBatch); ok {
+		inner = nil // deliveries are in the history; do not keep them twice
+	}
+	return &simSink{w: w, inner: inner}
+}
+
+func (s *simSink) Description() string {
+	if s.inner == nil {
+		return "ForeachBatchSink"
+	}
+	return s.inner.Description()
+}
+
+func (s *simSink) AddBatch(b sink.Batch) error {
+	if s.w.disk.dead {
+		return ErrInjected // the driver is already dead
+	}
+	kept := len(b.Rows)
+	if s.inner != nil {
+		t, tabled := s.inner.(sink.Tabled)
+		before := 0
+		if tabled {
+			before = len(t.Table())
+		}
+		if err := s.inner.AddBatch(b); err != nil {
+			return err
+		}
+		if tabled {
+			kept = len(t.Table()) - before
+		}
+	}
+	rows := make([]int, len(b.Rows))
+	for i, r := range b.Rows {
+		rows[i] = copyIndex(r.Data)
+	}
+	s.w.h.Writes = append(s.w.h.Writes, history.SinkWrite{BatchID: b.ID, AtMs: s.w.nowMs, Rows: rows, Kept: kept})
+	if kept < len(b.Rows) {
+		s.w.cov.Mark(MarkSinkSkipped)
+	}
+	return nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
