@@ -19,6 +19,8 @@ func render(steps []Step, q *query.Query) []byte {
 		switch st.Kind {
 		case RestartStep:
 			b.WriteString(`{"restart": true}`)
+		case TickStep:
+			b.WriteString(`{"tick": true}`)
 		case CrashStep:
 			if st.CrashBatch >= 0 {
 				fmt.Fprintf(&b, `{"crash": %q, "batch": %d}`, st.Crash, st.CrashBatch)
@@ -48,7 +50,11 @@ func render(steps []Step, q *query.Query) []byte {
 				}
 				b.WriteByte(']')
 			}
-			b.WriteString("}}")
+			b.WriteString("}")
+			if st.Once {
+				b.WriteString(`, "once": true`)
+			}
+			b.WriteString("}")
 		}
 		b.WriteByte('\n')
 	}

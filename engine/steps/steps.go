@@ -34,6 +34,9 @@ const (
 	RestartStep
 	// CrashStep arms a crash at a point of the next batch.
 	CrashStep
+	// TickStep is one processing-time trigger with no new input: at most
+	// one batch runs (a pending re-run, or a no-data batch when one is due).
+	TickStep
 )
 
 func (k Kind) String() string {
@@ -44,6 +47,8 @@ func (k Kind) String() string {
 		return "restart"
 	case CrashStep:
 		return "crash"
+	case TickStep:
+		return "tick"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -61,6 +66,11 @@ type Step struct {
 	Rows map[string][]row.Row
 	// Crash is the crash point (CrashStep only), one of CrashPoints.
 	Crash string
+	// Once (rows steps) runs exactly one batch after appending, as one
+	// processing-time trigger does, instead of the data batch and every
+	// no-data batch (processAllAvailable). Traces exported from the
+	// simulator use it to keep its batch boundaries.
+	Once bool
 	// CrashBatch is the batch id the crash waits for ({"crash": P,
 	// "batch": N}), or -1 for the next batch that reaches the point. A
 	// batch id reaches no-data batches, which no input line can target.
@@ -84,7 +94,7 @@ func crashPoints() []string {
 }
 
 // stepFields are the fields a step line may have; exactly one per line.
-var stepFields = []string{"rows", "sources", "restart", "crash"}
+var stepFields = []string{"rows", "sources", "restart", "crash", "tick"}
 
 // Error is a problem with the steps file: bad input, exit status 2 in
 // `dedupsim exec`. It is the query file's error type, printed as
@@ -232,14 +242,18 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 	if err != nil {
 		return Step{}, p.errorf(lineNo, "", "%v (a step is {\"rows\": [...]}, {\"sources\": {...}}, {\"restart\": true} or {\"crash\": \"POINT\"})", err)
 	}
-	var kind, batch *member
+	var kind, batch, once *member
 	for i := range ms {
 		m := &ms[i]
-		if m.name == "batch" {
-			if batch != nil {
-				return Step{}, p.errorf(lineNo, "batch", "repeated field")
+		if m.name == "batch" || m.name == "once" {
+			mod := &batch
+			if m.name == "once" {
+				mod = &once
 			}
-			batch = m
+			if *mod != nil {
+				return Step{}, p.errorf(lineNo, m.name, "repeated field")
+			}
+			*mod = m
 			continue
 		}
 		if !slices.Contains(stepFields, m.name) {
@@ -254,6 +268,15 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 		return Step{}, p.errorf(lineNo, "", "empty step: want exactly one of %s", strings.Join(stepFields, ", "))
 	}
 	st := Step{Line: lineNo, CrashBatch: -1}
+	if once != nil {
+		if kind.name != "rows" && kind.name != "sources" {
+			return Step{}, p.errorf(lineNo, "once", "only a rows or sources step takes once ({\"rows\": [...], \"once\": true})")
+		}
+		if string(bytes.TrimSpace(once.val)) != "true" {
+			return Step{}, p.errorf(lineNo, "once", "want true, got %s", once.val)
+		}
+		st.Once = true
+	}
 	if batch != nil && kind.name != "crash" {
 		return Step{}, p.errorf(lineNo, "batch", "only a crash step takes a batch id ({\"crash\": \"POINT\", \"batch\": N})")
 	}
@@ -273,6 +296,11 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 		st.Kind = RowsStep
 		if st.Rows, err = p.sources(lineNo, kind.val); err != nil {
 			return Step{}, err
+		}
+	case "tick":
+		st.Kind = TickStep
+		if string(bytes.TrimSpace(kind.val)) != "true" {
+			return Step{}, p.errorf(lineNo, "tick", "want true, got %s (a tick step is {\"tick\": true})", kind.val)
 		}
 	case "restart":
 		st.Kind = RestartStep

@@ -156,18 +156,26 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 	// trigger is AddData + processAllAvailable, surviving crashes: a dead
 	// driver is restarted from the checkpoint and the trigger goes on, so
 	// the failed batch is re-run as Spark would.
-	trigger := func() error {
+	// With once, a single RunOnce stands for one processing-time trigger,
+	// and a crash ends the trigger (the restarted driver re-runs the batch
+	// at its next trigger).
+	trigger := func(once bool) error {
 		if behind(eng, srcs) {
 			return nil // resuming: this input is already covered by the checkpoint
 		}
 		for {
-			err := eng.ProcessAllAvailable()
+			var err error
+			if once {
+				_, err = eng.RunOnce()
+			} else {
+				err = eng.ProcessAllAvailable()
+			}
 			var crash *engine.CrashError
 			if !errors.As(err, &crash) {
 				return err
 			}
 			res.Crashes++
-			if eng, err = start(); err != nil {
+			if eng, err = start(); err != nil || once {
 				return err
 			}
 		}
@@ -183,7 +191,11 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 					}
 				}
 			}
-			if err := trigger(); err != nil {
+			if err := trigger(st.Once); err != nil {
+				return nil, &StepError{Line: st.Line, Err: err}
+			}
+		case steps.TickStep:
+			if err := trigger(true); err != nil {
 				return nil, &StepError{Line: st.Line, Err: err}
 			}
 		case steps.RestartStep:

@@ -67,6 +67,18 @@
 //     (Spark's metric of the same name): the on-disk form of the flushed part
 //     of the state.
 //
+// Deliberate differences from Spark's RocksDB provider, none visible in
+// query results:
+//   - Snapshots are written inside Commit, not uploaded in the background,
+//     and each <V>.zip holds all of the version's sstables (Spark shares
+//     sstables between snapshots under SSTs/ and zips only the rest).
+//   - Changelogs are not LZ4-compressed.
+//   - Spark's RocksDB provider reports rocksdb* metrics (latencies, counts of
+//     RocksDB operations) instead of loadedMapCache*; this provider keeps
+//     the HDFS provider's cache counters so that both stores report the same
+//     count-valued metrics, and adds only byte figures.
+//   - Range visits keys in byte order (the memory provider: Go map order).
+//
 // Keys: a store key k is kept in Pebble as the byte 0x01 followed by k.
 // Pebble v2.1.7 cannot flush a data block whose only key is the empty key
 // in its columnar sstable format (a panic in colblk.PrefixBytesBuilder),
