@@ -1,0 +1,184 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/spf13/cobra"
+)
+
+func newRunCmd() *cobra.Command {
+	var seed uint64
+	var out string
+	var swarm bool
+	cmd := &cobra.Command{
+		Use:   "run [--seed S] [--out DIR] SCENARIO...",
+		Short: "Run scenarios on the simulator and check their expected verdicts",
+		Long: `run simulates each scenario (a file, or a catalogue name from 'dedupsim list') with one seed,
+checks the recorded history, and compares the findings with the scenario's expect section.
+For each run it writes DIR/<scenario>-<seed>/ with report.html, report.json, summary.md and
+history.json, and DIR/summary.md and DIR/junit.xml over all runs.
+
+Exit status: 0 when every scenario met its expectations, 1 otherwise, 2 on bad input.
+Every failure prints the seed and the command that replays it.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := loadAll(args)
+			if err != nil {
+				return badInput(err)
+			}
+			var runs []*reports.Run
+			for _, s := range list {
+				r, err := scenarios.Run(s, seed, scenarios.Options{Swarm: swarm})
+				if err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				if err := writeRun(out, r); err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				printRun(cmd.OutOrStdout(), r)
+				runs = append(runs, r)
+			}
+			return finish(out, runs)
+		},
+	}
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the run: the same seed gives the same run, byte for byte")
+	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
+	cmd.Flags().BoolVar(&swarm, "swarm", false, "swarm mode: switch the scenario's faults on and off and draw their knobs from the seed")
+	return cmd
+}
+
+func newReplayCmd() *cobra.Command {
+	var seed uint64
+	var out string
+	var swarm bool
+	cmd := &cobra.Command{
+		Use:   "replay --seed S SCENARIO",
+		Short: "Re-run one scenario with one seed, exactly as the original run",
+		Long: `replay re-runs a scenario with the seed a failure printed. The simulator is deterministic, so
+the run, its history and its report.json are byte-identical to the original; replay prints the
+history's SHA-256 so two runs can be compared at a glance.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("seed") {
+				return badInput(fmt.Errorf("replay: --seed is required"))
+			}
+			list, err := loadAll(args)
+			if err != nil {
+				return badInput(err)
+			}
+			r, err := scenarios.Run(list[0], seed, scenarios.Options{Swarm: swarm})
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			if err := writeRun(out, r); err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			printRun(cmd.OutOrStdout(), r)
+			h, err := json.Marshal(r.History)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(h)
+			fmt.Fprintf(cmd.OutOrStdout(), "history sha256 %s\n", hex.EncodeToString(sum[:]))
+			return finish(out, []*reports.Run{r})
+		},
+	}
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "the seed to replay (required)")
+	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
+	cmd.Flags().BoolVar(&swarm, "swarm", false, "the run was a swarm run")
+	return cmd
+}
+
+func loadAll(args []string) ([]*scenarios.Scenario, error) {
+	var out []*scenarios.Scenario
+	for _, a := range args {
+		s, err := scenarios.Load(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func runDir(out string, r *reports.Run) string {
+	return filepath.Join(out, fmt.Sprintf("%s-%d", r.Scenario, r.Seed))
+}
+
+// writeRun writes one run's reports and its history (for `dedupsim check`).
+func writeRun(out string, r *reports.Run) error {
+	dir := runDir(out, r)
+	if err := reports.WriteRun(dir, r); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".history.json.*")
+	if err != nil {
+		return err
+	}
+	if err := r.History.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), filepath.Join(dir, "history.json"))
+}
+
+func printRun(w io.Writer, r *reports.Run) {
+	status := "PASS"
+	if !r.Passed {
+		status = "FAIL"
+	}
+	fmt.Fprintf(w, "%s %s seed=%d: %s\n", status, r.Scenario, r.Seed, r.Report.Verdict.Summary)
+	for _, e := range r.Expect {
+		if !e.OK {
+			fmt.Fprintf(w, "  expected %s %s, got %d\n", e.Finding, e.Want, e.Got)
+		}
+	}
+	if !r.Passed {
+		fmt.Fprintf(w, "  replay: %s\n", r.Replay)
+	}
+}
+
+// finish writes the summary and JUnit files and sets the exit status.
+func finish(out string, runs []*reports.Run) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(reports.Markdown(runs)), 0o644); err != nil {
+		return err
+	}
+	if err := reports.WriteJUnit(filepath.Join(out, "junit.xml"), runs); err != nil {
+		return err
+	}
+	var failed []string
+	for _, r := range runs {
+		if !r.Passed {
+			failed = append(failed, fmt.Sprintf("%s (seed %d)", r.Scenario, r.Seed))
+		}
+	}
+	if len(failed) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d runs did not meet their expectations: %s", len(failed), len(runs), strings.Join(failed, ", "))}
+	}
+	return nil
+}
+
+func scenariosCatalogue() ([]*scenarios.Scenario, error) { return scenarios.Catalogue() }
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if i := strings.Index(s, ". "); i > 0 {
+		s = s[:i+1]
+	}
+	return s
+}

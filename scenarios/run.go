@@ -1,0 +1,107 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/sim"
+	"github.com/dedupsim/dedupsim/sim/check"
+	"github.com/dedupsim/dedupsim/sim/history"
+)
+
+// Options change how a scenario runs.
+type Options struct {
+	// Swarm turns on swarm mode over the scenario's faults (or the whole
+	// catalogue when it lists none).
+	Swarm bool
+}
+
+// Run simulates s with seed, checks the history and evaluates the
+// scenario's expectations.
+func Run(s *Scenario, seed uint64, opt Options) (*reports.Run, error) {
+	cfg := s.Config
+	if opt.Swarm {
+		cfg.Plan.Swarm = true
+	}
+	h, err := sim.Run(cfg, seed)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return Evaluate(s, h, seed, opt), nil
+}
+
+// Evaluate checks a history against the scenario's expectations.
+func Evaluate(s *Scenario, h *history.History, seed uint64, opt Options) *reports.Run {
+	rep := check.Check(h, s.Check)
+	r := &reports.Run{Scenario: s.Name, File: s.File, Description: s.Description, Seed: seed, History: h, Report: rep,
+		Replay: ReplayCommand(s, seed, opt)}
+	r.Expect = expectations(s, rep, h, opt)
+	r.Passed = true
+	for _, e := range r.Expect {
+		r.Passed = r.Passed && e.OK
+	}
+	return r
+}
+
+// ReplayCommand is the one line that reproduces a run exactly.
+func ReplayCommand(s *Scenario, seed uint64, opt Options) string {
+	ref := s.File
+	if strings.HasPrefix(ref, "catalogue:") || ref == "" {
+		ref = s.Name
+	}
+	swarm := ""
+	if opt.Swarm {
+		swarm = " --swarm"
+	}
+	return fmt.Sprintf("dedupsim replay --seed %d%s %s", seed, swarm, ref)
+}
+
+func expectations(s *Scenario, rep check.Report, h *history.History, opt Options) []reports.Expectation {
+	var out []reports.Expectation
+	if e := s.Expect.ExactlyOnce; e != nil {
+		want, got := "false", 0
+		if *e {
+			want = "true"
+		}
+		if rep.Verdict.ExactlyOnce {
+			got = 1
+		}
+		out = append(out, reports.Expectation{Finding: "exactly-once", Want: want, Got: got, OK: rep.Verdict.ExactlyOnce == *e})
+	}
+	for _, kind := range s.Expect.order {
+		cond := s.Expect.Findings[kind]
+		op, bound, _ := parseCond(cond)
+		got := 0
+		if f := rep.Find(check.Kind(kind)); f != nil {
+			got = f.Count
+		}
+		out = append(out, reports.Expectation{Finding: kind, Want: cond, Got: got, OK: holds(op, bound, got)})
+	}
+	// Every fault the scenario asks for must have fired: a fault that never
+	// fired proves nothing. Swarm runs switch faults off on purpose; a sweep
+	// checks coverage over all its seeds instead.
+	requested := s.Expect.FaultsFired
+	if requested == nil && !opt.Swarm && !s.Config.Plan.Swarm {
+		for name := range s.Config.Plan.Faults {
+			requested = append(requested, name)
+		}
+		sort.Strings(requested)
+	}
+	if missing := faults.Missing(requested, coverage(h)); len(missing) > 0 {
+		for _, m := range missing {
+			out = append(out, reports.Expectation{Finding: "fault-fired:" + m, Want: "present", Got: 0, OK: false})
+		}
+	}
+	return out
+}
+
+func coverage(h *history.History) faults.Coverage {
+	c := faults.Coverage{}
+	for k, v := range h.Coverage {
+		c[k] = v
+	}
+	return c
+}
