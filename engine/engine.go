@@ -603,6 +603,10 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 				}
 				r.Decoded = true
 			}
+			if e.tooFarAhead(&r, meta) {
+				input = append(input, r) // kept in the input for the record; never seen by the watermark
+				continue
+			}
 			if hasWm {
 				stats[i].Add(r.EventTime, r.EventTimeNull)
 			}
@@ -611,7 +615,7 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 		perSource[i] = int64(len(rows))
 	}
 
-	res, err := e.op.Run(e.provider, id, input, lateWmMs, meta.BatchWatermarkMs)
+	res, err := e.runOperator(id, input, lateWmMs, meta)
 	if err != nil {
 		return e.fail(err)
 	}
@@ -651,6 +655,43 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	}
 	e.observe(rec)
 	return nil
+}
+
+// tooFarAhead is the query's drop_future_events filter, placed before the
+// watermark node: a row whose event time is more than the allowed span
+// ahead of the batch's processing time never reaches the watermark or the
+// dedup operator.
+func (e *Engine) tooFarAhead(r *row.Row, meta checkpoint.Metadata) bool {
+	return e.q.DropFutureEvents && !r.EventTimeNull && r.EventTime > (meta.BatchTimestampMs+e.q.DropFutureEventsMs)*1000
+}
+
+// runOperator runs the dedup operator over the rows that passed the
+// future-events filter and maps the outcomes back onto the whole input.
+func (e *Engine) runOperator(id int64, input []row.Row, lateWmMs int64, meta checkpoint.Metadata) (dedup.Result, error) {
+	if !e.q.DropFutureEvents {
+		return e.op.Run(e.provider, id, input, lateWmMs, meta.BatchWatermarkMs)
+	}
+	kept := make([]row.Row, 0, len(input))
+	idx := make([]int, 0, len(input))
+	for i := range input {
+		if !e.tooFarAhead(&input[i], meta) {
+			kept = append(kept, input[i])
+			idx = append(idx, i)
+		}
+	}
+	res, err := e.op.Run(e.provider, id, kept, lateWmMs, meta.BatchWatermarkMs)
+	if err != nil {
+		return res, err
+	}
+	all := make([]dedup.Outcome, len(input))
+	for i := range all {
+		all[i] = dedup.Filtered
+	}
+	for j, i := range idx {
+		all[i] = res.Outcomes[j]
+	}
+	res.Outcomes = all
+	return res, nil
 }
 
 func (e *Engine) observe(rec *BatchRecord) {

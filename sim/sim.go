@@ -530,6 +530,8 @@ func (w *world) onBatch(rec *engine.BatchRecord) {
 			b.Outcomes[i], dups = history.Duplicate, true
 		case dedup.Late:
 			b.Outcomes[i], late = history.Late, true
+		case dedup.Filtered:
+			b.Outcomes[i] = history.Filtered
 		default:
 			b.Outcomes[i] = rec.Outcomes[i].String()
 		}

@@ -33,6 +33,7 @@ const (
 	Emitted   Outcome = iota + 1 // first copy: sent to the sink and remembered
 	Duplicate                    // key already in state (or earlier in the batch)
 	Late                         // event time at or below the late watermark
+	Filtered                     // removed before the watermark by the future-events filter
 )
 
 func (o Outcome) String() string {
@@ -43,6 +44,8 @@ func (o Outcome) String() string {
 		return "duplicate"
 	case Late:
 		return "late"
+	case Filtered:
+		return "filtered"
 	}
 	return "unknown"
 }

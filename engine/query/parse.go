@@ -16,11 +16,11 @@ import (
 // The schema, one list of field names per mapping. The order is the order
 // used when listing known fields in an error.
 var (
-	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink"}
+	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events"}
 	dedupFields     = []string{"api", "keys"}
 	watermarkFields = []string{"column", "delay"}
 	sourceFields    = []string{"name", "watermark"}
-	sinkFields      = []string{"kind", "app_id", "lookback", "keys"}
+	sinkFields      = []string{"kind", "app_id", "generate_app_id", "lookback", "keys"}
 
 	apis        = []string{string(DropDuplicates), string(DropDuplicatesWithinWatermark), string(BatchDropDuplicates)}
 	sinkKinds   = []string{string(SinkForeachBatch), string(SinkTable), string(SinkMerge), string(SinkAppend)}
@@ -471,7 +471,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		Sink:              Sink{Kind: SinkForeachBatch},
 	}
 	// Key nodes of the fields that cross-field checks point at.
-	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey *yaml.Node
+	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey, futureKey *yaml.Node
 	var sinkNodes sinkFieldNodes
 	var topWM *Watermark
 	var srcNodes []sourceNodes
@@ -503,6 +503,16 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		case "sink":
 			sinkKey = f.key
 			sinkNodes, err = p.sink(f.val, &q.Sink)
+		case "drop_future_events":
+			futureKey = f.key
+			var sc *yaml.Node
+			if sc, err = p.scalar(f.val, f.name, `an interval such as "1 hour"`); err == nil {
+				var ms int64
+				if ms, err = ParseDelay(sc.Value); err != nil {
+					err = p.errAt(sc, f.name, "%v", err)
+				}
+				q.DropFutureEventsMs, q.DropFutureEvents = ms, true
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -529,6 +539,9 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 	}
 	if err := p.checkSink(q, sinkKey, sinkNodes); err != nil {
 		return nil, err
+	}
+	if futureKey != nil && q.EventTimeColumn() == "" {
+		return nil, p.errAt(futureKey, "drop_future_events", "needs a watermark: the filter compares the event-time column with processing time")
 	}
 	return q, nil
 }
@@ -599,7 +612,7 @@ func (p *parser) checkSources(q *Query, nodes []sourceNodes) error {
 // sinkFieldNodes remembers where each sink field was written, for checks that
 // need the sink kind and the watermark.
 type sinkFieldNodes struct {
-	kind, appID, lookback, keys *yaml.Node
+	kind, appID, genAppID, lookback, keys *yaml.Node
 }
 
 func (p *parser) sink(n *yaml.Node, s *Sink) (sinkFieldNodes, error) {
@@ -619,6 +632,9 @@ func (p *parser) sink(n *yaml.Node, s *Sink) (sinkFieldNodes, error) {
 		case "app_id":
 			s.AppID, err = p.nonEmptyStr(f.val, fpath)
 			nodes.appID = f.key
+		case "generate_app_id":
+			s.GenerateAppID, err = p.boolean(f.val, fpath)
+			nodes.genAppID = f.key
 		case "lookback":
 			var sc *yaml.Node
 			if sc, err = p.scalar(f.val, fpath, `an interval such as "7 days"`); err == nil {
@@ -650,6 +666,14 @@ func (p *parser) checkSink(q *Query, sinkKey *yaml.Node, nodes sinkFieldNodes) e
 	kind := q.Sink.Kind
 	if nodes.appID != nil && kind != SinkTable {
 		return p.errAt(nodes.appID, "sink.app_id", "only for sink kind %s (kind is %s)", SinkTable, kind)
+	}
+	if nodes.genAppID != nil {
+		if kind != SinkTable {
+			return p.errAt(nodes.genAppID, "sink.generate_app_id", "only for sink kind %s (kind is %s)", SinkTable, kind)
+		}
+		if nodes.appID != nil && q.Sink.GenerateAppID {
+			return p.errAt(nodes.genAppID, "sink.generate_app_id", "cannot be combined with app_id (line %d)", nodes.appID.Line)
+		}
 	}
 	if nodes.lookback != nil {
 		if kind != SinkMerge {

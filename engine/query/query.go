@@ -56,6 +56,10 @@ const (
 // Sink is the `sink:` section.
 type Sink struct {
 	Kind SinkKind
+	// GenerateAppID makes the table sink's txnAppId a value generated at
+	// every start (the run id): the seed article's mistake, which silently
+	// disables replay protection.
+	GenerateAppID bool
 	// AppID is the table sink's txnAppId; empty means the query id from the
 	// checkpoint's metadata. Only for SinkTable.
 	AppID string
@@ -95,6 +99,13 @@ type Query struct {
 	// (default true).
 	NoDataBatches bool
 	Sink          Sink
+	// DropFutureEvents filters out rows whose event time is more than
+	// DropFutureEventsMs ahead of the batch's processing time, before the
+	// watermark sees them: the seed articles' fix for a producer whose
+	// clock runs far ahead (Spark: a filter on current_timestamp() placed
+	// before withWatermark). Such rows count as filtered, not late.
+	DropFutureEvents   bool
+	DropFutureEventsMs int64
 }
 
 // Values of Query.StateStore and Query.WatermarkPolicy.

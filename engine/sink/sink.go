@@ -65,7 +65,10 @@ func (s *Append) Table() []json.RawMessage { return s.rows }
 type Table struct {
 	// AppID is the configured txnAppId; empty means the query id, which is
 	// stable for the life of the checkpoint.
-	AppID    string
+	AppID string
+	// PerRun makes the app id the run id, generated at every start: the
+	// seed article's mistake, which silently disables replay protection.
+	PerRun   bool
 	rows     []json.RawMessage
 	versions map[string]int64
 	// Skipped counts writes ignored as already committed.
@@ -75,6 +78,9 @@ type Table struct {
 func (s *Table) Description() string { return "TableSink[txnAppId=" + s.AppID + "]" }
 
 func (s *Table) appID(b Batch) string {
+	if s.PerRun {
+		return b.RunID
+	}
 	if s.AppID != "" {
 		return s.AppID
 	}

@@ -78,7 +78,7 @@ func (c *clock) NowMs() int64 { return c.ms }
 func NewSink(q *query.Query) sink.Sink {
 	switch q.Sink.Kind {
 	case "table":
-		return &sink.Table{AppID: q.Sink.AppID}
+		return &sink.Table{AppID: q.Sink.AppID, PerRun: q.Sink.GenerateAppID}
 	case "merge":
 		keys := q.Sink.Keys
 		if len(keys) == 0 {
@@ -153,6 +153,14 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// On an error return, stop whatever engine is running so its state
+	// provider (Pebble databases) is released.
+	stopped := false
+	defer func() {
+		if !stopped && eng != nil {
+			eng.Stop()
+		}
+	}()
 	// trigger is AddData + processAllAvailable, surviving crashes: a dead
 	// driver is restarted from the checkpoint and the trigger goes on, so
 	// the failed batch is re-run as Spark would.
@@ -199,6 +207,7 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 				return nil, &StepError{Line: st.Line, Err: err}
 			}
 		case steps.RestartStep:
+			stopped = true
 			if err := eng.Stop(); err != nil {
 				return nil, &StepError{Line: st.Line, Err: err}
 			}
@@ -206,6 +215,7 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 			if eng, err = start(); err != nil {
 				return nil, &StepError{Line: st.Line, Err: err}
 			}
+			stopped = false
 		case steps.CrashStep:
 			if armed != "" {
 				warn(fmt.Sprintf("line %d: crash at %s armed on line %d never fired", st.Line, armed, armedLine))
@@ -216,6 +226,7 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 	if armed != "" {
 		warn(fmt.Sprintf("crash at %s armed on line %d never fired: no batch ran after it", armed, armedLine))
 	}
+	stopped = true
 	if err := eng.Stop(); err != nil {
 		return nil, err
 	}

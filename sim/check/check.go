@@ -218,6 +218,8 @@ type Counts struct {
 	Emitted           int `json:"emitted"`
 	DuplicatesDropped int `json:"duplicatesDropped"`
 	LateDropped       int `json:"lateDropped"`
+	// Filtered counts reads removed by drop_future_events.
+	Filtered int `json:"filtered,omitempty"`
 	// Unread copies no authoritative batch read; ExtraReads reads beyond the
 	// first of a copy.
 	Unread     int `json:"unread"`

@@ -35,6 +35,8 @@ func (c *checker) countRows() {
 				ct.DuplicatesDropped++
 			case history.Late:
 				ct.LateDropped++
+			case history.Filtered:
+				ct.Filtered++
 			}
 		}
 	}
@@ -45,7 +47,7 @@ func (c *checker) countRows() {
 			ct.ExtraReads += len(rs) - 1
 		}
 	}
-	ct.Conservation = ct.Unread == 0 && ct.ExtraReads == 0 && ct.Reads == ct.Emitted+ct.DuplicatesDropped+ct.LateDropped && ct.Reads == ct.Copies
+	ct.Conservation = ct.Unread == 0 && ct.ExtraReads == 0 && ct.Reads == ct.Emitted+ct.DuplicatesDropped+ct.LateDropped+ct.Filtered && ct.Reads == ct.Copies
 	for _, ev := range c.events {
 		m := len(c.emits[ev])
 		switch {
@@ -65,7 +67,9 @@ func (c *checker) countRows() {
 func (c *checker) anyLate(ev string) bool {
 	for _, ci := range c.copiesOf[ev] {
 		for _, r := range c.reads[ci] {
-			if r.outcome == history.Late {
+			// A copy the future-events filter removed is dropped by design,
+			// like a late one.
+			if r.outcome == history.Late || r.outcome == history.Filtered {
 				return true
 			}
 		}
@@ -238,6 +242,9 @@ func (c *checker) checkLateFilter() {
 			if !sh.apiKnown {
 				unknown++
 				continue
+			}
+			if r.outcome == history.Filtered {
+				continue // removed before the watermark node: no late predicate applies
 			}
 			if sh.hasWatermark && !sh.batchAPI {
 				late := cp.EventTimeUs <= satMul(b.LateWatermarkMs, 1000)

@@ -97,7 +97,7 @@ func (c *checker) index() {
 				c.bad(Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: input %d is copy %d, out of range [0,%d)", i, b.BatchID, j, ci, c.nCopies)})
 				continue
 			}
-			if o != history.Emitted && o != history.Duplicate && o != history.Late {
+			if o != history.Emitted && o != history.Duplicate && o != history.Late && o != history.Filtered {
 				c.bad(Example{Copies: []int{ci}, Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: unknown outcome %q", i, b.BatchID, o)})
 				continue
 			}

@@ -78,6 +78,10 @@ const (
 	Emitted   = "emitted"
 	Duplicate = "duplicate"
 	Late      = "late"
+	// Filtered: dropped before the watermark by the query's
+	// drop_future_events filter (event time too far ahead of processing
+	// time); not counted as late.
+	Filtered = "filtered"
 )
 
 // Batch is one execution of one batch.
