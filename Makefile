@@ -10,8 +10,12 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/dedupsim
 
-# Until the simulator lands, the demo runs the exec examples in examples/.
+# The main job: every scenario of the embedded catalogue on the simulator,
+# checked against its expected verdict, with reports in out/demo; then the
+# exec examples, each printed as a per-batch table.
 demo: build
+	./$(BIN) run --out out/demo
+	@echo "reports: out/demo/*/report.html, summary: out/demo/summary.md"
 	@for ex in examples/*/; do \
 	  echo "=== $$ex: $$(head -n 1 $$ex/README.txt)"; \
 	  ./$(BIN) exec --format table --query $$ex/query.yaml --input $$ex/steps.jsonl || exit 1; \

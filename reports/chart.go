@@ -89,11 +89,11 @@ func (c Chart) SVG() string {
 	fmt.Fprintf(&b, `<g stroke="#999" stroke-width="1"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/></g>`,
 		padL, chartH-padB, chartW-padR, chartH-padB, padL, padT, padL, chartH-padB)
 	b.WriteString(`<g font-size="10" fill="#444">`)
-	for i := 0; i <= 4; i++ {
-		y := ymin + (ymax-ymin)*float64(i)/4
+	for _, y := range ticks(ymin, ymax) {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, padL-4, sy(y)+3, short(y))
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`, padL, sy(y), chartW-padR, sy(y))
-		x := xmin + (xmax-xmin)*float64(i)/4
+	}
+	for _, x := range ticks(xmin, xmax) {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, sx(x), chartH-padB+14, short(x))
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, (padL+chartW-padR)/2, chartH-6, html.EscapeString(c.XLabel))
@@ -142,6 +142,20 @@ func (c Chart) SVG() string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// ticks returns round values (multiples of 1, 2 or 5 times a power of
+// ten) spanning [lo, hi], about five of them.
+func ticks(lo, hi float64) []float64 {
+	step := niceCeil((hi - lo) / 5)
+	var out []float64
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, v)
+		if len(out) > 12 {
+			break
+		}
+	}
+	return out
 }
 
 // niceCeil rounds up to 1, 2 or 5 times a power of ten.

@@ -36,13 +36,16 @@ type Run struct {
 
 // Point is one authoritative batch, as the charts see it.
 type Point struct {
-	BatchID         int64   `json:"batchId"`
-	AtSec           float64 `json:"atSec"`
-	Input           int     `json:"input"`
-	Emitted         int     `json:"emitted"`
-	DuplicatesDrop  int     `json:"duplicatesDropped"`
-	Late            int     `json:"lateDropped"`
-	DuplicatesPass  int     `json:"duplicatesPassed"`
+	BatchID        int64   `json:"batchId"`
+	AtSec          float64 `json:"atSec"`
+	Input          int     `json:"input"`
+	Emitted        int     `json:"emitted"`
+	DuplicatesDrop int     `json:"duplicatesDropped"`
+	Late           int     `json:"lateDropped"`
+	DuplicatesPass int     `json:"duplicatesPassed"`
+	// SinkReplayed counts rows a sink kept again when the batch was
+	// delivered a second time (replay duplicates that reached the table).
+	SinkReplayed    int     `json:"sinkReplayed"`
 	StateRows       int64   `json:"stateRows"`
 	WatermarkSec    float64 `json:"watermarkSec"`
 	MaxEventTimeSec float64 `json:"maxEventTimeSec"`
@@ -67,13 +70,21 @@ func Points(h *history.History) []Point {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	t0, e0 := origin(h)
+	replayed := map[int64]int{}
+	delivered := map[int64]bool{}
+	for _, w := range h.Writes {
+		if delivered[w.BatchID] {
+			replayed[w.BatchID] += w.Kept
+		}
+		delivered[w.BatchID] = true
+	}
 	emitted := map[string]bool{}
 	maxET := int64(0)
 	haveET := false
 	out := make([]Point, 0, len(ids))
 	for _, id := range ids {
 		b := h.Batches[last[id]]
-		p := Point{BatchID: id, AtSec: float64(b.AtMs-t0) / 1000, Input: len(b.Input), StateRows: b.NumRowsTotal}
+		p := Point{BatchID: id, AtSec: float64(b.AtMs-t0) / 1000, Input: len(b.Input), StateRows: b.NumRowsTotal, SinkReplayed: replayed[id]}
 		for i, c := range b.Input {
 			if i >= len(b.Outcomes) || c < 0 || c >= len(h.Copies) {
 				continue

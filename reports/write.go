@@ -77,7 +77,7 @@ func JSON(r *Run) ([]byte, error) {
 // Charts builds the report's charts from a run.
 func Charts(r *Run) []Chart {
 	pts := Points(r.History)
-	var xs, state, wm, maxET, late, dupPass, dupDrop []float64
+	var xs, state, wm, maxET, late, dupPass, dupDrop, replayed []float64
 	for _, p := range pts {
 		xs = append(xs, p.AtSec)
 		state = append(state, float64(p.StateRows))
@@ -86,6 +86,7 @@ func Charts(r *Run) []Chart {
 		late = append(late, float64(p.Late))
 		dupPass = append(dupPass, float64(p.DuplicatesPass))
 		dupDrop = append(dupDrop, float64(p.DuplicatesDrop))
+		replayed = append(replayed, float64(p.SinkReplayed))
 	}
 	var markers []Marker
 	if h := r.History; h != nil {
@@ -109,7 +110,8 @@ func Charts(r *Run) []Chart {
 		{Title: "Rows dropped and duplicates passed per batch", XLabel: "processing time (s)", YLabel: "rows",
 			Series: []Series{{Name: "late dropped", Color: "#e67e22", X: xs, Y: late, Bars: true},
 				{Name: "duplicates dropped", Color: "#95a5a6", X: xs, Y: dupDrop},
-				{Name: "duplicates passed", Color: "#c0392b", X: xs, Y: dupPass, Bars: true}}, Markers: markers},
+				{Name: "duplicates passed", Color: "#c0392b", X: xs, Y: dupPass, Bars: true},
+				{Name: "replayed into the sink", Color: "#6c3483", X: xs, Y: replayed, Bars: true}}, Markers: markers},
 	}
 }
 

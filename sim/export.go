@@ -147,6 +147,9 @@ type exporter struct {
 	recCrash map[int]int
 
 	fed    []bool // copies appended to exec's sources
+	// planned: batch ids exec has planned (written offsets for): a later
+	// attempt of one is a replay, which never passes after-offsets-write.
+	planned map[int64]bool
 	out    bytes.Buffer
 	buf    []byte
 	perSrc [][]int
@@ -154,7 +157,7 @@ type exporter struct {
 
 func newExporter(h *history.History, opt ExportOptions) (*exporter, error) {
 	x := &exporter{h: h, opt: opt, stopAt: -1, crashRec: map[int]int{}, recCrash: map[int]int{},
-		fed: make([]bool, len(h.Copies))}
+		fed: make([]bool, len(h.Copies)), planned: map[int64]bool{}}
 	first := h.Query
 	if h.InitialQuery != "" {
 		first = h.InitialQuery
@@ -310,7 +313,9 @@ func (x *exporter) run() error {
 			}
 			// Every execution is one trigger: a first plan appends its rows,
 			// a replay (rows already appended) and a no-data batch tick.
-			x.rowsLine(h.Batches[ev.idx].Input)
+			b := &h.Batches[ev.idx]
+			x.planned[b.BatchID] = true
+			x.rowsLine(b.Input)
 		case evCrash:
 			if x.crashRec[ev.idx] >= 0 {
 				continue // written with the execution it ended
@@ -368,6 +373,10 @@ func (x *exporter) crashLine(ci, i int) {
 		switch {
 		case rec >= 0:
 			point = "after-sink-write"
+		case x.planned[c.BatchID]:
+			// The attempt was itself a replay: the engine re-runs a planned
+			// batch without writing its offsets again.
+			point = "after-state-commit"
 		case c.Point == "after-offsets-write" || c.Point == "after-state-commit":
 			point = c.Point
 		default:
@@ -414,6 +423,7 @@ func (x *exporter) crashLine(ci, i int) {
 	// The execution that died before the sink: its rows are those of the
 	// replay that follows (same offsets; already appended when this was a
 	// replay too), or none for a no-data batch.
+	x.planned[c.BatchID] = true
 	if nb != nil && nb.BatchID == c.BatchID && nb.Replay {
 		x.rowsLine(nb.Input)
 		return

@@ -20,18 +20,21 @@ func newRunCmd() *cobra.Command {
 	var out string
 	var swarm bool
 	cmd := &cobra.Command{
-		Use:   "run [--seed S] [--out DIR] SCENARIO...",
+		Use:   "run [--seed S] [--out DIR] [SCENARIO...]",
 		Short: "Run scenarios on the simulator and check their expected verdicts",
 		Long: `run simulates each scenario (a file, or a catalogue name from 'dedupsim list') with one seed,
 checks the recorded history, and compares the findings with the scenario's expect section.
+With no SCENARIO it runs the whole embedded catalogue.
 For each run it writes DIR/<scenario>-<seed>/ with report.html, report.json, summary.md and
 history.json, and DIR/summary.md and DIR/junit.xml over all runs.
 
 Exit status: 0 when every scenario met its expectations, 1 otherwise, 2 on bad input.
 Every failure prints the seed and the command that replays it.`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			list, err := loadAll(args)
+			if len(args) == 0 {
+				list, err = scenarios.Catalogue()
+			}
 			if err != nil {
 				return badInput(err)
 			}
