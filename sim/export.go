@@ -64,6 +64,13 @@ import (
 //     ExportOptions.Checkpoint exports a later checkpoint (the query after
 //     the change, fed only the rows its batches read) as a trace of its own;
 //     its sink table then starts empty, not with the earlier query's rows.
+//   - a query with drop_future_events filters rows whose event time is
+//     ahead of processing time; exec's clock is the largest event time
+//     appended, so its filter never fires. The rows the simulator filtered
+//     are left out of the trace (they reach neither the watermark nor the
+//     dedup, so nothing else changes), with a comment; a batch whose every
+//     row was filtered becomes a tick, which exec runs only when a no-data
+//     batch is due.
 //   - the history does not record the sources' timestamp_format: rows are
 //     written with the event time in seconds unless ExportOptions says
 //     otherwise (ExportOptionsFor(cfg) reads it from the run's Config). The
@@ -146,13 +153,13 @@ type exporter struct {
 	crashRec map[int]int
 	recCrash map[int]int
 
-	fed    []bool // copies appended to exec's sources
+	fed []bool // copies appended to exec's sources
 	// planned: batch ids exec has planned (written offsets for): a later
 	// attempt of one is a replay, which never passes after-offsets-write.
 	planned map[int64]bool
-	out    bytes.Buffer
-	buf    []byte
-	perSrc [][]int
+	out     bytes.Buffer
+	buf     []byte
+	perSrc  [][]int
 }
 
 func newExporter(h *history.History, opt ExportOptions) (*exporter, error) {
@@ -315,7 +322,7 @@ func (x *exporter) run() error {
 			// a replay (rows already appended) and a no-data batch tick.
 			b := &h.Batches[ev.idx]
 			x.planned[b.BatchID] = true
-			x.rowsLine(b.Input)
+			x.rowsLine(b)
 		case evCrash:
 			if x.crashRec[ev.idx] >= 0 {
 				continue // written with the execution it ended
@@ -425,7 +432,7 @@ func (x *exporter) crashLine(ci, i int) {
 	// replay too), or none for a no-data batch.
 	x.planned[c.BatchID] = true
 	if nb != nil && nb.BatchID == c.BatchID && nb.Replay {
-		x.rowsLine(nb.Input)
+		x.rowsLine(nb)
 		return
 	}
 	x.tick()
@@ -449,21 +456,33 @@ func fmtMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02
 
 func (x *exporter) tick() { x.out.WriteString(`{"tick": true}` + "\n") }
 
-// rowsLine appends the copies not yet appended and runs one trigger; a
-// tick when there are none.
-func (x *exporter) rowsLine(input []int) {
+// rowsLine appends the copies of execution b not yet appended and runs one
+// trigger; a tick when there are none. Rows the simulator's
+// drop_future_events filter removed are left out (see ExportTrace).
+func (x *exporter) rowsLine(bt *history.Batch) {
 	for s := range x.perSrc {
 		x.perSrc[s] = x.perSrc[s][:0]
 	}
 	n := 0
-	for _, c := range input {
+	var filtered []string
+	for j, c := range bt.Input {
 		if x.fed[c] {
 			continue
 		}
 		x.fed[c] = true
+		if bt.Outcomes[j] == history.Filtered {
+			filtered = append(filtered, strconv.Itoa(c))
+			continue
+		}
 		s := x.h.Copies[c].Source
 		x.perSrc[s] = append(x.perSrc[s], c)
 		n++
+	}
+	if len(filtered) > 0 {
+		x.comment("batch %d: left out %d rows the simulator's drop_future_events filter removed (copies %s): exec's clock,\nthe largest event time seen, never runs behind a row, so exec's filter would let them through.", bt.BatchID, len(filtered), strings.Join(filtered, ", "))
+		if n == 0 {
+			x.comment("Every row of batch %d was filtered: exec cannot run a data batch without rows, so this tick runs\nonly a due no-data batch (batch ids may shift from here).", bt.BatchID)
+		}
 	}
 	if n == 0 {
 		x.tick()

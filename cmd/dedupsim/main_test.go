@@ -3,24 +3,41 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
 var update = flag.Bool("update", false, "rewrite golden CLI outputs")
 
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
 // binary builds dedupsim once per test run.
 func binary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dedupsim")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dedupsim-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "dedupsim")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return binPath
 }
 
 func run(bin string, args ...string) (stdout, stderr string, code int) {
@@ -141,5 +158,59 @@ func TestExecCheckpointResumeAndIncompatible(t *testing.T) {
 	_, errOut, code = run(bin, "exec", "--query", q2, "--input", s3, "--checkpoint", ckpt)
 	if code != 2 || !strings.Contains(errOut, "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE") || !strings.Contains(errOut, "q2.yaml") {
 		t.Fatalf("key change: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestSize: seed 000's worked example prints 720 million keys, 72 GB and
+// 360 MB per partition with the formula and the store advice.
+func TestSize(t *testing.T) {
+	bin := binary(t)
+	out, errOut, code := run(bin, "size", "--rate", "50000", "--delay", "2h", "--api", "dropDuplicatesWithinWatermark",
+		"--partitions", "200", "--bytes-per-key", "100", "--memory", "64GB")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"720 million", "72 GB", "360 MB", "formula:", "2 x delay", "pebble"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, code := run(bin, "size", "--rate", "5", "--delay", "soon"); code != 2 {
+		t.Fatalf("bad delay: exit %d", code)
+	}
+}
+
+// TestRunReplayCheck: run a catalogue scenario, replay it byte for byte,
+// and re-check the saved history.
+func TestRunReplayCheck(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	out, errOut, code := run(bin, "run", "--seed", "3", "--out", dir+"/a", "replay-append-sink")
+	if code != 0 || !strings.Contains(out, "PASS replay-append-sink seed=3") {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, _, code := run(bin, "replay", "--seed", "3", "--out", dir+"/b", "replay-append-sink"); code != 0 {
+		t.Fatalf("replay exit %d", code)
+	}
+	for _, f := range []string{"report.json", "history.json", "report.html"} {
+		a, _ := os.ReadFile(filepath.Join(dir, "a", "replay-append-sink-3", f))
+		b, _ := os.ReadFile(filepath.Join(dir, "b", "replay-append-sink-3", f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Fatalf("%s differs between run and replay", f)
+		}
+	}
+	out, _, code = run(bin, "check", filepath.Join(dir, "a", "replay-append-sink-3", "history.json"))
+	if code != 1 || !strings.Contains(out, "sink-replay-duplicate") {
+		t.Fatalf("check: exit %d\n%s", code, out)
+	}
+	if _, _, code := run(bin, "check", filepath.Join(dir, "a", "replay-append-sink-3", "report.html")); code != 2 {
+		t.Fatalf("check on a non-history: exit %d, want 2", code)
+	}
+	if _, errOut, code := run(bin, "run", "no-such-scenario"); code != 2 || !strings.Contains(errOut, "no-such-scenario") {
+		t.Fatalf("unknown scenario: exit %d %s", code, errOut)
+	}
+	junit, err := os.ReadFile(filepath.Join(dir, "a", "junit.xml"))
+	if err != nil || !strings.Contains(string(junit), `name="replay-append-sink/seed=3"`) {
+		t.Fatalf("junit: %v\n%s", err, junit)
 	}
 }
