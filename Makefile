@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: all build demo test bench lint fuzz clean
+.PHONY: all build demo test bench bench-10m lint fuzz clean
 
 all: build
 
@@ -25,8 +25,18 @@ demo: build
 test: lint
 	RAPID_NOFAILFILE=1 $(GO) test -count=1 ./...
 
+# Engine rows/s per API on the memory and Pebble stores, restart time and
+# bytes per key (1 M keys; bench-10m for 10 M), then the simulator, printed
+# as one table (the raw output stays in out/bench.txt).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@mkdir -p out
+	$(GO) test -run '^$$' -bench 'Engine|Store|Sim' -benchtime 1x -benchmem ./engine/... ./sim/ | tee out/bench.txt
+	@$(GO) run scripts/benchtable.go < out/bench.txt
+
+bench-10m:
+	@mkdir -p out
+	DEDUPSIM_BENCH_KEYS=10000000 $(GO) test -timeout 60m -run '^$$' -bench 'Engine' -benchtime 1x -benchmem ./engine/ | tee out/bench-10m.txt
+	@$(GO) run scripts/benchtable.go < out/bench-10m.txt
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"testing"
 
@@ -28,9 +29,17 @@ import (
 	"github.com/dedupsim/dedupsim/engine/source"
 )
 
+// benchBatches is the number of data batches: DEDUPSIM_BENCH_KEYS distinct
+// keys (default 1 M; `make bench-10m` sets 10 M) in batches of 100 k.
+var benchBatches = func() int {
+	if v, err := strconv.Atoi(os.Getenv("DEDUPSIM_BENCH_KEYS")); err == nil && v >= benchNewPerBatch {
+		return v / benchNewPerBatch
+	}
+	return 10
+}()
+
 const (
-	benchBatches     = 10
-	benchNewPerBatch = 100_000 // distinct keys per batch: 1 M in all
+	benchNewPerBatch = 100_000 // distinct keys per batch
 	benchDupPerBatch = 10_000  // duplicates per batch
 	// benchMicrosPerKey spaces event times: a batch spans 5 s of event time,
 	// so with a 2 s delay every batch advances the watermark and evicts.
