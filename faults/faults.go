@@ -21,6 +21,7 @@ package faults
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Names of the faults. Crash-point faults are named "crash-" + the engine's
@@ -261,7 +262,7 @@ var catalogue = []Fault{
 }
 
 func crashPoint(name, doc string) Fault {
-	return Fault{Name: name, Class: ClassCrash, Doc: "The driver dies " + doc + ".",
+	return Fault{Name: name, Class: ClassCrash, Doc: "The driver dies at " + strings.TrimPrefix(name, "crash-") + ", leaving the checkpoint with " + doc + ".",
 		Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}}
 }
 

@@ -154,8 +154,15 @@ func Load(nameOrPath string) (*Scenario, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if s, err := Find(nameOrPath); err == nil {
-		return s, nil
+	all, err := Catalogue()
+	if err != nil {
+		return nil, fmt.Errorf("catalogue: %w", err) // a broken catalogue file must not pass for a missing scenario
+	}
+	name := strings.TrimSuffix(nameOrPath, ".yaml")
+	for _, s := range all {
+		if s.Name == name {
+			return s, nil
+		}
 	}
 	return nil, &Error{File: nameOrPath, Msg: "no such file, and no catalogue scenario of that name (see `dedupsim list`)"}
 }

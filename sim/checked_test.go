@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func checkedCases() []checkedCase {
 		return cfg
 	}
 	twoMax := strings.Replace(twoSources, "shuffle_partitions: 2", "shuffle_partitions: 2\nwatermark_policy: max", 1)
-	restampedOffline := faults.Knobs{"probability": 0.1, "offline_fraction": 1, "offline_min_ms": "30s", "offline_max_ms": "60s"}
+	restampedOffline := faults.Knobs{"probability": 0.1, "offline_fraction": 1, "offline_min_ms": "1m", "offline_max_ms": "1m"}
 	cases := []checkedCase{
 		{name: "retry-gap-below-delay", fault: faults.ProducerRetry,
 			cfg:         checkedConfig(withinQuery, plan1(faults.ProducerRetry, faults.Knobs{"probability": 0.2, "copies_max": 3, "gap": "fixed", "gap_ms": "3s"})),
@@ -77,7 +78,7 @@ func checkedCases() []checkedCase {
 				}
 			}},
 		{name: "retry-offline-tail-late", fault: faults.ProducerRetry,
-			cfg:   checkedConfig(withinQuery, plan1(faults.ProducerRetry, faults.Knobs{"probability": 0.1, "gap_ms": "1s", "offline_fraction": 0.5, "offline_min_ms": "30s", "offline_max_ms": "60s"})),
+			cfg:   checkedConfig(withinQuery, plan1(faults.ProducerRetry, faults.Knobs{"probability": 0.1, "gap_ms": "1s", "offline_fraction": 0.5, "offline_min_ms": "1m", "offline_max_ms": "1m"})),
 			marks: []string{faults.ProducerRetry + "/offline", MarkLateDrop},
 			// The offline copies keep their event time: the late filter drops
 			// them, and their events were emitted through the original, so
@@ -320,4 +321,56 @@ func describeReport(r check.Report) string {
 		}
 	}
 	return b.String()
+}
+
+// TestKnownIssueUnsyncedOffsetsAfterRestart reproduces an engine issue the
+// property tests found (reported; engine/ is outside this package): a
+// process crash inside fsys.WriteAtomic of offsets/N, after the rename and
+// before the directory fsync, leaves offsets/N visible but not durable. The
+// restarted engine acts on it without making it durable (replays batch N
+// into the sink, or commits N and plans on); a later power loss erases it.
+// Then either batch N is re-planned with other rows, which the table sink
+// skips as already committed (sink-lost), or commits/N survives without
+// offsets/N and the engine cannot restart. Fixing it (e.g. fsync of the
+// offsets and commits directories when the engine opens a checkpoint, as
+// databases fsync on crash recovery) makes this test pass; it runs with
+// DEDUPSIM_KNOWN_ISSUES=1.
+func TestKnownIssueUnsyncedOffsetsAfterRestart(t *testing.T) {
+	if os.Getenv("DEDUPSIM_KNOWN_ISSUES") == "" {
+		t.Skip("known engine issue; DEDUPSIM_KNOWN_ISSUES=1 runs it")
+	}
+	small := func(q string, plan map[string]faults.Knobs, rate float64, fault time.Duration) Config {
+		cfg := Defaults()
+		cfg.Query = QueryText(q)
+		cfg.TriggerInterval = Duration(500 * time.Millisecond)
+		cfg.FaultPhase, cfg.HealPhase, cfg.Downtime = Duration(fault), Duration(5*time.Second), Duration(time.Second)
+		cfg.Sources = []SourceConfig{{Name: "default", Rate: Rate{PerSec: rate}, Partitions: 1, Producers: 1}}
+		cfg.Plan = faults.Plan{Faults: plan}
+		return cfg
+	}
+	power := map[string]faults.Knobs{faults.CrashRandom: {"rate": 0.2}, faults.LostUnsyncedWrite: {"probability": 0.5}, faults.TornWrite: {"probability": 0.3}}
+	within1 := strings.Replace(withinQuery, "shuffle_partitions: 3", "shuffle_partitions: 1", 1)
+	type repro struct {
+		name string
+		cfg  Config
+		seed uint64
+	}
+	batchCfg := small(batchDedupQuery, map[string]faults.Knobs{faults.CrashRandom: {"rate": 0.15}, faults.TornWrite: {"probability": 0.09}}, 2, 5*time.Second)
+	batchCfg.HealPhase = Duration(3 * time.Second)
+	withinCfg := small(within1, power, 5, 30*time.Second)
+	for _, c := range []repro{
+		{"batch-dedup-sink-lost", batchCfg, 4},
+		{"within-watermark-sink-lost", withinCfg, 141},
+		{"commit-without-offsets", withinCfg, 343},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := Run(c.cfg, c.seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := check.Check(h, check.DefaultOptions()); !r.Verdict.ExactlyOnce {
+				t.Fatalf("%s", describeReport(r))
+			}
+		})
+	}
 }

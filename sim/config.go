@@ -30,6 +30,7 @@ import (
 //	    rate: {profile: diurnal, per_sec: 200, amplitude: 0.8, period: 1h}
 //	    keys: {kind: fresh}
 //	    send_delay: {kind: lognormal, mean: 150ms, sigma: 1}
+//	    timestamp_precision: 1s    # optional: whole-second event times (default: microseconds)
 //	faults:
 //	  producer-retry: {probability: 0.02, gap: lognormal, gap_ms: 5s, offline_fraction: 0.01}
 //	  crash-after-sink-write: {rate: 0.02}
@@ -106,6 +107,13 @@ type SourceConfig struct {
 	// TimestampFormat of the event-time column: "seconds" (default; a JSON
 	// number with a microsecond fraction) or "rfc3339".
 	TimestampFormat string `yaml:"timestamp_format,omitempty"`
+	// TimestampPrecision is the resolution of the producers' clocks: every
+	// event time (originals, re-stamped retries, skewed and future clocks
+	// alike) is truncated down to a multiple of it. Default 0: none (the
+	// microsecond). "1s" is a producer that writes whole seconds, so that
+	// many events share one event time, which matters with a watermark
+	// delay of 0 (spark-semantics.md §6.8). At most 1h.
+	TimestampPrecision Duration `yaml:"timestamp_precision,omitempty"`
 }
 
 // Rate profiles.
@@ -353,6 +361,9 @@ func (s *SourceConfig) validate() error {
 	}
 	if s.TimestampFormat != "seconds" && s.TimestampFormat != "rfc3339" {
 		return fmt.Errorf("timestamp_format %q: want seconds or rfc3339", s.TimestampFormat)
+	}
+	if s.TimestampPrecision < 0 || time.Duration(s.TimestampPrecision) > time.Hour {
+		return fmt.Errorf("timestamp_precision %v: want 0 (none) up to 1h", s.TimestampPrecision)
 	}
 	return nil
 }

@@ -37,7 +37,8 @@ import (
 //   - the restart after a crash is implicit: exec restarts the driver from
 //     the checkpoint as soon as a once/tick trigger crashes, and the next
 //     line's trigger runs the re-planned batch, as the simulator's first
-//     trigger after its downtime does.
+//     trigger after its downtime does; a restart with no crash before it
+//     (a clean stop and start) is {"restart": true}.
 //
 // Exec's processing clock is the largest event time appended so far, not
 // the simulator's clock: progress timestamps and rates, the offset log's
@@ -52,12 +53,18 @@ import (
 //     the named point that leaves the checkpoint as the restart found it,
 //     judged from what ran next: the batch re-run as a replay after its
 //     sink write → after-sink-write; re-run as a replay without reaching
-//     the sink → after-offsets-write; the next batch planned → after-commit;
-//     the batch re-planned from scratch (offsets/N never became durable)
-//     → a clean {"restart": true}. Exact whenever the crash left the
-//     checkpoint in one of those states; not when a power loss erased a
-//     batch that had reached the sink, or older batches (then exec runs
-//     other batch boundaries from that point; every copy is still appended
+//     the sink → after-offsets-write (after-state-commit when the attempt
+//     was itself a replay, which does not write its offsets again); the
+//     next batch planned → after-commit; the batch re-planned from scratch
+//     (offsets/N never became durable) → a clean {"restart": true}. Exact
+//     whenever the crash left the checkpoint in one of those states, up to
+//     two labels: an execution whose commits/N write failed is recorded as
+//     crashed after-sink-write with the watermark computed for the commit
+//     as its next watermark, while exec's after-sink-write reports the
+//     current one (and labels it after-commit when the commit became
+//     durable nonetheless). Not exact when a power loss erased a batch
+//     that had reached the sink, or older batches: exec then runs other
+//     batch boundaries from that point (every copy is still appended
 //     exactly once).
 //   - a query-shape-change restarts a different query on a fresh checkpoint,
 //     which one exec run cannot do: the export stops there with a comment.
@@ -306,6 +313,7 @@ func (x *exporter) run() error {
 	if x.opt.Checkpoint > 0 {
 		x.comment("Checkpoint %d of the run: the query after fresh-checkpoint restart %d; its table starts empty here.", x.opt.Checkpoint, x.opt.Checkpoint)
 	}
+	down := false // a crash not yet followed by its restart
 	for i, ev := range x.events {
 		switch ev.kind {
 		case evRestart:
@@ -313,7 +321,12 @@ func (x *exporter) run() error {
 			if r.FreshCheckpoint {
 				return fmt.Errorf("internal: fresh restart %d inside a checkpoint", ev.idx)
 			}
-			// The restart after a crash: exec restarts the driver itself.
+			if down {
+				down = false // the restart after a crash: exec restarts the driver itself
+				continue
+			}
+			x.comment("clean restart at %s.", fmtMs(r.AtMs))
+			x.out.WriteString(`{"restart": true}` + "\n")
 		case evBatch:
 			if c, ok := x.recCrash[ev.idx]; ok {
 				x.crashLine(c, i)
@@ -324,6 +337,7 @@ func (x *exporter) run() error {
 			x.planned[b.BatchID] = true
 			x.rowsLine(b)
 		case evCrash:
+			down = true
 			if x.crashRec[ev.idx] >= 0 {
 				continue // written with the execution it ended
 			}

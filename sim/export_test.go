@@ -471,3 +471,30 @@ func TestExportTraceShapeChange(t *testing.T) {
 		}
 	}
 }
+
+// TestExportTraceCleanRestart: a restart with no crash before it (a clean
+// stop and start; the simulator has none yet) is a restart line, and the
+// restart after a crash is left to exec.
+func TestExportTraceCleanRestart(t *testing.T) {
+	h := run(t, exportConfig(tableQuery, 5, map[string]faults.Knobs{faults.CrashAfterCommit: {"rate": 0.2}}), 2)
+	if len(h.Crashes) == 0 || len(h.Batches) < 10 {
+		t.Fatalf("%d crashes, %d batches", len(h.Crashes), len(h.Batches))
+	}
+	_, st, err := ExportTrace(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(st, []byte(`{"restart": true}`)) {
+		t.Fatal("a restart after a crash was written out")
+	}
+	at := h.Batches[5].AtMs
+	h.Restarts = append(h.Restarts, history.Restart{AtMs: at})
+	slices.SortStableFunc(h.Restarts, func(a, b history.Restart) int { return int(a.AtMs - b.AtMs) })
+	_, st, err = ExportTrace(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(st, []byte(`{"restart": true}`)); n != 1 {
+		t.Fatalf("%d restart lines, want 1", n)
+	}
+}

@@ -254,6 +254,20 @@ func (g *sourceGen) clock(p *producer, t int64, inFault bool, startUs int64) (in
 	return t, flags
 }
 
+// truncate rounds an event time down to the source's timestamp precision
+// (a producer clock that only has whole seconds, say); unchanged without one.
+func (g *sourceGen) truncate(us int64) int64 {
+	p := g.cfg.TimestampPrecision.Ms() * 1e3
+	if p <= 0 {
+		return us
+	}
+	r := us % p
+	if r < 0 {
+		r += p // floor, also before 1970
+	}
+	return us - r
+}
+
 // pending is a copy scheduled for append.
 type pending struct {
 	atUs    int64
@@ -304,6 +318,7 @@ func (w *world) createEvent(g *sourceGen, occ int64) {
 	}
 	p := &g.producers[pi]
 	eventUs, flags := g.clock(p, occ, inFault, w.startUs)
+	eventUs = g.truncate(eventUs)
 	part := 0
 	if g.partHash {
 		part = int(fnv32a(event) % uint32(len(g.top.parts)))
@@ -325,6 +340,7 @@ func (w *world) createEvent(g *sourceGen, occ int64) {
 			ev, fl := eventUs, flags
 			if m.fault == faultRestamped {
 				ev, fl = g.clock(p, t, t < w.healUs, w.startUs)
+				ev = g.truncate(ev)
 			}
 			if offline {
 				fl |= flagOffline

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 
 func newCheckCmd() *cobra.Command {
 	var asJSON bool
+	var scenario string
 	cmd := &cobra.Command{
 		Use:   "check HISTORY",
 		Short: "Re-check a saved history (history.json from run, sweep or replay)",
@@ -29,7 +31,15 @@ has a violation, 2 when the file is not a history.`,
 			if err != nil {
 				return badInput(fmt.Errorf("%s: %w", args[0], err))
 			}
-			rep := check.Check(h, check.DefaultOptions())
+			opts := check.DefaultOptions()
+			if scenario != "" {
+				s, err := scenarios.Load(scenario)
+				if err != nil {
+					return badInput(err)
+				}
+				opts = s.Check // the thresholds the scenario was judged with
+			}
+			rep := check.Check(h, opts)
 			w := cmd.OutOrStdout()
 			if asJSON {
 				b, _ := json.MarshalIndent(rep, "", "  ")
@@ -50,6 +60,7 @@ has a violation, 2 when the file is not a history.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the full report as JSON")
+	cmd.Flags().StringVar(&scenario, "scenario", "", "judge with this scenario's check thresholds (state margin, stall span)")
 	return cmd
 }
 

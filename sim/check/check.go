@@ -49,6 +49,9 @@ const (
 	// RereadFreshCheckpoint: a copy read again by a later checkpoint epoch
 	// (counted: a new checkpoint carries neither offsets nor state).
 	RereadFreshCheckpoint Kind = "reread-fresh-checkpoint"
+	// TableDuplicate: an event held more than once in the final table,
+	// whatever the cause (counted; the violations name the cause).
+	TableDuplicate Kind = "table-duplicate"
 	// LateDropped: real events discarded by the late filter (counted).
 	LateDropped Kind = "late-dropped"
 	// StateUnbounded: numRowsTotal still growing over the second half.
@@ -78,7 +81,7 @@ const (
 var Kinds = []Kind{
 	MalformedHistory, Lost, DoubleRead, DuplicateEmitted, LateFilterMismatch,
 	SinkReplayDuplicate, SinkLost, WatermarkRegressed, NotConverged,
-	DuplicateEmittedOutsideGuarantee, RereadFreshCheckpoint, LateDropped,
+	DuplicateEmittedOutsideGuarantee, RereadFreshCheckpoint, TableDuplicate, LateDropped,
 	StateUnbounded, StateOverBound, WatermarkStalled, MetricsMismatch,
 }
 
@@ -95,6 +98,7 @@ var SeverityOf = map[Kind]Severity{
 	NotConverged:                     Violation,
 	DuplicateEmittedOutsideGuarantee: Counted,
 	RereadFreshCheckpoint:            Counted,
+	TableDuplicate:                   Counted,
 	LateDropped:                      Counted,
 	StateUnbounded:                   Warning,
 	StateOverBound:                   Warning,
@@ -294,7 +298,7 @@ func (c *checker) finish() Report {
 	r.Verdict.Converged = !c.has(NotConverged) && !c.stateOverAtEnd && !c.has(MalformedHistory)
 	var b strings.Builder
 	if r.Verdict.ExactlyOnce {
-		fmt.Fprintf(&b, "exactly-once: yes (%d events, %d emitted once, %d late-dropped)", c.counts.Events, c.counts.EventsEmittedOnce, c.counts.EventsLateDropped)
+		fmt.Fprintf(&b, "exactly-once: yes (%d events, %d emitted once, %d dropped as late or filtered)", c.counts.Events, c.counts.EventsEmittedOnce, c.counts.EventsLateDropped)
 	} else {
 		fmt.Fprintf(&b, "exactly-once: NO: %s", strings.Join(bad, ", "))
 	}

@@ -158,7 +158,13 @@ func TestCleanRunsPerAPI(t *testing.T) {
 				if !r.Verdict.ExactlyOnce || !r.Verdict.Converged {
 					t.Fatalf("verdict %+v\n%s", r.Verdict, dump(r))
 				}
-				onlyKinds(t, r, tc.allowed...)
+				allowed := tc.allowed
+				if tc.cfg.api == presetB.api && (sink == "table" || sink == "append") {
+					// Cross-batch copies the per-batch dedup lets through land
+					// in a plain table twice (the merge sink matches them).
+					allowed = append(allowed, TableDuplicate)
+				}
+				onlyKinds(t, r, allowed...)
 				if !r.Counts.Conservation || r.Counts.Reads != r.Counts.Copies || r.Counts.Events != 300 {
 					t.Errorf("counts %+v", r.Counts)
 				}

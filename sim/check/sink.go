@@ -111,6 +111,15 @@ func (c *checker) checkSink() {
 			}
 		}
 		c.add(SinkLost, len(lostEx), fmt.Sprintf("%d emitted events are missing from the final table (the sink skipped or dropped their delivery)", len(lostEx)), lostEx)
+		// What a reader of the table sees, whatever the cause: an event held
+		// more than once (copies the operator let through, or replays).
+		var dupEx []Example
+		for _, ev := range c.events {
+			if rows := perEvent[ev]; len(rows) > 1 {
+				dupEx = append(dupEx, Example{Event: ev, Copies: sortedUniqueInts(rows), Detail: fmt.Sprintf("in the final table %d times (emitted %d times)", len(rows), len(c.emits[ev]))})
+			}
+		}
+		c.add(TableDuplicate, len(dupEx), fmt.Sprintf("%d events are held more than once in the final table", len(dupEx)), dupEx)
 	} else {
 		c.note("sink-lost and table duplicates: not checked, the history has no final table (sink kind %q); only repeated deliveries are", h.SinkKind)
 	}

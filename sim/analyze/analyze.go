@@ -1,0 +1,506 @@
+// Package analyze is steps 2 to 4 of seed 000's checklist run over a trace
+// of real events: measure the duplicate rate and the gap between the first
+// and the last copy of each id, choose the watermark delay from that gap
+// (a percentile plus a margin), and size the state at that delay with
+// sizing.Compute.
+//
+// # Input
+//
+// JSON Lines, one event per line, in arrival order; blank lines and lines
+// starting with # are skipped. Each event has the key column(s), an event
+// time (a JSON number of seconds since the epoch or an RFC 3339 string, as
+// row.ParseEventTime reads it) and optionally an arrival (processing) time
+// in the same forms. Without an arrival column the arrival order is the
+// line order, and arrival distances are counted in events.
+//
+// # Bounded memory
+//
+// Per key the analyzer keeps a 24-byte record (the key's 64-bit hash, its
+// first copy's event time and arrival) in a FIFO ring indexed by an
+// open-addressing table of 4-byte slots, about 30-36 bytes per key in all,
+// plus a small map for the keys that have copies. The ring holds at most
+// Options.MaxKeys keys: beyond it the key seen first is evicted (its
+// figures are final from then on) and remembered in Bloom filters of
+// 4 bytes per MaxKeys, so its later copies are counted as "beyond the
+// window" instead of new keys (with an expected number of false positives,
+// reported). Gaps go into log-bucketed histograms of fixed size. Memory is
+// thus bounded by MaxKeys whatever the length of the input: about 330 MB
+// for 10 million distinct keys (see the memory test).
+//
+// Keys are compared by a 64-bit hash of their encoded bytes (FNV-1a, then
+// splitmix64's finaliser). Two distinct keys collide with probability
+// 2^-64, so among n keys in the window the chance that any two collide is
+// about n^2 / 2^65: 3e-8 for 1 million keys, 3e-6 for 10 million, 1e-5 for
+// 20 million. A collision merges two keys: one extra copy is counted.
+//
+// # Impossible timestamps
+//
+// An event time before the epoch (negative) is impossible. An event time in
+// the future is impossible too: with an arrival column, more than
+// FutureTolerance (default 1 hour) ahead of the event's own arrival time;
+// without one, more than FutureTolerance (default 24 hours) ahead of the
+// median event time of its block of BlockEvents consecutive events. The
+// median of a block stands for "now" in a file in arrival order: it ignores
+// the few wild values it must detect, and a day of slack leaves ordinary
+// lateness, disorder and time-zone slips alone. Such events are counted and
+// left out of every other figure, as seed 000 advises filtering them before
+// withWatermark: one of them would drag the watermark forward.
+package analyze
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dedupsim/dedupsim/engine/row"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxKeys    = 20_000_000
+	DefaultPercentile = 99.99
+	DefaultMargin     = 0.25
+	// DefaultFutureToleranceArrival is the future tolerance with an
+	// arrival column: an event stamped more than an hour after it arrived.
+	DefaultFutureToleranceArrival = time.Hour
+	// DefaultFutureToleranceMedian is the tolerance without one, against
+	// the median event time of the event's block.
+	DefaultFutureToleranceMedian = 24 * time.Hour
+	// BlockEvents is the size of a block for the median rule.
+	BlockEvents = 1000
+	// maxExamples is how many skipped bad lines are quoted.
+	maxExamples = 10
+)
+
+// Options configure an analysis.
+type Options struct {
+	File    string   // name used in error messages and the report
+	Keys    []string // key columns (at least one)
+	Time    string   // event-time column
+	Arrival string   // arrival-time column; "" for line order
+	// MaxKeys caps the keys kept (default DefaultMaxKeys).
+	MaxKeys int
+	// SkipBad counts and reports bad lines instead of failing on the first.
+	SkipBad bool
+	// FutureTolerance: how far ahead an event time may be (0: default).
+	FutureTolerance time.Duration
+	Percentile      float64 // of the event-time gap (default 99.99)
+	// Margin: delay = percentile x (1 + Margin). 0 is no margin; the CLI's
+	// default is DefaultMargin.
+	Margin      float64
+	BytesPerKey float64 // for the state estimate (default 100)
+	Partitions  int     // for the state estimate (default 200)
+	// Progress, if set, is called by Run every 65,536 lines with the lines
+	// and bytes read so far.
+	Progress func(lines, bytes int64)
+}
+
+// LineError is a bad input line.
+type LineError struct {
+	File  string
+	Line  int64
+	Field string // the offending column; "" when the line is not a JSON object
+	Err   error
+}
+
+func (e *LineError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Field, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// pending is a parsed event waiting for its block to be complete.
+type pending struct {
+	hash    uint64
+	et, arr int64
+}
+
+// dup is what is kept of a key once it has a second copy.
+type dup struct {
+	etMin, etMax   int64
+	arrMin, arrMax int64
+	copies         int64
+}
+
+// column is one column checked on its own when a line is bad.
+type column struct {
+	name string
+	dec  *row.Decoder
+}
+
+// Analyzer consumes events one line at a time; Finish returns the report.
+type Analyzer struct {
+	opt     Options
+	dec     *row.Decoder
+	arrDec  *row.Decoder
+	columns []column
+	tol     int64 // future tolerance, µs
+	r       row.Row
+
+	lines, events, bad int64
+	badExamples        []string
+
+	block   []pending
+	scratch []int64
+	flushed int64 // events whose block is complete
+	blocks  int   // full blocks
+	// Medians of full blocks for the key rate: the first and the last,
+	// and how often one fell below the one before.
+	firstMed, lastMed int64
+	firstMid, lastMid float64
+	medDrops          int
+
+	beforeEpoch, future int64
+	analysed            int64
+	minET, maxET        int64
+	minArr, maxArr      int64
+	runMax              int64 // newest event time so far, for lateness
+
+	win             *window
+	dups            map[uint64]dup
+	distinct, extra int64
+	beyond, evicted int64
+	expFalse, fp    float64
+	lookups         int64
+	copies          [4]int64
+	maxCopies       int64
+	gapET, gapArr   Hist
+	late            Hist
+	finished        bool
+	keysWithCopies  int64
+}
+
+// New checks the options and fills in their defaults.
+func New(opt Options) (*Analyzer, error) {
+	if len(opt.Keys) == 0 {
+		return nil, errors.New("analyze: --key names no column")
+	}
+	for _, k := range opt.Keys {
+		if k == "" {
+			return nil, errors.New("analyze: --key has an empty column name")
+		}
+	}
+	if opt.Time == "" {
+		return nil, errors.New("analyze: --time names no column")
+	}
+	if opt.File == "" {
+		opt.File = "-"
+	}
+	if opt.MaxKeys == 0 {
+		opt.MaxKeys = DefaultMaxKeys
+	}
+	if opt.MaxKeys < 1 || opt.MaxKeys > MaxKeysLimit {
+		return nil, fmt.Errorf("analyze: --max-keys %d (want 1 to %d)", opt.MaxKeys, MaxKeysLimit)
+	}
+	if opt.Percentile == 0 {
+		opt.Percentile = DefaultPercentile
+	}
+	if !(opt.Percentile > 0 && opt.Percentile <= 100) {
+		return nil, fmt.Errorf("analyze: --percentile %g (want 0 < p <= 100)", opt.Percentile)
+	}
+	if opt.Margin < 0 {
+		return nil, fmt.Errorf("analyze: --margin %g (want >= 0)", opt.Margin)
+	}
+	if opt.FutureTolerance < 0 {
+		return nil, fmt.Errorf("analyze: --future-tolerance %s (want >= 0)", opt.FutureTolerance)
+	}
+	if opt.FutureTolerance == 0 {
+		opt.FutureTolerance = DefaultFutureToleranceMedian
+		if opt.Arrival != "" {
+			opt.FutureTolerance = DefaultFutureToleranceArrival
+		}
+	}
+	if opt.BytesPerKey == 0 {
+		opt.BytesPerKey = 100
+	}
+	if opt.Partitions == 0 {
+		opt.Partitions = 200
+	}
+	if opt.BytesPerKey < 0 || opt.Partitions < 0 {
+		return nil, errors.New("analyze: want --bytes-per-key > 0 and --partitions >= 1")
+	}
+	a := &Analyzer{
+		opt:   opt,
+		dec:   row.NewDecoder(opt.Keys, opt.Time),
+		tol:   opt.FutureTolerance.Microseconds(),
+		block: make([]pending, 0, BlockEvents),
+		win:   newWindow(opt.MaxKeys),
+		dups:  make(map[uint64]dup),
+	}
+	if opt.Arrival != "" {
+		a.arrDec = row.NewDecoder([]string{opt.Arrival}, opt.Arrival)
+	}
+	for _, c := range append(slices.Clone(opt.Keys), opt.Time, opt.Arrival) {
+		if c == "" || slices.ContainsFunc(a.columns, func(x column) bool { return x.name == c }) {
+			continue
+		}
+		et := ""
+		if c == opt.Time || c == opt.Arrival {
+			et = c
+		}
+		a.columns = append(a.columns, column{name: c, dec: row.NewDecoder([]string{c}, et)})
+	}
+	return a, nil
+}
+
+// Line takes one line of input (without or with its newline). Blank lines
+// and # comments are skipped. A bad line is a *LineError, or with SkipBad
+// counted and quoted in the report.
+func (a *Analyzer) Line(data []byte) error {
+	if a.finished {
+		return errors.New("analyze: Line after Finish")
+	}
+	a.lines++
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 || t[0] == '#' {
+		return nil
+	}
+	h, et, arr, err := a.parse(t)
+	if err != nil {
+		if !a.opt.SkipBad {
+			return err
+		}
+		a.bad++
+		if len(a.badExamples) < maxExamples {
+			a.badExamples = append(a.badExamples, err.Error())
+		}
+		return nil
+	}
+	a.events++
+	if a.arrDec == nil {
+		arr = a.events
+	}
+	a.block = append(a.block, pending{hash: h, et: et, arr: arr})
+	if len(a.block) == BlockEvents {
+		a.flush()
+	}
+	return nil
+}
+
+func (a *Analyzer) parse(t []byte) (h uint64, et, arr int64, err error) {
+	if err := a.dec.Decode(t, &a.r); err != nil {
+		return 0, 0, 0, a.diagnose(t, err)
+	}
+	if a.r.EventTimeNull {
+		return 0, 0, 0, a.lineError(a.opt.Time, errors.New("event time is null"))
+	}
+	h, et = hashKey(a.r.Key), a.r.EventTime
+	if a.arrDec != nil {
+		if err := a.arrDec.Decode(t, &a.r); err != nil {
+			return 0, 0, 0, a.diagnose(t, err)
+		}
+		if a.r.EventTimeNull {
+			return 0, 0, 0, a.lineError(a.opt.Arrival, errors.New("arrival time is null"))
+		}
+		arr = a.r.EventTime
+	}
+	return h, et, arr, nil
+}
+
+func (a *Analyzer) lineError(field string, err error) *LineError {
+	return &LineError{File: a.opt.File, Line: a.lines, Field: field, Err: err}
+}
+
+// diagnose names the column a decode error is about: a line that is not a
+// JSON object has none; otherwise each column is decoded on its own and
+// the first that fails is the culprit.
+func (a *Analyzer) diagnose(t []byte, err error) error {
+	if t[0] != '{' || !json.Valid(t) {
+		return a.lineError("", err)
+	}
+	var r row.Row
+	for _, c := range a.columns {
+		e := c.dec.Decode(t, &r)
+		if e == nil {
+			continue
+		}
+		msg := e.Error()
+		q := strconv.Quote(c.name)
+		switch {
+		case strings.HasPrefix(msg, "missing "):
+			msg = "missing"
+		case strings.HasPrefix(msg, "column "+q+" "):
+			msg = strings.TrimPrefix(msg, "column "+q+" ")
+		default:
+			msg = strings.TrimPrefix(msg, "event-time column "+q+": ")
+		}
+		return a.lineError(c.name, errors.New(msg))
+	}
+	return a.lineError("", err)
+}
+
+// flush classifies a complete block's events against its median and feeds
+// the possible ones to the key tracker, in order.
+func (a *Analyzer) flush() {
+	b := a.block
+	if len(b) == 0 {
+		return
+	}
+	a.scratch = a.scratch[:0]
+	for _, p := range b {
+		a.scratch = append(a.scratch, p.et)
+	}
+	slices.Sort(a.scratch)
+	med := a.scratch[(len(b)-1)/2]
+	// Only full blocks count for the key rate: the last, partial block
+	// may hold a handful of stragglers.
+	if len(b) == BlockEvents {
+		mid := float64(a.flushed) + float64(len(b))/2
+		if a.blocks == 0 {
+			a.firstMed, a.firstMid = med, mid
+		} else if med < a.lastMed {
+			a.medDrops++
+		}
+		a.lastMed, a.lastMid = med, mid
+		a.blocks++
+	}
+	a.flushed += int64(len(b))
+	for _, p := range b {
+		switch {
+		case p.et < 0:
+			a.beforeEpoch++
+		case a.arrDec != nil && p.et > p.arr+a.tol, a.arrDec == nil && p.et > med+a.tol:
+			a.future++
+		default:
+			a.track(p)
+		}
+	}
+	a.block = b[:0]
+}
+
+// track counts one event with a possible timestamp.
+func (a *Analyzer) track(p pending) {
+	if a.analysed == 0 {
+		a.minET, a.maxET, a.minArr, a.maxArr, a.runMax = p.et, p.et, p.arr, p.arr, p.et
+	}
+	a.analysed++
+	a.minET, a.maxET = min(a.minET, p.et), max(a.maxET, p.et)
+	a.minArr, a.maxArr = min(a.minArr, p.arr), max(a.maxArr, p.arr)
+	if p.et >= a.runMax {
+		a.runMax = p.et
+		a.late.Add(0)
+	} else {
+		a.late.Add(a.runMax - p.et)
+	}
+
+	i, slot, ok := a.win.find(p.hash)
+	if ok {
+		d, ok := a.dups[p.hash]
+		if !ok {
+			r := a.win.at(i)
+			d = dup{etMin: r.et, etMax: r.et, arrMin: r.arr, arrMax: r.arr, copies: 1}
+		}
+		d.etMin, d.etMax = min(d.etMin, p.et), max(d.etMax, p.et)
+		d.arrMin, d.arrMax = min(d.arrMin, p.arr), max(d.arrMax, p.arr)
+		d.copies++
+		a.dups[p.hash] = d
+		a.extra++
+		return
+	}
+	if a.win.cur != nil {
+		if a.lookups%1024 == 0 {
+			a.fp = a.win.falsePositive()
+		}
+		a.lookups++
+		a.expFalse += a.fp
+		if a.win.evictedBefore(p.hash) {
+			a.beyond++
+			a.extra++
+			return
+		}
+	}
+	a.distinct++
+	if old, evicted := a.win.insert(p.hash, slot, p.et, p.arr); evicted {
+		a.evicted++
+		a.finalize(old)
+	}
+}
+
+// finalize records a key's figures once no more copies can be matched to it.
+func (a *Analyzer) finalize(r rec) {
+	d, ok := a.dups[r.hash]
+	if !ok {
+		a.copies[0]++
+		a.maxCopies = max(a.maxCopies, 1)
+		return
+	}
+	delete(a.dups, r.hash)
+	a.copies[min(d.copies, 4)-1]++
+	a.maxCopies = max(a.maxCopies, d.copies)
+	a.keysWithCopies++
+	a.gapET.Add(d.etMax - d.etMin)
+	a.gapArr.Add(d.arrMax - d.arrMin)
+}
+
+// Finish ends the input and returns the report. The analyzer cannot be
+// used afterwards.
+func (a *Analyzer) Finish() *Report {
+	if !a.finished {
+		a.flush()
+		a.win.each(func(r *rec) { a.finalize(*r) })
+		a.win, a.dups = nil, nil
+		a.finished = true
+	}
+	return a.report()
+}
+
+// Run analyses a whole stream of JSON Lines: New, Read, Finish.
+func Run(r io.Reader, opt Options) (*Report, error) {
+	a, err := New(opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Read(r); err != nil {
+		return nil, err
+	}
+	return a.Finish(), nil
+}
+
+// Read feeds every line of r to Line, calling Options.Progress on the way.
+// It fails with the first *LineError (unless SkipBad) or a read error.
+func (a *Analyzer) Read(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long []byte // a line longer than the buffer
+	var read int64
+	progress := a.opt.Progress
+	for {
+		line, err := br.ReadSlice('\n')
+		read += int64(len(line))
+		if err == bufio.ErrBufferFull {
+			long = append(long, line...)
+			continue
+		}
+		if long != nil {
+			line = append(long, line...)
+			long = nil
+		}
+		if len(line) > 0 {
+			if lerr := a.Line(line); lerr != nil {
+				return lerr
+			}
+			if progress != nil && a.lines%(1<<16) == 0 {
+				progress(a.lines, read)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.opt.File, err)
+		}
+	}
+	if progress != nil {
+		progress(a.lines, read)
+	}
+	return nil
+}

@@ -1,0 +1,494 @@
+package analyze
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/sim/sizing"
+)
+
+// Report is the result of an analysis. Times are in milliseconds, rates per
+// second of event time.
+type Report struct {
+	File        string   `json:"file"`
+	Keys        []string `json:"keys"`
+	Time        string   `json:"time_column"`
+	Arrival     string   `json:"arrival_column,omitempty"`
+	Lines       int64    `json:"lines"`
+	Events      int64    `json:"events"`
+	BadLines    int64    `json:"bad_lines"`
+	BadExamples []string `json:"bad_examples,omitempty"`
+
+	// Impossible timestamps, left out of every figure below.
+	BeforeEpoch int64  `json:"before_epoch"`
+	Future      int64  `json:"future"`
+	FutureRule  string `json:"future_rule"`
+
+	Analysed       int64   `json:"analysed"`
+	DistinctKeys   int64   `json:"distinct_keys"`
+	ExtraCopies    int64   `json:"extra_copies"`
+	DuplicateRate  float64 `json:"duplicate_rate"` // extra copies / events analysed
+	KeysWithCopies int64   `json:"keys_with_copies"`
+	// KeysWithCopiesRate is keys with copies / distinct keys (seed 000's
+	// "0.4% of ids appear more than once").
+	KeysWithCopiesRate float64      `json:"keys_with_copies_rate"`
+	CopiesPerKey       CopiesPerKey `json:"copies_per_key"`
+	Window             Window       `json:"window"`
+
+	// Gap between the first and the last copy of each key with copies.
+	EventTimeGapMs Quantiles `json:"event_time_gap_ms"`
+	// KeysTimeDiffers counts keys with copies whose copies do not all
+	// carry the same event time.
+	KeysTimeDiffers int64     `json:"keys_time_differs"`
+	ArrivalGap      Quantiles `json:"arrival_gap"`
+	ArrivalGapUnit  string    `json:"arrival_gap_unit"` // "ms" or "events"
+	// LatenessMs: how far each event's time is behind the newest event
+	// time before it in the file.
+	LatenessMs Quantiles `json:"lateness_ms"`
+
+	SpanSec       float64 `json:"event_time_span_s"`
+	SpanBasis     string  `json:"span_basis"`
+	KeyRatePerSec float64 `json:"key_rate_per_s"`
+
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
+	Notes          []string        `json:"notes,omitempty"`
+}
+
+// Quantiles of a distribution (nearest rank).
+type Quantiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99.9"`
+	P9999 float64 `json:"p99.99"`
+	Max   float64 `json:"max"`
+}
+
+// CopiesPerKey is how many keys had 1, 2, 3 and 4 or more copies.
+type CopiesPerKey struct {
+	One      int64 `json:"1"`
+	Two      int64 `json:"2"`
+	Three    int64 `json:"3"`
+	FourPlus int64 `json:"4+"`
+	Max      int64 `json:"max"`
+}
+
+// Window says whether the key cap was reached.
+type Window struct {
+	MaxKeys int   `json:"max_keys"`
+	Evicted int64 `json:"evicted"`
+	// Beyond counts copies whose key had been evicted: their gap is
+	// wider than the window and not in the gap figures.
+	Beyond int64 `json:"beyond_window"`
+	// ExpectedFalseBeyond is how many of Beyond the Bloom filters may
+	// have mistaken for a copy (an upper estimate).
+	ExpectedFalseBeyond float64 `json:"expected_false_beyond"`
+}
+
+// Recommendation is the delay chosen from the event-time gap, and the
+// state it costs.
+type Recommendation struct {
+	Percentile float64 `json:"percentile"`
+	Margin     float64 `json:"margin"`
+	GapMs      float64 `json:"gap_at_percentile_ms"`
+	DelayMs    int64   `json:"delay_ms"`
+	Delay      string  `json:"delay"`       // "50m"
+	SparkDelay string  `json:"spark_delay"` // "50 minutes", for withWatermark
+	// KeysNotCovered: keys with copies whose gap is at least the delay;
+	// dropDuplicatesWithinWatermark lets a copy of each through.
+	KeysNotCovered int64 `json:"keys_not_covered"`
+	// LateEvents: events more than the delay behind the newest event time
+	// before them, which the watermark drops as too late (an upper bound:
+	// Spark moves the watermark once per batch).
+	LateEvents  int64   `json:"late_events"`
+	BytesPerKey float64 `json:"bytes_per_key"`
+	Partitions  int     `json:"partitions"`
+	State       []State `json:"state,omitempty"`
+	StateNote   string  `json:"state_note,omitempty"`
+}
+
+// State is sizing.Compute's estimate for one API at the delay.
+type State struct {
+	API          string  `json:"api"`
+	Keys         string  `json:"keys"`
+	RetentionSec float64 `json:"retention_s"`
+	KeysInState  float64 `json:"keys_in_state"`
+	TotalBytes   float64 `json:"total_bytes"`
+	PerPartition float64 `json:"per_partition_bytes"`
+	Formula      string  `json:"formula"`
+}
+
+func quantiles(h *Hist, scale float64) Quantiles {
+	return Quantiles{
+		Count: h.Count(),
+		P50:   h.Quantile(50) * scale,
+		P99:   h.Quantile(99) * scale,
+		P999:  h.Quantile(99.9) * scale,
+		P9999: h.Quantile(99.99) * scale,
+		Max:   float64(h.Max()) * scale,
+	}
+}
+
+func (a *Analyzer) report() *Report {
+	o := a.opt
+	r := &Report{
+		File: o.File, Keys: o.Keys, Time: o.Time, Arrival: o.Arrival,
+		Lines: a.lines, Events: a.events, BadLines: a.bad, BadExamples: a.badExamples,
+		BeforeEpoch: a.beforeEpoch, Future: a.future,
+		Analysed: a.analysed, DistinctKeys: a.distinct, ExtraCopies: a.extra,
+		KeysWithCopies: a.keysWithCopies,
+		CopiesPerKey:   CopiesPerKey{One: a.copies[0], Two: a.copies[1], Three: a.copies[2], FourPlus: a.copies[3], Max: a.maxCopies},
+		Window:         Window{MaxKeys: o.MaxKeys, Evicted: a.evicted, Beyond: a.beyond, ExpectedFalseBeyond: math.Min(a.expFalse, float64(a.beyond))},
+		EventTimeGapMs: quantiles(&a.gapET, 1e-3),
+		LatenessMs:     quantiles(&a.late, 1e-3),
+	}
+	r.KeysTimeDiffers = a.gapET.Count() - a.gapET.Zeros()
+	if o.Arrival != "" {
+		r.FutureRule = fmt.Sprintf("event time more than %s ahead of its arrival time (%s)", Human(ms(o.FutureTolerance)), o.Arrival)
+		r.ArrivalGap, r.ArrivalGapUnit = quantiles(&a.gapArr, 1e-3), "ms"
+	} else {
+		r.FutureRule = fmt.Sprintf("event time more than %s ahead of the median event time of its block of %s events", Human(ms(o.FutureTolerance)), Group(BlockEvents))
+		r.ArrivalGap, r.ArrivalGapUnit = quantiles(&a.gapArr, 1), "events"
+	}
+	if a.analysed > 0 {
+		r.DuplicateRate = float64(a.extra) / float64(a.analysed)
+	}
+	if a.distinct > 0 {
+		r.KeysWithCopiesRate = float64(a.keysWithCopies) / float64(a.distinct)
+	}
+
+	// The event-time span the keys arrived over, for the key rate.
+	switch {
+	case a.analysed == 0:
+	case o.Arrival != "":
+		r.SpanSec, r.SpanBasis = float64(a.maxArr-a.minArr)/1e6, "arrival times"
+	case a.blocks >= 2 && a.lastMed > a.firstMed && a.medDrops*10 <= a.blocks-1:
+		r.SpanSec = float64(a.lastMed-a.firstMed) / (a.lastMid - a.firstMid) * float64(a.events) / 1e6
+		r.SpanBasis = fmt.Sprintf("median event times of the first and last full blocks of %s events", Group(BlockEvents))
+	default:
+		r.SpanSec, r.SpanBasis = float64(a.maxET-a.minET)/1e6, "earliest to latest event time"
+		if a.blocks >= 2 {
+			r.SpanBasis += " (the file is not in event-time order)"
+		}
+	}
+	if r.SpanSec > 0 {
+		r.KeyRatePerSec = float64(a.distinct) / r.SpanSec
+	}
+	a.recommend(r)
+	a.notes(r)
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func (a *Analyzer) recommend(r *Report) {
+	if a.keysWithCopies == 0 {
+		return
+	}
+	o := a.opt
+	gap := a.gapET.Quantile(o.Percentile) // µs
+	d := RoundDelay(time.Duration(gap * (1 + o.Margin) * float64(time.Microsecond)))
+	rec := &Recommendation{
+		Percentile: o.Percentile, Margin: o.Margin, GapMs: gap / 1e3,
+		DelayMs: d.Milliseconds(), Delay: Human(ms(d)), SparkDelay: SparkInterval(d),
+		// dropDuplicatesWithinWatermark covers gaps below the delay.
+		KeysNotCovered: a.gapET.CountAbove(float64(d.Microseconds()) - 1),
+		LateEvents:     a.late.CountAbove(float64(d.Microseconds())),
+		BytesPerKey:    o.BytesPerKey, Partitions: o.Partitions,
+	}
+	r.Recommendation = rec
+	if r.KeyRatePerSec <= 0 {
+		rec.StateNote = "no state estimate: the events span no event time"
+		return
+	}
+	keys := "[" + strings.Join(o.Keys, ", ") + "]"
+	withTime := "[" + strings.Join(append(append([]string{}, o.Keys...), o.Time), ", ") + "]"
+	for _, api := range []query.API{query.DropDuplicates, query.DropDuplicatesWithinWatermark} {
+		e, err := sizing.Compute(sizing.Params{RatePerSec: r.KeyRatePerSec, Delay: d, API: api,
+			Partitions: o.Partitions, BytesPerKey: o.BytesPerKey, EventTimeInKey: true})
+		if err != nil {
+			rec.StateNote = "no state estimate: " + err.Error()
+			rec.State = nil
+			return
+		}
+		k := keys
+		if api == query.DropDuplicates {
+			k = withTime
+		}
+		rec.State = append(rec.State, State{API: string(api), Keys: k, RetentionSec: e.RetentionSec,
+			KeysInState: e.Keys, TotalBytes: e.TotalBytes, PerPartition: e.PerPartition, Formula: e.Formula})
+	}
+}
+
+func (a *Analyzer) notes(r *Report) {
+	add := func(format string, args ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, args...)) }
+	if r.BadLines > 0 {
+		add("%s skipped (--skip-bad); the first: %s", plural(r.BadLines, "bad line", "bad lines"), r.BadExamples[0])
+	}
+	if n := r.BeforeEpoch + r.Future; n > 0 {
+		add("%s impossible timestamps: filter them before withWatermark, or one of them drags the watermark forward and honest events become late (seed 000)", plural(n, "event", "events")+" with")
+	}
+	if w := r.Window; w.Evicted > 0 {
+		add("the key window (--max-keys %s) overflowed: %s evicted; %s of evicted keys counted beyond the window (about %.0f of them may be false positives); their gaps are wider than the window and not in the gap figures",
+			Group(int64(w.MaxKeys)), plural(w.Evicted, "key", "keys"), plural(w.Beyond, "later copy", "later copies"), w.ExpectedFalseBeyond)
+	}
+	rec := r.Recommendation
+	if rec == nil {
+		if r.Analysed > 0 {
+			add("no key has copies: any delay deduplicates this trace; choose the delay for lateness")
+		}
+		return
+	}
+	n := r.KeysWithCopies
+	p := "p" + strconv.FormatFloat(rec.Percentile, 'f', -1, 64)
+	if left := n - Rank(rec.Percentile, n); left == 0 {
+		add("%s of %s keys with copies is their largest gap: %s needs at least %s keys with copies to leave any out",
+			p, Group(n), p, Group(int64(math.Ceil(1/(1-rec.Percentile/100)-1e-9))))
+	}
+	if r.Window.Beyond > 0 && r.Window.Beyond > n-Rank(rec.Percentile, n) {
+		add("copies beyond the window outnumber the keys above %s: the delay may be too short; raise --max-keys", p)
+	}
+	if r.KeysTimeDiffers > 0 {
+		add("%s of %s with copies (%s) had copies with different event times: dropDuplicates with the event time in its keys lets those copies through; use dropDuplicatesWithinWatermark",
+			Group(r.KeysTimeDiffers), plural(n, "key", "keys"), Percent(float64(r.KeysTimeDiffers)/float64(n)))
+	} else {
+		add("every key's copies share one event time: dropDuplicates with the event time in its keys deduplicates them too, with half the retention")
+	}
+	if rec.KeysNotCovered > 0 {
+		add("%s copies %s or more apart: each lets a copy through dropDuplicatesWithinWatermark at this delay; catch them at the sink (a MERGE on the id, seed 000)",
+			plural(rec.KeysNotCovered, "key", "keys")+" had", rec.Delay)
+	}
+	if rec.LateEvents > 0 {
+		add("%s (%s of those analysed) more than %s behind the newest event time before it: the watermark would drop it as too late (an upper bound: Spark moves the watermark once per batch)",
+			plural(rec.LateEvents, "event came", "events came each"), Percent(float64(rec.LateEvents)/float64(r.Analysed)), rec.Delay)
+	}
+}
+
+// delayUnits are the steps a delay is rounded up to.
+var delayUnits = []time.Duration{time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond,
+	time.Second, 5 * time.Second, 15 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute,
+	time.Hour, 6 * time.Hour, 24 * time.Hour}
+
+// RoundDelay rounds d up to a multiple of the largest of 1ms, 10ms, 100ms,
+// 1s, 5s, 15s, 1m, 5m, 15m, 1h, 6h and 1d that is at most a tenth of d, so
+// rounding adds less than 10%: 49m 52s becomes 50m, 51m 15s becomes 55m,
+// 2h 3m becomes 2h 5m.
+func RoundDelay(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	unit := delayUnits[0]
+	for _, u := range delayUnits {
+		if u*10 <= d {
+			unit = u
+		}
+	}
+	return (d + unit - 1) / unit * unit
+}
+
+// SparkInterval writes a delay as withWatermark takes it: "50 minutes",
+// "1 hour 5 minutes", "1.5 seconds".
+func SparkInterval(d time.Duration) string {
+	if d <= 0 {
+		return "0 seconds"
+	}
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return strconv.FormatInt(n, 10) + " " + unit + "s"
+	}
+	if d < time.Second {
+		return plural(d.Milliseconds(), "millisecond")
+	}
+	var parts []string
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}} {
+		if n := int64(d / u.d); n > 0 {
+			parts = append(parts, plural(n, u.name))
+			d -= time.Duration(n) * u.d
+		}
+	}
+	if d > 0 {
+		s := strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+		if s == "1" {
+			parts = append(parts, "1 second")
+		} else {
+			parts = append(parts, s+" seconds")
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Human writes milliseconds in the largest units that fit, two at most:
+// "350ms", "12.5s", "39m 58s", "2h 5m", "3d 4h".
+func Human(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 1000:
+		return trim(ms, 3) + "ms"
+	case ms < 60e3:
+		return trim(ms/1e3, 1) + "s"
+	}
+	s := int64(math.Round(ms / 1e3))
+	two := func(a int64, ua string, b int64, ub string) string {
+		if b == 0 {
+			return strconv.FormatInt(a, 10) + ua
+		}
+		return fmt.Sprintf("%d%s %d%s", a, ua, b, ub)
+	}
+	switch {
+	case s < 3600:
+		return two(s/60, "m", s%60, "s")
+	case s < 86400:
+		return two(s/3600, "h", s%3600/60, "m")
+	}
+	return two(s/86400, "d", s%86400/3600, "h")
+}
+
+func trim(v float64, decimals int) string {
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// plural writes "1 key", "2 keys".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Group(n) + " " + many
+}
+
+// Group writes an integer with thousands separators.
+func Group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Percent writes a fraction as a percentage with 2 significant decimals
+// past the leading zeros: 0.4%, 0.0097%.
+func Percent(f float64) string {
+	if f == 0 {
+		return "0%"
+	}
+	d := 2
+	for x := f * 100; x < 1 && d < 8; x *= 10 {
+		d++
+	}
+	return trim(f*100, d) + "%"
+}
+
+// msFigure writes a millisecond figure for a table: three decimals below
+// 10 ms, whole milliseconds with separators above.
+func msFigure(v float64) string {
+	if v < 10 {
+		return trim(v, 3)
+	}
+	return Group(int64(math.Round(v)))
+}
+
+// WriteText prints the report for a person.
+func (r *Report) WriteText(w io.Writer) {
+	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	row := func(label, value string) { pf("%-22s %s\n", label, value) }
+	row("file", fmt.Sprintf("%s: %s lines, %s events", r.File, Group(r.Lines), Group(r.Events)))
+	if r.BadLines > 0 {
+		row("bad lines", Group(r.BadLines)+" skipped")
+		for _, e := range r.BadExamples {
+			row("", e)
+		}
+	}
+	row("impossible timestamps", fmt.Sprintf("%s before the epoch, %s in the future; left out below", Group(r.BeforeEpoch), Group(r.Future)))
+	row("", "future: "+r.FutureRule)
+	row("events analysed", Group(r.Analysed))
+	row("distinct keys", Group(r.DistinctKeys))
+	row("extra copies", fmt.Sprintf("%s   duplicate rate %s (extra copies / events analysed)", Group(r.ExtraCopies), Percent(r.DuplicateRate)))
+	row("keys with copies", fmt.Sprintf("%s (%s of distinct keys)", Group(r.KeysWithCopies), Percent(r.KeysWithCopiesRate)))
+	c := r.CopiesPerKey
+	row("copies per key", fmt.Sprintf("1: %s   2: %s   3: %s   4+: %s   (max %s)", Group(c.One), Group(c.Two), Group(c.Three), Group(c.FourPlus), Group(c.Max)))
+	if r.Window.Evicted == 0 {
+		row("key window", fmt.Sprintf("every key held (--max-keys %s)", Group(int64(r.Window.MaxKeys))))
+	} else {
+		row("key window", fmt.Sprintf("%s keys evicted (--max-keys %s); %s copies beyond the window (about %.0f false positives)",
+			Group(r.Window.Evicted), Group(int64(r.Window.MaxKeys)), Group(r.Window.Beyond), r.Window.ExpectedFalseBeyond))
+	}
+
+	pf("\ngap between the first and the last copy of a key (%s keys with copies)\n", Group(r.KeysWithCopies))
+	pf("%-22s %12s %12s %12s %12s %12s\n", "", "p50", "p99", "p99.9", "p99.99", "max")
+	line := func(label string, q Quantiles, f func(float64) string) {
+		pf("%-22s %12s %12s %12s %12s %12s\n", label, f(q.P50), f(q.P99), f(q.P999), f(q.P9999), f(q.Max))
+	}
+	line("event time", r.EventTimeGapMs, Human)
+	line("event time (ms)", r.EventTimeGapMs, msFigure)
+	if r.ArrivalGapUnit == "ms" {
+		line("arrival", r.ArrivalGap, Human)
+		line("arrival (ms)", r.ArrivalGap, msFigure)
+	} else {
+		line("arrival (events)", r.ArrivalGap, func(v float64) string { return Group(int64(math.Round(v))) })
+	}
+	pf("\nlateness: event time behind the newest event time before it (%s events)\n", Group(r.LatenessMs.Count))
+	line("lateness", r.LatenessMs, Human)
+	line("lateness (ms)", r.LatenessMs, msFigure)
+
+	pf("\n")
+	if r.KeyRatePerSec > 0 {
+		row("key rate", fmt.Sprintf("%s distinct keys/s of event time (over %s, %s)", trim(r.KeyRatePerSec, 2), Human(r.SpanSec*1e3), r.SpanBasis))
+	} else {
+		row("key rate", "unknown: the events span no event time")
+	}
+	if rec := r.Recommendation; rec != nil {
+		p := "p" + strconv.FormatFloat(rec.Percentile, 'f', -1, 64)
+		row("recommended delay", fmt.Sprintf("%s = %s of the event-time gap (%s) x %s, rounded up", rec.Delay, p, Human(rec.GapMs), trim(1+rec.Margin, 4)))
+		row("", fmt.Sprintf(".withWatermark(%q, %q)", r.Time, rec.SparkDelay))
+		row("keys not covered", fmt.Sprintf("%s (copies %s or more apart)", Group(rec.KeysNotCovered), rec.Delay))
+		row("late events", fmt.Sprintf("%s (more than %s behind: dropped by the watermark)", Group(rec.LateEvents), rec.Delay))
+		if rec.StateNote != "" {
+			row("state", rec.StateNote)
+		}
+		if len(rec.State) > 0 {
+			pf("\nstate at %s (%s keys/s, %s B/key, %d partitions)\n", rec.Delay, trim(r.KeyRatePerSec, 2), trim(rec.BytesPerKey, 2), rec.Partitions)
+			for _, s := range rec.State {
+				pf("  %-46s retention %-8s %14s keys %12s %12s/partition\n", s.API+"("+s.Keys+")", Human(s.RetentionSec*1e3), count(s.KeysInState), sizing.Bytes(s.TotalBytes), sizing.Bytes(s.PerPartition))
+			}
+		}
+	}
+	if len(r.Notes) > 0 {
+		pf("\nnotes\n")
+		for _, n := range r.Notes {
+			pf("  - %s\n", n)
+		}
+	}
+}
+
+func count(v float64) string {
+	switch {
+	case v >= 1e9:
+		return trim(v/1e9, 2) + " billion"
+	case v >= 1e6:
+		return trim(v/1e6, 2) + " million"
+	}
+	return Group(int64(math.Round(v)))
+}
