@@ -170,6 +170,14 @@ func Start(cfg Config) (*Engine, error) {
 }
 
 func (e *Engine) open() error {
+	// Crash recovery: a file renamed into place just before a process
+	// crash is visible but its directory entry may not be durable yet.
+	// Acting on it (re-running, or planning past, the batch it describes)
+	// and then losing it to a power cut would leave the checkpoint
+	// inconsistent, so make what this run is about to read durable first.
+	if err := e.syncCheckpoint(); err != nil {
+		return err
+	}
 	id, ok, err := e.ckpt.QueryID()
 	if err != nil {
 		return err
@@ -276,6 +284,36 @@ func (e *Engine) open() error {
 		}
 	}
 	e.tracker = watermark.NewTracker(watermark.Policy(e.q.WatermarkPolicy), delays, startWm)
+	return nil
+}
+
+// syncCheckpoint fsyncs the checkpoint's directories: the root, the logs,
+// and every state folder.
+func (e *Engine) syncCheckpoint() error {
+	fs := e.cfg.Checkpoint
+	dirs := []string{".", "offsets", "commits", "state"}
+	ops, err := fs.ReadDir("state")
+	if err != nil && !fsys.IsNotExist(err) {
+		return err
+	}
+	for _, op := range ops {
+		dirs = append(dirs, "state/"+op, "state/"+op+"/_metadata")
+		parts, err := fs.ReadDir("state/" + op)
+		if err != nil {
+			continue // a file, not a folder
+		}
+		for _, p := range parts {
+			dirs = append(dirs, "state/"+op+"/"+p, "state/"+op+"/"+p+"/_metadata")
+		}
+	}
+	for _, d := range dirs {
+		if ok, err := fs.Exists(d); err != nil || !ok {
+			continue
+		}
+		if err := fs.SyncDir(d); err != nil && !fsys.IsNotExist(err) {
+			return fmt.Errorf("checkpoint: sync %s: %w", d, err)
+		}
+	}
 	return nil
 }
 

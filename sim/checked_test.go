@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -323,22 +322,14 @@ func describeReport(r check.Report) string {
 	return b.String()
 }
 
-// TestKnownIssueUnsyncedOffsetsAfterRestart reproduces an engine issue the
-// property tests found (reported; engine/ is outside this package): a
-// process crash inside fsys.WriteAtomic of offsets/N, after the rename and
-// before the directory fsync, leaves offsets/N visible but not durable. The
-// restarted engine acts on it without making it durable (replays batch N
-// into the sink, or commits N and plans on); a later power loss erases it.
-// Then either batch N is re-planned with other rows, which the table sink
-// skips as already committed (sink-lost), or commits/N survives without
-// offsets/N and the engine cannot restart. Fixing it (e.g. fsync of the
-// offsets and commits directories when the engine opens a checkpoint, as
-// databases fsync on crash recovery) makes this test pass; it runs with
-// DEDUPSIM_KNOWN_ISSUES=1.
-func TestKnownIssueUnsyncedOffsetsAfterRestart(t *testing.T) {
-	if os.Getenv("DEDUPSIM_KNOWN_ISSUES") == "" {
-		t.Skip("known engine issue; DEDUPSIM_KNOWN_ISSUES=1 runs it")
-	}
+// TestUnsyncedOffsetsAfterRestart is a regression test for an engine bug
+// the property tests found: a process crash inside fsys.WriteAtomic of
+// offsets/N, after the rename and before the directory fsync, left
+// offsets/N visible but not durable; the restarted engine acted on it and a
+// later power loss erased it (sink-lost, or commits/N without offsets/N and
+// no restart possible). The engine now fsyncs the checkpoint's folders when
+// it opens it, as databases do on crash recovery.
+func TestUnsyncedOffsetsAfterRestart(t *testing.T) {
 	small := func(q string, plan map[string]faults.Knobs, rate float64, fault time.Duration) Config {
 		cfg := Defaults()
 		cfg.Query = QueryText(q)
