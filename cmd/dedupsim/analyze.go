@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,16 +84,32 @@ unless --skip-bad, which counts and quotes them in the report.`,
 				}
 				in = f
 			}
+			// Progress past progressLines lines: for a file, judged up front
+			// by its size over the bytes per line of its first 64 KiB, so the
+			// bar starts at 0 and its rate is right; for stdin, once that many
+			// lines are read.
 			var bar *progressbar.ProgressBar
+			newBar := func() {
+				bar = progressbar.NewOptions64(size, progressbar.OptionSetWriter(os.Stderr),
+					progressbar.OptionSetDescription("analyze "+args[0]), progressbar.OptionShowBytes(true),
+					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+				bar.RenderBlank() // starts the clock the rate is measured from
+			}
 			if !quiet {
-				opt.Progress = func(lines, bytes int64) {
-					if bar == nil && lines >= progressLines {
-						bar = progressbar.NewOptions64(size, progressbar.OptionSetWriter(os.Stderr),
-							progressbar.OptionSetDescription("analyze "+args[0]), progressbar.OptionShowBytes(true),
-							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+				br := bufio.NewReaderSize(in, 1<<16)
+				in = br
+				if size > 0 {
+					head, _ := br.Peek(1 << 16)
+					if n := bytes.Count(head, []byte("\n")); n > 0 && size/int64(len(head)/n) >= progressLines {
+						newBar()
+					}
+				}
+				opt.Progress = func(lines, read int64) {
+					if bar == nil && size < 0 && lines >= progressLines {
+						newBar()
 					}
 					if bar != nil {
-						bar.Set64(bytes)
+						bar.Set64(read)
 					}
 				}
 			}
