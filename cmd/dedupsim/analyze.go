@@ -68,8 +68,8 @@ unless --skip-bad, which counts and quotes them in the report.`,
 				}
 				opt.FutureTolerance = time.Duration(d) * time.Millisecond
 			}
-			if bytesPerKey <= 0 || partitions < 1 || maxKeys < 1 {
-				return badInput(errors.New("analyze: want --bytes-per-key > 0, --partitions >= 1 and --max-keys >= 1"))
+			if !(percentile > 0 && percentile <= 100) || bytesPerKey <= 0 || partitions < 1 || maxKeys < 1 {
+				return badInput(errors.New("analyze: want 0 < --percentile <= 100, --bytes-per-key > 0, --partitions >= 1 and --max-keys >= 1"))
 			}
 			var in io.Reader = os.Stdin
 			size := int64(-1)
