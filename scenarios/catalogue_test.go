@@ -3,6 +3,7 @@ package scenarios
 import (
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -153,5 +154,29 @@ func TestCatalogueDocumented(t *testing.T) {
 	}
 	if len(extra) > 0 {
 		t.Errorf("scenarios/README.md's catalogue table lists %s, not in the catalogue", strings.Join(extra, ", "))
+	}
+}
+
+// TestIncidents runs every incident file (scenarios/incidents) on two
+// seeds: each is a regression test that must keep passing.
+func TestIncidents(t *testing.T) {
+	files, err := filepath.Glob("incidents/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no incident files: %v", err)
+	}
+	for _, f := range files {
+		s, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, seed := range []uint64{1, 2} {
+			r, err := Run(s, seed, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Passed {
+				t.Errorf("%s seed %d: %s (replay: %s)", f, seed, r.Report.Verdict.Summary, r.Replay)
+			}
+		}
 	}
 }
