@@ -15,7 +15,6 @@ build:
 # exec examples, each printed as a per-batch table.
 demo: build
 	./$(BIN) run --out out/demo
-	@echo "reports: out/demo/*/report.html, summary: out/demo/summary.md"
 	@for ex in examples/*/; do \
 	  echo "=== $$ex: $$(head -n 1 $$ex/README.txt)"; \
 	  ./$(BIN) exec --format table --query $$ex/query.yaml --input $$ex/steps.jsonl || exit 1; \

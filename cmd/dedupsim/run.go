@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
@@ -47,9 +48,27 @@ Every failure prints the seed and the command that replays it.`,
 				if err := writeRun(out, r); err != nil {
 					return &exitError{code: 1, err: err}
 				}
-				printRun(cmd.OutOrStdout(), r)
+				if len(list) == 1 {
+					printRun(cmd.OutOrStdout(), r)
+				}
 				runs = append(runs, r)
 			}
+			if len(list) > 1 {
+				printTable(cmd.OutOrStdout(), runs)
+				for _, r := range runs {
+					if !r.Passed {
+						printRun(cmd.OutOrStdout(), r)
+					}
+				}
+			}
+			var entries []reports.IndexEntry
+			for _, r := range runs {
+				entries = append(entries, reports.IndexEntry{Run: r, Dir: filepath.Base(runDir(out, r))})
+			}
+			if err := reports.WriteIndex(filepath.Join(out, "index.html"), entries); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "reports: %s\n", filepath.Join(out, "index.html"))
 			return finish(out, runs)
 		},
 	}
@@ -174,6 +193,45 @@ func finish(out string, runs []*reports.Run) error {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d runs did not meet their expectations: %s", len(failed), len(runs), strings.Join(failed, ", "))}
 	}
 	return nil
+}
+
+// printTable prints one line per run: what the scenario expected, what
+// the checker found, and the figures a reader looks at first.
+func printTable(w io.Writer, runs []*reports.Run) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\texpected\tgot\tresult\tstate peak\tduplicates passed\tin table twice\tlate drops\t")
+	for _, r := range runs {
+		var want []string
+		for _, e := range r.Expect {
+			switch {
+			case e.Finding == "exactly-once" && e.Want == "true":
+				want = append([]string{"exactly-once"}, want...)
+			case e.Finding == "exactly-once":
+				want = append([]string{"violation"}, want...)
+			case e.Want == "present" || strings.HasPrefix(e.Want, ">"):
+				want = append(want, e.Finding)
+			}
+		}
+		got := []string{"exactly-once"}
+		if !r.Report.Verdict.ExactlyOnce {
+			got[0] = "violation"
+		}
+		for _, f := range r.Report.Findings {
+			got = append(got, string(f.Kind))
+		}
+		res := "PASS"
+		if !r.Passed {
+			res = "FAIL"
+		}
+		c := r.Report.Counts
+		twice := 0
+		if f := r.Report.Find("table-duplicate"); f != nil {
+			twice = f.Count
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n", r.Scenario, strings.Join(want, " + "), strings.Join(got, " + "),
+			res, c.StateRowsMax, c.EventsEmittedTwice, twice, c.LateDropped)
+	}
+	tw.Flush()
 }
 
 func scenariosCatalogue() ([]*scenarios.Scenario, error) { return scenarios.Catalogue() }
