@@ -45,7 +45,7 @@ blank lines and # comments skipped) and runs steps 2 to 4 of seed 000's checklis
     dropDuplicatesWithinWatermark, from the measured rate of distinct keys per second of event
     time, --bytes-per-key and --partitions (the rule of dedupsim size).
 
-Memory is bounded: about 30 bytes per distinct key, and at most --max-keys keys; beyond it the
+Memory is bounded: about 40 bytes per distinct key, and at most --max-keys keys; beyond it the
 key seen first is evicted and its later copies are counted as beyond the window. A progress bar
 appears on stderr past 1,000,000 lines. A bad line fails with file:line: column: reason (exit 2)
 unless --skip-bad, which counts and quotes them in the report.`,

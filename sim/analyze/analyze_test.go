@@ -171,6 +171,19 @@ func TestImpossibleTimestamps(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+// TestMinDelay: copies that share their event time get the 1 s floor.
+func TestMinDelay(t *testing.T) {
+	r := analyzeText(t, Options{Margin: DefaultMargin}, "{\"id\":1,\"ts\":1}\n{\"id\":1,\"ts\":1}\n{\"id\":2,\"ts\":1.2}\n{\"id\":2,\"ts\":1.5}\n")
+	if rec := r.Recommendation; rec.GapMs != 300 || rec.DelayMs != 1000 || rec.KeysNotCovered != 0 || r.KeysTimeDiffers != 1 {
+		t.Fatalf("%+v", rec)
+	}
+	var out bytes.Buffer
+	r.WriteText(&out)
+	if !strings.Contains(out.String(), "x 1.25, rounded up, at least 1s") {
+		t.Fatal(out.String())
+	}
+}
+
 func TestNoCopies(t *testing.T) {
 	r := analyzeText(t, Options{}, "{\"id\":1,\"ts\":1}\n{\"id\":2,\"ts\":2}\n")
 	if r.Recommendation != nil || r.DuplicateRate != 0 || r.CopiesPerKey.One != 2 {
@@ -299,7 +312,7 @@ func TestWindowAgainstMap(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				h = uint64(rng.IntN(1<<20))<<44 | h // spread too
 			}
-			i, slot, ok := w.find(h)
+			i, slot, _, ok := w.find(h)
 			et, inMap := live[h]
 			if ok != inMap {
 				t.Fatalf("max %d step %d: find %x = %v, map says %v", max, step, h, ok, inMap)
@@ -310,7 +323,7 @@ func TestWindowAgainstMap(t *testing.T) {
 				}
 				continue
 			}
-			old, evicted := w.insert(h, slot, int64(step), 0)
+			old, _, evicted := w.insert(h, slot, int64(step), 0)
 			if len(fifo) == max {
 				if !evicted || old.hash != fifo[0] {
 					t.Fatalf("evicted %v %x, want %x", evicted, old.hash, fifo[0])
@@ -327,7 +340,7 @@ func TestWindowAgainstMap(t *testing.T) {
 			live[h] = int64(step)
 		}
 		n := 0
-		w.each(func(r *rec) {
+		w.each(func(r *rec, _ bool) {
 			n++
 			if live[r.hash] != r.et {
 				t.Fatalf("live record %x", r.hash)
@@ -476,5 +489,133 @@ func TestPayments(t *testing.T) {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("text lacks %q:\n%s", s, out.String())
 		}
+	}
+}
+
+// TestAgainstReference: random traces over a small key space, with a
+// window small enough to evict, against a direct model (maps, a FIFO and
+// an exact set of evicted keys).
+func TestAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		maxKeys := []int{1, 2, 3, 10, 100}[trial%5]
+		universe := 1 + rng.IntN(60)
+		n := rng.IntN(3000)
+		type ref struct{ etMin, etMax, arrMin, arrMax, copies int64 }
+		live := map[string]*ref{}
+		evicted := map[string]bool{}
+		var fifo []string
+		var distinct, extra, beyond, nEvicted int64
+		var copies [4]int64
+		var gapsET, gapsArr []int64
+		finalize := func(r *ref) {
+			copies[min(r.copies, 4)-1]++
+			if r.copies > 1 {
+				gapsET = append(gapsET, r.etMax-r.etMin)
+				gapsArr = append(gapsArr, r.arrMax-r.arrMin)
+			}
+		}
+		var in strings.Builder
+		for i := range n {
+			k := "k" + strconv.Itoa(rng.IntN(universe))
+			ts := 1 + rng.IntN(5000)
+			in.WriteString(`{"id":"` + k + `","ts":` + strconv.Itoa(ts) + "}\n")
+			et, arr := int64(ts)*1e6, int64(i+1)
+			switch r := live[k]; {
+			case r != nil:
+				r.etMin, r.etMax = min(r.etMin, et), max(r.etMax, et)
+				r.arrMin, r.arrMax = min(r.arrMin, arr), max(r.arrMax, arr)
+				r.copies++
+				extra++
+			case evicted[k]:
+				beyond++
+				extra++
+			default:
+				distinct++
+				if len(fifo) == maxKeys {
+					finalize(live[fifo[0]])
+					delete(live, fifo[0])
+					evicted[fifo[0]] = true
+					nEvicted++
+					fifo = fifo[1:]
+				}
+				fifo = append(fifo, k)
+				live[k] = &ref{et, et, arr, arr, 1}
+			}
+		}
+		for _, k := range fifo {
+			finalize(live[k])
+		}
+		r := analyzeText(t, Options{MaxKeys: maxKeys}, in.String())
+		if r.DistinctKeys != distinct || r.ExtraCopies != extra || r.Window.Beyond != beyond || r.Window.Evicted != nEvicted ||
+			r.CopiesPerKey.One != copies[0] || r.CopiesPerKey.Two != copies[1] || r.CopiesPerKey.Three != copies[2] || r.CopiesPerKey.FourPlus != copies[3] {
+			t.Fatalf("trial %d (max %d, %d keys, %d events): got keys %d extra %d beyond %d evicted %d copies %+v; want %d %d %d %d %v",
+				trial, maxKeys, universe, n, r.DistinctKeys, r.ExtraCopies, r.Window.Beyond, r.Window.Evicted, r.CopiesPerKey,
+				distinct, extra, beyond, nEvicted, copies)
+		}
+		for _, c := range []struct {
+			vals  []int64
+			q     Quantiles
+			scale float64
+		}{{gapsET, r.EventTimeGapMs, 1e-3}, {gapsArr, r.ArrivalGap, 1}} {
+			if int64(len(c.vals)) != c.q.Count {
+				t.Fatalf("trial %d: %d gaps, want %d", trial, c.q.Count, len(c.vals))
+			}
+			if len(c.vals) == 0 {
+				continue
+			}
+			slices.Sort(c.vals)
+			for _, p := range []struct {
+				pct float64
+				got float64
+			}{{50, c.q.P50}, {99, c.q.P99}, {99.9, c.q.P999}, {99.99, c.q.P9999}, {100, c.q.Max}} {
+				exact := float64(c.vals[Rank(p.pct, int64(len(c.vals)))-1]) * c.scale
+				if math.Abs(p.got-exact) > 0.01*exact {
+					t.Fatalf("trial %d: p%v %v, exact %v", trial, p.pct, p.got, exact)
+				}
+			}
+		}
+	}
+}
+
+// TestBloomGenerations: recently evicted keys are always recognised, keys
+// evicted more than two generations ago are forgotten, and the false
+// positive rate is small and as estimated.
+func TestBloomGenerations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	w := newWindow(100)
+	var hs []uint64
+	for range 100 + 3*minBloomKeys + 1000 {
+		h := rng.Uint64()
+		_, slot, _, ok := w.find(h)
+		if ok {
+			continue
+		}
+		w.insert(h, slot, 0, 0)
+		hs = append(hs, h)
+	}
+	evicted := hs[:len(hs)-100]
+	for _, h := range evicted[len(evicted)-minBloomKeys:] {
+		if !w.evictedBefore(h) {
+			t.Fatal("a recent eviction was forgotten")
+		}
+	}
+	forgotten := 0
+	for _, h := range evicted[:minBloomKeys] {
+		if !w.evictedBefore(h) {
+			forgotten++
+		}
+	}
+	fp := 0
+	const fresh = 200_000
+	for range fresh {
+		if w.evictedBefore(rng.Uint64()) {
+			fp++
+		}
+	}
+	est := w.falsePositive()
+	t.Logf("forgotten %d of %d old evictions; false positives %d of %d (estimated %.2g each)", forgotten, minBloomKeys, fp, fresh, est)
+	if forgotten < minBloomKeys*99/100 || est > 1e-3 || float64(fp) > 3*est*fresh+10 {
+		t.Fatalf("forgotten %d, false positives %d, estimate %g", forgotten, fp, est)
 	}
 }

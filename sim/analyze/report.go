@@ -192,7 +192,7 @@ func (a *Analyzer) recommend(r *Report) {
 	}
 	o := a.opt
 	gap := a.gapET.Quantile(o.Percentile) // µs
-	d := RoundDelay(time.Duration(gap * (1 + o.Margin) * float64(time.Microsecond)))
+	d := max(RoundDelay(time.Duration(gap*(1+o.Margin)*float64(time.Microsecond))), MinDelay)
 	rec := &Recommendation{
 		Percentile: o.Percentile, Margin: o.Margin, GapMs: gap / 1e3,
 		DelayMs: d.Milliseconds(), Delay: Human(ms(d)), SparkDelay: SparkInterval(d),
@@ -237,6 +237,10 @@ func (a *Analyzer) notes(r *Report) {
 		add("the key window (--max-keys %s) overflowed: %s evicted; %s of evicted keys counted beyond the window (about %.0f of them may be false positives); their gaps are wider than the window and not in the gap figures",
 			Group(int64(w.MaxKeys)), plural(w.Evicted, "key", "keys"), plural(w.Beyond, "later copy", "later copies"), w.ExpectedFalseBeyond)
 	}
+	if a.opt.Arrival == "" && a.blocks >= 2 && a.medDrops*10 > a.blocks-1 {
+		add("the median event time fell from one block of %s events to the next %s of %s times: the file does not look like it is in arrival order, which the future-timestamp rule and the key rate assume; give --arrival",
+			Group(BlockEvents), Group(int64(a.medDrops)), Group(int64(a.blocks-1)))
+	}
 	rec := r.Recommendation
 	if rec == nil {
 		if r.Analysed > 0 {
@@ -268,6 +272,11 @@ func (a *Analyzer) notes(r *Report) {
 			plural(rec.LateEvents, "event came", "events came each"), Percent(float64(rec.LateEvents)/float64(r.Analysed)), rec.Delay)
 	}
 }
+
+// MinDelay is the shortest delay recommended: with copies that share an
+// event time (a gap of 0) a zero delay would still leave them to the batch
+// boundaries.
+const MinDelay = time.Second
 
 // delayUnits are the steps a delay is rounded up to.
 var delayUnits = []time.Duration{time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond,
@@ -461,7 +470,11 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if rec := r.Recommendation; rec != nil {
 		p := "p" + strconv.FormatFloat(rec.Percentile, 'f', -1, 64)
-		row("recommended delay", fmt.Sprintf("%s = %s of the event-time gap (%s) x %s, rounded up", rec.Delay, p, Human(rec.GapMs), trim(1+rec.Margin, 4)))
+		how := "rounded up"
+		if rec.DelayMs == MinDelay.Milliseconds() {
+			how = "rounded up, at least " + Human(ms(MinDelay))
+		}
+		row("recommended delay", fmt.Sprintf("%s = %s of the event-time gap (%s) x %s, %s", rec.Delay, p, Human(rec.GapMs), trim(1+rec.Margin, 4), how))
 		row("", fmt.Sprintf(".withWatermark(%q, %q)", r.Time, rec.SparkDelay))
 		row("keys not covered", fmt.Sprintf("%s (copies %s or more apart)", Group(rec.KeysNotCovered), rec.Delay))
 		row("late events", fmt.Sprintf("%s (more than %s behind: dropped by the watermark)", Group(rec.LateEvents), rec.Delay))

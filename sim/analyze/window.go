@@ -5,21 +5,28 @@ import (
 	"math/bits"
 )
 
-// rec is what the window keeps of a key's first copy: 24 bytes.
+// rec is what the window keeps of a key: 24 bytes.
 type rec struct {
 	hash uint64 // hashKey of the encoded key
-	et   int64  // event time, µs
-	arr  int64  // arrival: µs of the arrival column, or the event's ordinal
+	// et is the first copy's event time (µs); once the key is promoted
+	// (it has copies), the index of its dup record instead.
+	et  int64
+	arr int64 // first copy's arrival: µs of the arrival column, or its ordinal
 }
 
 // window holds the most recent max distinct keys, by first sight, in a
 // FIFO ring of records, indexed by an open-addressing table (linear
-// probing). A table slot holds the top 32 bits of the key's hash (its tag)
-// and its ring position + 1 (0: empty). The home slot is taken from the tag
-// too, so probing, deletion and growth never read the ring; only a tag
-// match does, to compare the full hash. Keys pushed out of the ring are
-// remembered in two rotating Bloom filters so that their later copies are
-// recognised as "beyond the window" rather than taken for new keys.
+// probing) of 64-bit slots:
+//
+//	bits 63-32  the top 32 bits of the key's hash (its tag)
+//	bit  31     promoted: the key has copies, rec.et indexes a dup record
+//	bits 30-0   the key's ring position + 1 (0: empty slot)
+//
+// The home slot is taken from the tag too, so probing, deletion and growth
+// never read the ring; only a tag match does, to compare the full hash.
+// Keys pushed out of the ring are remembered in two rotating Bloom filters
+// so that their later copies are recognised as "beyond the window" rather
+// than taken for new keys.
 //
 // Memory: 24 bytes of ring per key plus 8 bytes per table slot (the table
 // is kept 37.5% to 75% full: 11-21 bytes per key); once keys are evicted,
@@ -39,10 +46,11 @@ const (
 	chunkBits = 16
 	chunkLen  = 1 << chunkBits
 	// MaxKeysLimit is the largest --max-keys: ring positions + 1 fit in
-	// the low 32 bits of a slot, and the table (at most 2^32 slots) is
-	// indexed by the 32-bit tag.
-	MaxKeysLimit = 1 << 31
+	// the low 31 bits of a slot.
+	MaxKeysLimit = 1<<31 - 1
 	minTable     = 1 << 10
+	posMask      = 1<<31 - 1
+	promotedBit  = 1 << 31
 )
 
 func newWindow(max int) *window {
@@ -53,19 +61,23 @@ func (w *window) at(i int) *rec { return &w.chunks[i>>chunkBits][i&(chunkLen-1)]
 
 func tag(h uint64) uint64 { return h >> 32 }
 
-// find returns the ring position of h, or the slot where h would go.
-func (w *window) find(h uint64) (pos int, slot uint64, ok bool) {
+// find returns the ring position of h and whether it is promoted, or the
+// slot where h would go.
+func (w *window) find(h uint64) (pos int, slot uint64, promoted, ok bool) {
 	t := tag(h)
 	for s := t & w.mask; ; s = (s + 1) & w.mask {
 		e := w.table[s]
 		if e == 0 {
-			return 0, s, false
+			return 0, s, false, false
 		}
-		if e>>32 == t && w.at(int(e&0xffffffff)-1).hash == h {
-			return int(e&0xffffffff) - 1, s, true
+		if e>>32 == t && w.at(int(e&posMask)-1).hash == h {
+			return int(e&posMask) - 1, s, e&promotedBit != 0, true
 		}
 	}
 }
+
+// promote marks the key in slot (as find returned it) as having copies.
+func (w *window) promote(slot uint64) { w.table[slot] |= promotedBit }
 
 // place puts ring position i of a key with tag t in the first free slot of
 // its probe sequence.
@@ -79,8 +91,8 @@ func (w *window) place(t uint64, i int) {
 
 // insert adds a key that find did not find; slot is what find returned.
 // When the ring is full the oldest key is evicted first, remembered in the
-// filters, and returned.
-func (w *window) insert(h, slot uint64, et, arr int64) (old rec, evicted bool) {
+// filters, and returned with its promoted flag.
+func (w *window) insert(h, slot uint64, et, arr int64) (old rec, promoted, evicted bool) {
 	var i int
 	if w.n < w.max {
 		i = w.n
@@ -99,7 +111,7 @@ func (w *window) insert(h, slot uint64, et, arr int64) (old rec, evicted bool) {
 			w.head = 0
 		}
 		old, evicted = *w.at(i), true
-		w.remove(old.hash, i)
+		promoted = w.remove(old.hash, i)
 		w.forget(old.hash)
 		slot = ^uint64(0)
 	}
@@ -109,17 +121,18 @@ func (w *window) insert(h, slot uint64, et, arr int64) (old rec, evicted bool) {
 	} else {
 		w.table[slot] = tag(h)<<32 | uint64(i+1)
 	}
-	return old, evicted
+	return old, promoted, evicted
 }
 
 // remove deletes ring position i, whose key hashes to h, from the table
 // with backward-shift deletion (Knuth's algorithm R), which leaves no
-// tombstones.
-func (w *window) remove(h uint64, i int) {
+// tombstones. It returns the key's promoted flag.
+func (w *window) remove(h uint64, i int) (promoted bool) {
 	s := tag(h) & w.mask
-	for w.table[s]&0xffffffff != uint64(i+1) {
+	for w.table[s]&posMask != uint64(i+1) {
 		s = (s + 1) & w.mask
 	}
+	promoted = w.table[s]&promotedBit != 0
 	for j := s; ; {
 		j = (j + 1) & w.mask
 		e := w.table[j]
@@ -135,6 +148,7 @@ func (w *window) remove(h uint64, i int) {
 		s = j
 	}
 	w.table[s] = 0
+	return promoted
 }
 
 func (w *window) grow() {
@@ -152,24 +166,28 @@ func (w *window) grow() {
 	}
 }
 
-// each calls f on every live record.
-func (w *window) each(f func(*rec)) {
-	for i := range w.n {
-		f(w.at(i))
+// each calls f on every live record, in no particular order.
+func (w *window) each(f func(r *rec, promoted bool)) {
+	for _, e := range w.table {
+		if e != 0 {
+			f(w.at(int(e&posMask)-1), e&promotedBit != 0)
+		}
 	}
 }
 
-// forget remembers an evicted key. Each filter takes max keys; then the
-// older generation is dropped, so a copy is recognised if its key was
-// evicted within the last max to 2 x max evictions.
+// forget remembers an evicted key. Each filter generation takes
+// max(max, minBloomKeys) keys; then the older generation is dropped, so a
+// copy is recognised if its key was among the last 1 to 2 generations of
+// evicted keys (at the default --max-keys, the last 20 to 40 million).
 func (w *window) forget(h uint64) {
+	keys := max(w.max, minBloomKeys)
 	if w.cur == nil {
-		w.cur = newBloom(w.max)
+		w.cur = newBloom(keys)
 	}
-	if w.cur.n >= w.max {
+	if w.cur.n >= keys {
 		w.cur, w.prev = w.prev, w.cur
 		if w.cur == nil {
-			w.cur = newBloom(w.max)
+			w.cur = newBloom(keys)
 		} else {
 			w.cur.reset()
 		}
@@ -206,12 +224,11 @@ type bloom struct {
 const (
 	bloomBitsPerKey = 16
 	bloomHashes     = 11
-	minBloomBits    = 1 << 16
+	minBloomKeys    = 4096
 )
 
 func newBloom(keys int) *bloom {
-	m := max(uint64(keys)*bloomBitsPerKey, minBloomBits)
-	m = (m + 63) &^ 63
+	m := (uint64(keys)*bloomBitsPerKey + 63) &^ 63
 	return &bloom{bits: make([]uint64, m/64), m: m}
 }
 
