@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: all build demo test bench bench-10m lint fuzz clean
+.PHONY: all build demo test test-kafka kafka-fetch bench bench-10m lint fuzz clean
 
 all: build
 
@@ -23,6 +23,16 @@ demo: build
 
 test: lint
 	RAPID_NOFAILFILE=1 $(GO) test -count=1 ./...
+
+# Apache Kafka runtime jars (pinned in scripts/kafka/pom.xml) from Maven
+# Central into .cache/kafka/lib for the local broker; skipped when present.
+kafka-fetch:
+	./scripts/kafka-fetch.sh
+
+# The live tests against a real Kafka broker (a JVM started by
+# live.StartLocal; needs mvn and Java 17+). Not part of `make test`.
+test-kafka: kafka-fetch
+	DEDUPSIM_KAFKA=local $(GO) test ./live/ ./cmd/dedupsim/ -run Local -count=1 -v
 
 # Engine rows/s per API on the memory and Pebble stores, restart time and
 # bytes per key (1 M keys; bench-10m for 10 M), then the simulator, printed

@@ -43,7 +43,7 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-func producer(t *testing.T, k *live.Kfake, opts ...kgo.Opt) *kgo.Client {
+func producer(t *testing.T, k live.Cluster, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(k.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
 	if err != nil {
@@ -76,7 +76,7 @@ func parseQuery(t *testing.T, text string) *query.Query {
 
 // outputKeys reads the output topic with read_committed and returns the
 // id of every row, sorted.
-func outputKeys(t *testing.T, k *live.Kfake) []string {
+func outputKeys(t *testing.T, k live.Cluster) []string {
 	t.Helper()
 	recs, err := kafkasource.ReadAll(ctxT(t), []kgo.Opt{kgo.SeedBrokers(k.Addrs()...)}, "out", true)
 	if err != nil {
@@ -111,102 +111,110 @@ func TestEngineCrashAfterSinkWrite(t *testing.T) {
 	for _, kind := range []string{"transactional", "plain"} {
 		t.Run(kind, func(t *testing.T) {
 			k := startKfake(t, map[string]int32{"in": 2, "out": 2})
-			p := producer(t, k)
-			q := parseQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\n")
-			ckpt := fsys.NewOS(t.TempDir())
-			clk := &clock{}
-			newID := ids.Seeded(7)
-
-			var recs []*engine.BatchRecord
-			start := func(crashAt int64) (*engine.Engine, func()) {
-				t.Helper()
-				src, err := kafkasource.New(kafkasource.Config{Brokers: k.Addrs(), Topic: "in", StartingOffsets: "earliest",
-					InitialOffsetsFS: ckpt, Timeout: 15 * time.Second})
-				if err != nil {
-					t.Fatal(err)
-				}
-				base := kafkasink.Config{Brokers: k.Addrs(), Topic: "out", Timeout: 15 * time.Second}
-				var out closer
-				if kind == "transactional" {
-					out, err = kafkasink.NewTransactional(kafkasink.TransactionalConfig{Config: base})
-				} else {
-					out, err = kafkasink.NewPlain(kafkasink.PlainConfig{Config: base})
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				e, err := engine.Start(engine.Config{Query: q, Checkpoint: ckpt, Sources: []source.Source{src}, Sink: out,
-					Clock: clk, NewID: newID, OnBatch: func(r *engine.BatchRecord) { recs = append(recs, r) },
-					Crash: func(p engine.CrashPoint, id int64) bool { return p == engine.AfterSinkWrite && id == crashAt }})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := src.Resume(e.Position()[0]); err != nil {
-					t.Fatal(err)
-				}
-				return e, func() { e.Stop(); src.Close(); out.Close() }
-			}
-
-			e, stop := start(1)
-			produce(t, p, 0, "k1", "k2")
-			produce(t, p, 1, "k3", "k1")
-			if err := e.ProcessAllAvailable(); err != nil {
-				t.Fatal(err)
-			}
-			produce(t, p, 0, "k4", "k2")
-			produce(t, p, 1, "k5")
-			var crash *engine.CrashError
-			if err := e.ProcessAllAvailable(); !errors.As(err, &crash) || crash.BatchID != 1 {
-				t.Fatalf("run 1 ended with %v, want a crash in batch 1", err)
-			}
-			stop()
-
-			e, stop = start(-1)
-			defer stop()
-			if err := e.ProcessAllAvailable(); err != nil {
-				t.Fatal(err)
-			}
-			produce(t, p, 1, "k6", "k1")
-			if err := e.ProcessAllAvailable(); err != nil {
-				t.Fatal(err)
-			}
-
-			var trail []string
-			for _, r := range recs {
-				var keys []string
-				for _, o := range r.Output {
-					var v struct{ ID string }
-					json.Unmarshal(o.Data, &v)
-					keys = append(keys, v.ID)
-				}
-				slices.Sort(keys)
-				trail = append(trail, fmt.Sprintf("%d replay=%v crashed=%q in=%d out=%v", r.BatchID, r.Replay, r.Crashed, len(r.Input), keys))
-			}
-			wantTrail := []string{
-				`0 replay=false crashed="" in=4 out=[k1 k2 k3]`,
-				`1 replay=false crashed="after-sink-write" in=3 out=[k4 k5]`,
-				`1 replay=true crashed="" in=3 out=[k4 k5]`,
-				`2 replay=false crashed="" in=2 out=[k6]`,
-			}
-			if !slices.Equal(trail, wantTrail) {
-				t.Fatalf("batches:\n  %s\nwant:\n  %s", strings.Join(trail, "\n  "), strings.Join(wantTrail, "\n  "))
-			}
-			// The replay read the same range as the first attempt.
-			if a, b := recs[1].Progress.Sources[0], recs[2].Progress.Sources[0]; string(a.StartOffset) != string(b.StartOffset) || string(a.EndOffset) != string(b.EndOffset) {
-				t.Fatalf("replay range %s..%s, first attempt %s..%s", b.StartOffset, b.EndOffset, a.StartOffset, a.EndOffset)
-			}
-			if got, want := string(recs[2].Progress.Sources[0].EndOffset), `{"in":{"0":4,"1":3}}`; got != want {
-				t.Fatalf("batch 1 end offset %s, want %s", got, want)
-			}
-
-			want := []string{"k1", "k2", "k3", "k4", "k5", "k6"}
-			if kind == "plain" {
-				want = []string{"k1", "k2", "k3", "k4", "k4", "k5", "k5", "k6"}
-			}
-			if got := outputKeys(t, k); !slices.Equal(got, want) {
-				t.Fatalf("output (read_committed) = %v, want %v", got, want)
-			}
+			runCrashAfterSinkWrite(t, k, kind)
 		})
+	}
+}
+
+// runCrashAfterSinkWrite is TestEngineCrashAfterSinkWrite on cluster k,
+// which holds the topics "in" and "out" with 2 partitions each; kind is
+// "transactional" or "plain".
+func runCrashAfterSinkWrite(t *testing.T, k live.Cluster, kind string) {
+	t.Helper()
+	p := producer(t, k)
+	q := parseQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\n")
+	ckpt := fsys.NewOS(t.TempDir())
+	clk := &clock{}
+	newID := ids.Seeded(7)
+
+	var recs []*engine.BatchRecord
+	start := func(crashAt int64) (*engine.Engine, func()) {
+		t.Helper()
+		src, err := kafkasource.New(kafkasource.Config{Brokers: k.Addrs(), Topic: "in", StartingOffsets: "earliest",
+			InitialOffsetsFS: ckpt, Timeout: 15 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := kafkasink.Config{Brokers: k.Addrs(), Topic: "out", Timeout: 15 * time.Second}
+		var out closer
+		if kind == "transactional" {
+			out, err = kafkasink.NewTransactional(kafkasink.TransactionalConfig{Config: base})
+		} else {
+			out, err = kafkasink.NewPlain(kafkasink.PlainConfig{Config: base})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := engine.Start(engine.Config{Query: q, Checkpoint: ckpt, Sources: []source.Source{src}, Sink: out,
+			Clock: clk, NewID: newID, OnBatch: func(r *engine.BatchRecord) { recs = append(recs, r) },
+			Crash: func(p engine.CrashPoint, id int64) bool { return p == engine.AfterSinkWrite && id == crashAt }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Resume(e.Position()[0]); err != nil {
+			t.Fatal(err)
+		}
+		return e, func() { e.Stop(); src.Close(); out.Close() }
+	}
+
+	e, stop := start(1)
+	produce(t, p, 0, "k1", "k2")
+	produce(t, p, 1, "k3", "k1")
+	if err := e.ProcessAllAvailable(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, p, 0, "k4", "k2")
+	produce(t, p, 1, "k5")
+	var crash *engine.CrashError
+	if err := e.ProcessAllAvailable(); !errors.As(err, &crash) || crash.BatchID != 1 {
+		t.Fatalf("run 1 ended with %v, want a crash in batch 1", err)
+	}
+	stop()
+
+	e, stop = start(-1)
+	defer stop()
+	if err := e.ProcessAllAvailable(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, p, 1, "k6", "k1")
+	if err := e.ProcessAllAvailable(); err != nil {
+		t.Fatal(err)
+	}
+
+	var trail []string
+	for _, r := range recs {
+		var keys []string
+		for _, o := range r.Output {
+			var v struct{ ID string }
+			json.Unmarshal(o.Data, &v)
+			keys = append(keys, v.ID)
+		}
+		slices.Sort(keys)
+		trail = append(trail, fmt.Sprintf("%d replay=%v crashed=%q in=%d out=%v", r.BatchID, r.Replay, r.Crashed, len(r.Input), keys))
+	}
+	wantTrail := []string{
+		`0 replay=false crashed="" in=4 out=[k1 k2 k3]`,
+		`1 replay=false crashed="after-sink-write" in=3 out=[k4 k5]`,
+		`1 replay=true crashed="" in=3 out=[k4 k5]`,
+		`2 replay=false crashed="" in=2 out=[k6]`,
+	}
+	if !slices.Equal(trail, wantTrail) {
+		t.Fatalf("batches:\n  %s\nwant:\n  %s", strings.Join(trail, "\n  "), strings.Join(wantTrail, "\n  "))
+	}
+	// The replay read the same range as the first attempt.
+	if a, b := recs[1].Progress.Sources[0], recs[2].Progress.Sources[0]; string(a.StartOffset) != string(b.StartOffset) || string(a.EndOffset) != string(b.EndOffset) {
+		t.Fatalf("replay range %s..%s, first attempt %s..%s", b.StartOffset, b.EndOffset, a.StartOffset, a.EndOffset)
+	}
+	if got, want := string(recs[2].Progress.Sources[0].EndOffset), `{"in":{"0":4,"1":3}}`; got != want {
+		t.Fatalf("batch 1 end offset %s, want %s", got, want)
+	}
+
+	want := []string{"k1", "k2", "k3", "k4", "k5", "k6"}
+	if kind == "plain" {
+		want = []string{"k1", "k2", "k3", "k4", "k4", "k5", "k5", "k6"}
+	}
+	if got := outputKeys(t, k); !slices.Equal(got, want) {
+		t.Fatalf("output (read_committed) = %v, want %v", got, want)
 	}
 }
 

@@ -5,12 +5,12 @@
 //
 // This file holds the in-process provider, Kfake: franz-go's kfake fake
 // cluster (one broker, transactions, read_committed, fault injection),
-// fast enough for unit tests and simulator-style runs. Two providers are
-// planned on top of the same Cluster interface and are not in this
-// package yet: a local Apache Kafka 4.x broker started as a JVM process
-// from Maven-resolved jars (KRaft, single combined node), for runs whose
-// answer must come from the real broker's transaction coordinator and log;
-// and an external cluster given only by its bootstrap addresses.
+// fast enough for unit tests and simulator-style runs. local.go holds
+// Local, a real Apache Kafka 4.x broker started as a JVM process from
+// Maven-resolved jars (KRaft, single combined node), for runs whose answer
+// must come from the real broker's transaction coordinator and log. An
+// external cluster given only by its bootstrap addresses is planned on the
+// same Cluster interface.
 package live
 
 import (

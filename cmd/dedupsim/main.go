@@ -29,7 +29,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newExecCmd(), newRunCmd(), newReplayCmd(), newSweepCmd(), newCheckCmd(), newListCmd(), newSizeCmd(), newAnalyzeCmd())
+	root.AddCommand(newExecCmd(), newRunCmd(), newReplayCmd(), newSweepCmd(), newCheckCmd(), newListCmd(), newSizeCmd(), newAnalyzeCmd(), newEngineCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "dedupsim: "+err.Error())
 		var ee *exitError

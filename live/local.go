@@ -1,0 +1,569 @@
+package live
+
+// This file holds the local provider: a real Apache Kafka 4.x broker run as
+// a child JVM process from the jars that scripts/kafka-fetch.sh (make
+// kafka-fetch) copies from Maven Central into .cache/kafka/lib. One
+// combined broker+controller KRaft node listens on free 127.0.0.1 ports;
+// its storage is formatted with --standalone (dynamic quorum) and a
+// cluster id generated here. Kill and Restart give the broker-crash fault
+// (SIGKILL, then a new process on the same data dir and ports).
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// FetchScript is the script that fetches the broker's jars.
+const FetchScript = "scripts/kafka-fetch.sh"
+
+// DefaultLocalDir is the cache directory, relative to the module root, that
+// holds the jars (lib/) and, by default, the broker's data (data/).
+const DefaultLocalDir = ".cache/kafka"
+
+// LocalOptions configure StartLocal.
+type LocalOptions struct {
+	// Dir holds the jars in Dir/lib. The default is .cache/kafka under the
+	// module root (the nearest parent of the working directory holding
+	// go.mod), or under the working directory when there is none.
+	Dir string
+	// DataDir holds the broker's state: server.properties, cluster-id,
+	// ports.json, broker.log and the log dirs (kraft/). The default is
+	// Dir/data, kept between runs; tests pass a temporary directory. A
+	// data dir is bound to its cluster id and ports: a later StartLocal on
+	// it reuses both.
+	DataDir string
+	// Java is the java binary (default: "java" on PATH). Kafka 4.x needs
+	// Java 17 or newer.
+	Java string
+	// JVMOpts replace the default JVM options (small heap, SerialGC, C1
+	// only: quick to start on a small machine).
+	JVMOpts []string
+	// Properties are added to (or override) the generated
+	// server.properties.
+	Properties map[string]string
+	// LogLevel is the broker's log4j2 root level in broker.log (default
+	// INFO).
+	LogLevel string
+	// ReadyTimeout bounds the wait for the broker to answer ListBrokers
+	// after a start or restart (default 60 s).
+	ReadyTimeout time.Duration
+	// StopTimeout is how long Close waits after SIGTERM before SIGKILL
+	// (default 20 s).
+	StopTimeout time.Duration
+}
+
+// DefaultJVMOpts are the JVM options used when LocalOptions.JVMOpts is nil.
+var DefaultJVMOpts = []string{
+	"-Xms128m", "-Xmx768m",
+	"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	"-Djava.awt.headless=true",
+}
+
+// Local is a broker started by StartLocal.
+type Local struct {
+	opts       LocalOptions
+	lib        string
+	dataDir    string
+	props      string
+	logPath    string
+	clusterID  string
+	brokerPort int
+	ctrlPort   int
+
+	mu     sync.Mutex
+	proc   *process
+	closed bool
+}
+
+var _ Cluster = (*Local)(nil)
+
+// process is one run of the broker JVM.
+type process struct {
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{} // closed once the process has been waited for
+	err  error         // its exit status, set before done closes
+}
+
+// StartLocal formats the data dir (when new), starts the broker and waits
+// until it answers. The caller must Close it.
+func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
+	if opts.Dir == "" {
+		opts.Dir = filepath.Join(moduleRoot(), DefaultLocalDir)
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = filepath.Join(opts.Dir, "data")
+	}
+	if opts.Java == "" {
+		opts.Java = "java"
+	}
+	if opts.JVMOpts == nil {
+		opts.JVMOpts = DefaultJVMOpts
+	}
+	if opts.LogLevel == "" {
+		opts.LogLevel = "INFO"
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = 60 * time.Second
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = 20 * time.Second
+	}
+	lib, err := filepath.Abs(filepath.Join(opts.Dir, "lib"))
+	if err != nil {
+		return nil, err
+	}
+	if jars, _ := filepath.Glob(filepath.Join(lib, "kafka_2.13-*.jar")); len(jars) == 0 {
+		return nil, fmt.Errorf("live: no Kafka jars in %s: run %s (make kafka-fetch) first", lib, FetchScript)
+	}
+	if _, err := exec.LookPath(opts.Java); err != nil {
+		return nil, fmt.Errorf("live: the local Kafka broker needs Java 17+: %w", err)
+	}
+	dataDir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, err
+	}
+	l := &Local{
+		opts:    opts,
+		lib:     lib,
+		dataDir: dataDir,
+		props:   filepath.Join(dataDir, "server.properties"),
+		logPath: filepath.Join(dataDir, "broker.log"),
+	}
+	if err := l.prepare(); err != nil {
+		return nil, err
+	}
+	if err := l.format(ctx); err != nil {
+		return nil, err
+	}
+	if err := l.start(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// moduleRoot is the nearest parent of the working directory holding go.mod,
+// or "." when there is none.
+func moduleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "."
+		}
+		dir = parent
+	}
+}
+
+// localState is what a data dir remembers between runs (ports.json).
+type localState struct {
+	ClusterID  string `json:"clusterId"`
+	BrokerPort int    `json:"brokerPort"`
+	CtrlPort   int    `json:"controllerPort"`
+}
+
+// prepare picks (or reloads) the cluster id and ports and writes
+// server.properties and log4j2.properties.
+func (l *Local) prepare() error {
+	statePath := filepath.Join(l.dataDir, "ports.json")
+	var st localState
+	if data, err := os.ReadFile(statePath); err == nil {
+		if err := json.Unmarshal(data, &st); err != nil {
+			return fmt.Errorf("live: %s: %w", statePath, err)
+		}
+		for _, p := range []int{st.BrokerPort, st.CtrlPort} {
+			if !portFree(p) {
+				return fmt.Errorf("live: port %d of the data dir %s is in use (is a broker from an earlier run still running? see its pid in broker.pid)", p, l.dataDir)
+			}
+		}
+	} else if errors.Is(err, os.ErrNotExist) {
+		id, err := newClusterID()
+		if err != nil {
+			return err
+		}
+		ports, err := freePorts(2)
+		if err != nil {
+			return err
+		}
+		st = localState{ClusterID: id, BrokerPort: ports[0], CtrlPort: ports[1]}
+		data, _ := json.MarshalIndent(st, "", "  ")
+		if err := os.WriteFile(statePath, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	} else {
+		return err
+	}
+	l.clusterID, l.brokerPort, l.ctrlPort = st.ClusterID, st.BrokerPort, st.CtrlPort
+
+	log4j := fmt.Sprintf(`status = warn
+appender.out.type = Console
+appender.out.name = STDOUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%%d] %%p %%m (%%c)%%n
+rootLogger.level = %s
+rootLogger.appenderRef.out.ref = STDOUT
+logger.state.name = state.change.logger
+logger.state.level = WARN
+`, l.opts.LogLevel)
+	if err := os.WriteFile(filepath.Join(l.dataDir, "log4j2.properties"), []byte(log4j), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(l.props, []byte(l.serverProperties()), 0o644)
+}
+
+// serverProperties renders the single-node KRaft configuration.
+func (l *Local) serverProperties() string {
+	broker := "127.0.0.1:" + strconv.Itoa(l.brokerPort)
+	ctrl := "127.0.0.1:" + strconv.Itoa(l.ctrlPort)
+	kv := [][2]string{
+		{"process.roles", "broker,controller"},
+		{"node.id", "1"},
+		{"controller.quorum.bootstrap.servers", ctrl},
+		{"listeners", "PLAINTEXT://" + broker + ",CONTROLLER://" + ctrl},
+		{"advertised.listeners", "PLAINTEXT://" + broker + ",CONTROLLER://" + ctrl},
+		{"controller.listener.names", "CONTROLLER"},
+		{"inter.broker.listener.name", "PLAINTEXT"},
+		{"listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"},
+		{"log.dirs", filepath.Join(l.dataDir, "kraft")},
+		{"num.partitions", "1"},
+		{"default.replication.factor", "1"},
+		{"min.insync.replicas", "1"},
+		{"auto.create.topics.enable", "false"},
+		{"offsets.topic.replication.factor", "1"},
+		{"offsets.topic.num.partitions", "1"},
+		{"transaction.state.log.replication.factor", "1"},
+		{"transaction.state.log.min.isr", "1"},
+		{"transaction.state.log.num.partitions", "1"},
+		{"share.coordinator.state.topic.replication.factor", "1"},
+		{"share.coordinator.state.topic.min.isr", "1"},
+		{"group.initial.rebalance.delay.ms", "0"},
+		{"transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000"},
+		// After a SIGKILL the controller refuses the restarted broker's
+		// registration until the old incarnation's session times out
+		// (default 9 s); 3 s keeps Restart quick.
+		{"broker.heartbeat.interval.ms", "500"},
+		{"broker.session.timeout.ms", "3000"},
+		{"num.network.threads", "2"},
+		{"num.io.threads", "2"},
+	}
+	var b strings.Builder
+	b.WriteString("# Generated by dedupsim live.StartLocal; rewritten at every start.\n")
+	seen := map[string]bool{}
+	for _, p := range kv {
+		v := p[1]
+		if o, ok := l.opts.Properties[p[0]]; ok {
+			v = o
+		}
+		seen[p[0]] = true
+		fmt.Fprintf(&b, "%s=%s\n", p[0], v)
+	}
+	var extra []string
+	for k := range l.opts.Properties {
+		if !seen[k] {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	for _, k := range extra {
+		fmt.Fprintf(&b, "%s=%s\n", k, l.opts.Properties[k])
+	}
+	return b.String()
+}
+
+// newClusterID returns a random Kafka Uuid in base64url (22 characters)
+// that does not start with '-' (argparse would read it as a flag).
+func newClusterID() (string, error) {
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		id := base64.RawURLEncoding.EncodeToString(b[:])
+		if id[0] != '-' {
+			return id, nil
+		}
+	}
+}
+
+// freePorts picks n free 127.0.0.1 ports by listening on :0 (all at once,
+// so they differ) and closing.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("live: pick a free port: %w", err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func portFree(p int) bool {
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+// java builds a JVM command for mainClass with the broker's classpath.
+func (l *Local) java(ctx context.Context, mainClass string, args ...string) *exec.Cmd {
+	all := append([]string{}, l.opts.JVMOpts...)
+	all = append(all,
+		"-Dlog4j2.configurationFile="+filepath.Join(l.dataDir, "log4j2.properties"),
+		"-Dkafka.logs.dir="+l.dataDir,
+		"-cp", filepath.Join(l.lib, "*"),
+		mainClass)
+	all = append(all, args...)
+	cmd := exec.CommandContext(ctx, l.opts.Java, all...)
+	cmd.Dir = l.dataDir
+	return cmd
+}
+
+// format runs StorageTool format --standalone --ignore-formatted.
+func (l *Local) format(ctx context.Context) error {
+	cmd := l.java(ctx, "kafka.tools.StorageTool", "format", "--standalone", "--ignore-formatted",
+		"--cluster-id="+l.clusterID, "--config", l.props)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("live: kafka storage format: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// start launches the broker JVM in its own process group, logging to
+// broker.log, and waits until it answers ListBrokers.
+func (l *Local) start(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return errors.New("live: local broker closed")
+	}
+	if l.proc != nil {
+		return errors.New("live: local broker already running")
+	}
+	logf, err := os.OpenFile(l.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logf, "=== dedupsim: start %s ===\n", time.Now().Format(time.RFC3339Nano))
+	// Not tied to ctx: the broker outlives the start call.
+	cmd := l.java(context.Background(), "kafka.Kafka", l.props)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("live: start kafka broker: %w", err)
+	}
+	p := &process{cmd: cmd, log: logf, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	l.proc = p
+	os.WriteFile(filepath.Join(l.dataDir, "broker.pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+
+	if err := l.waitReady(ctx, p); err != nil {
+		l.killLocked(syscall.SIGKILL)
+		return err
+	}
+	return nil
+}
+
+// waitReady polls ListBrokers until it succeeds, the process exits, or
+// ReadyTimeout passes.
+func (l *Local) waitReady(ctx context.Context, p *process) error {
+	ctx, cancel := context.WithTimeout(ctx, l.opts.ReadyTimeout)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(l.Addrs()...), kgo.DialTimeout(time.Second))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var last error
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+		bs, err := adm.ListBrokers(rctx)
+		rcancel()
+		if err == nil && len(bs) > 0 {
+			return nil
+		}
+		if err == nil {
+			err = errors.New("no brokers listed")
+		}
+		last = err
+		select {
+		case <-p.done:
+			return fmt.Errorf("live: kafka broker exited during startup (%v); last lines of %s:\n%s", p.err, l.logPath, l.LogTail(30))
+		case <-ctx.Done():
+			return fmt.Errorf("live: kafka broker not ready after %v (%v); last lines of %s:\n%s", l.opts.ReadyTimeout, last, l.logPath, l.LogTail(30))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Addrs returns the broker's bootstrap address.
+func (l *Local) Addrs() []string { return []string{"127.0.0.1:" + strconv.Itoa(l.brokerPort)} }
+
+// ClusterID is the id the data dir was formatted with.
+func (l *Local) ClusterID() string { return l.clusterID }
+
+// DataDir is the broker's data directory.
+func (l *Local) DataDir() string { return l.dataDir }
+
+// LogPath is the broker's log file (stdout and stderr of every run).
+func (l *Local) LogPath() string { return l.logPath }
+
+// Pid is the broker's process id, or 0 when it is not running.
+func (l *Local) Pid() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.proc == nil {
+		return 0
+	}
+	return l.proc.cmd.Process.Pid
+}
+
+// LogTail returns the last n lines of the broker's log.
+func (l *Local) LogTail(n int) string {
+	data, err := os.ReadFile(l.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// CreateTopic creates a topic with replication factor 1 and waits until
+// every partition has a leader.
+func (l *Local) CreateTopic(ctx context.Context, name string, partitions int32) error {
+	if name == "" || partitions < 1 {
+		return fmt.Errorf("live: topic %q with %d partitions", name, partitions)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(l.Addrs()...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("live: create topic %s: %w", name, err)
+	}
+	for {
+		md, err := adm.Metadata(ctx, name)
+		if err == nil {
+			if td, ok := md.Topics[name]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
+				ready := true
+				for _, p := range td.Partitions {
+					ready = ready && p.Err == nil && p.Leader >= 0
+				}
+				if ready {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("live: topic %s has no leaders yet: %w", name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Kill kills the broker with SIGKILL (no controlled shutdown, the
+// broker-crash fault) and waits for it to exit. The data dir stays; Restart
+// starts a new broker on it.
+func (l *Local) Kill() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.proc == nil {
+		return errors.New("live: local broker not running")
+	}
+	l.killLocked(syscall.SIGKILL)
+	return nil
+}
+
+// killLocked signals the broker's process group and waits for the process.
+func (l *Local) killLocked(sig syscall.Signal) {
+	p := l.proc
+	if p == nil {
+		return
+	}
+	syscall.Kill(-p.cmd.Process.Pid, sig)
+	<-p.done
+	l.proc = nil
+}
+
+// Restart starts a new broker process on the same data dir and ports (after
+// Kill) and waits until it answers.
+func (l *Local) Restart(ctx context.Context) error {
+	return l.start(ctx)
+}
+
+// Close stops the broker: SIGTERM (a controlled shutdown), then SIGKILL
+// after StopTimeout. It is safe to call more than once.
+func (l *Local) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	p := l.proc
+	if p == nil {
+		return nil
+	}
+	pgid := p.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(l.opts.StopTimeout):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.done
+	}
+	l.proc = nil
+	os.Remove(filepath.Join(l.dataDir, "broker.pid"))
+	return nil
+}
