@@ -68,26 +68,31 @@ func checkLen(n int) int32 {
 	return int32(n)
 }
 
-func appendPut(b, key, value []byte) []byte {
+// AppendPut appends a put record. The record format is shared by the memory
+// provider's delta and snapshot files and the Pebble provider's changelogs
+// (Spark's HDFS delta format and its RocksDB changelog v1 format agree).
+func AppendPut(b, key, value []byte) []byte {
 	b = appendInt32(b, checkLen(len(key)))
 	b = append(b, key...)
 	b = appendInt32(b, checkLen(len(value)))
 	return append(b, value...)
 }
 
-func appendRemove(b, key []byte) []byte {
+// AppendRemove appends a remove record.
+func AppendRemove(b, key []byte) []byte {
 	b = appendInt32(b, checkLen(len(key)))
 	b = append(b, key...)
 	return appendInt32(b, endMarker)
 }
 
-func appendEnd(b []byte) []byte { return appendInt32(b, endMarker) }
+// AppendEnd appends the end marker.
+func AppendEnd(b []byte) []byte { return appendInt32(b, endMarker) }
 
-// applyFile applies the records of a delta (snapshot=false) or snapshot file
-// to m and keeps *dataBytes (sum of key and value lengths) up to date. path
-// names the file in errors. On error m holds a prefix of the changes and
-// must be discarded.
-func applyFile(path string, data []byte, snapshot bool, m map[string][]byte, dataBytes *int64) error {
+// WalkRecords calls put or remove for every record of a record file, in
+// order. A nil remove makes a remove record corrupt (snapshots hold only
+// puts). Keys and values alias data. path names the file in errors, which
+// wrap ErrCorrupt; on error a prefix of the records has been applied.
+func WalkRecords(path string, data []byte, put func(k, v []byte) error, remove func(k []byte) error) error {
 	corrupt := func(off int, format string, args ...any) error {
 		return fmt.Errorf("%w %s: at byte %d of %d: %s", ErrCorrupt, path, off, len(data), fmt.Sprintf(format, args...))
 	}
@@ -104,7 +109,7 @@ func applyFile(path string, data []byte, snapshot bool, m map[string][]byte, dat
 		if int64(len(data)-off) < int64(n) {
 			return nil, corrupt(off, "truncated: %s of %d bytes has only %d", what, n, len(data)-off)
 		}
-		b := data[off : off+int(n)]
+		b := data[off : off+int(n) : off+int(n)]
 		off += int(n)
 		return b, nil
 	}
@@ -133,12 +138,11 @@ func applyFile(path string, data []byte, snapshot bool, m map[string][]byte, dat
 			return err
 		}
 		if valueLen == endMarker {
-			if snapshot {
+			if remove == nil {
 				return corrupt(valueStart, "remove record in a snapshot")
 			}
-			if old, ok := m[string(key)]; ok {
-				*dataBytes -= int64(len(key) + len(old))
-				delete(m, string(key))
+			if err := remove(key); err != nil {
+				return err
 			}
 			continue
 		}
@@ -149,6 +153,18 @@ func applyFile(path string, data []byte, snapshot bool, m map[string][]byte, dat
 		if err != nil {
 			return err
 		}
+		if err := put(key, value); err != nil {
+			return err
+		}
+	}
+}
+
+// applyFile applies the records of a delta (snapshot=false) or snapshot file
+// to m and keeps *dataBytes (sum of key and value lengths) up to date. path
+// names the file in errors. On error m holds a prefix of the changes and
+// must be discarded.
+func applyFile(path string, data []byte, snapshot bool, m map[string][]byte, dataBytes *int64) error {
+	put := func(key, value []byte) error {
 		// Copy the value: a sub-slice would pin the whole file in memory.
 		v := cloneValue(value)
 		if old, ok := m[string(key)]; ok {
@@ -157,7 +173,19 @@ func applyFile(path string, data []byte, snapshot bool, m map[string][]byte, dat
 			*dataBytes += int64(len(key) + len(v))
 		}
 		m[string(key)] = v
+		return nil
 	}
+	remove := func(key []byte) error {
+		if old, ok := m[string(key)]; ok {
+			*dataBytes -= int64(len(key) + len(old))
+			delete(m, string(key))
+		}
+		return nil
+	}
+	if snapshot {
+		remove = nil
+	}
+	return WalkRecords(path, data, put, remove)
 }
 
 // cloneValue copies v; an empty value is stored as nil.
@@ -167,3 +195,7 @@ func cloneValue(v []byte) []byte {
 	}
 	return append(make([]byte, 0, len(v)), v...)
 }
+
+func appendPut(b, key, value []byte) []byte { return AppendPut(b, key, value) }
+func appendRemove(b, key []byte) []byte     { return AppendRemove(b, key) }
+func appendEnd(b []byte) []byte             { return AppendEnd(b) }

@@ -3,11 +3,9 @@ package pebblestore
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -65,105 +63,20 @@ func parseFileName(name string) (version int64, snapshot bool, ok bool) {
 	return v, snapshot, true
 }
 
-func checkLen(n int) uint32 {
-	if n > math.MaxInt32 {
-		panic(fmt.Sprintf("pebblestore: key or value of %d bytes exceeds the int32 framing", n))
-	}
-	return uint32(n)
-}
-
-func appendPut(b, key, value []byte) []byte {
-	b = binary.BigEndian.AppendUint32(b, checkLen(len(key)))
-	b = append(b, key...)
-	b = binary.BigEndian.AppendUint32(b, checkLen(len(value)))
-	return append(b, value...)
-}
-
-func appendRemove(b, key []byte) []byte {
-	b = binary.BigEndian.AppendUint32(b, checkLen(len(key)))
-	b = append(b, key...)
-	return binary.BigEndian.AppendUint32(b, uint32(0xffffffff))
-}
-
-func appendEnd(b []byte) []byte { return binary.BigEndian.AppendUint32(b, uint32(0xffffffff)) }
+func appendPut(b, key, value []byte) []byte { return state.AppendPut(b, key, value) }
+func appendRemove(b, key []byte) []byte     { return state.AppendRemove(b, key) }
+func appendEnd(b []byte) []byte             { return state.AppendEnd(b) }
 
 // parseChangelog calls put or remove for every record of a changelog, in
 // order, after checking the whole file's framing first, so that a corrupt
 // file is reported before anything is applied. path names the file in
 // errors, which wrap state.ErrCorrupt.
 func parseChangelog(path string, data []byte, put func(k, v []byte) error, remove func(k []byte) error) error {
-	if err := walkChangelog(path, data, nil, nil); err != nil {
+	nop := func([]byte, []byte) error { return nil }
+	if err := state.WalkRecords(path, data, nop, func([]byte) error { return nil }); err != nil {
 		return err
 	}
-	return walkChangelog(path, data, put, remove)
-}
-
-func walkChangelog(path string, data []byte, put func(k, v []byte) error, remove func(k []byte) error) error {
-	corrupt := func(off int, format string, args ...any) error {
-		return fmt.Errorf("%w %s: at byte %d of %d: %s", state.ErrCorrupt, path, off, len(data), fmt.Sprintf(format, args...))
-	}
-	off := 0
-	readInt := func(what string) (int32, error) {
-		if len(data)-off < 4 {
-			return 0, corrupt(off, "truncated: no %s length and no end marker", what)
-		}
-		n := int32(binary.BigEndian.Uint32(data[off:]))
-		off += 4
-		return n, nil
-	}
-	readBytes := func(n int32, what string) ([]byte, error) {
-		if int64(len(data)-off) < int64(n) {
-			return nil, corrupt(off, "truncated: %s of %d bytes has only %d", what, n, len(data)-off)
-		}
-		b := data[off : off+int(n) : off+int(n)]
-		off += int(n)
-		return b, nil
-	}
-	for {
-		recordStart := off
-		keyLen, err := readInt("key")
-		if err != nil {
-			return err
-		}
-		if keyLen == endMarker {
-			if off != len(data) {
-				return corrupt(off, "%d bytes after the end marker", len(data)-off)
-			}
-			return nil
-		}
-		if keyLen < 0 {
-			return corrupt(recordStart, "negative key length %d", keyLen)
-		}
-		key, err := readBytes(keyLen, "key")
-		if err != nil {
-			return err
-		}
-		valueStart := off
-		valueLen, err := readInt("value")
-		if err != nil {
-			return err
-		}
-		if valueLen == endMarker {
-			if remove != nil {
-				if err := remove(key); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if valueLen < 0 {
-			return corrupt(valueStart, "negative value length %d", valueLen)
-		}
-		value, err := readBytes(valueLen, "value")
-		if err != nil {
-			return err
-		}
-		if put != nil {
-			if err := put(key, value); err != nil {
-				return err
-			}
-		}
-	}
+	return state.WalkRecords(path, data, put, remove)
 }
 
 // snapshotMeta is the "metadata" entry of a snapshot zip.

@@ -450,7 +450,7 @@ func (w *workDB) replay(name string, data []byte) error {
 	defer b.Close()
 	keys, size, garbage := w.numKeys, w.dataBytes, w.garbage
 	var kbuf []byte
-	err := walkChangelog(name, data,
+	err := state.WalkRecords(name, data,
 		func(k, v []byte) error {
 			kbuf = appendKey(kbuf, k)
 			old, existed, err := valueLen(b, kbuf)
