@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: all build demo test test-kafka kafka-fetch bench bench-10m lint fuzz clean
+.PHONY: all build demo test test-kafka test-kafka-if-java kafka-fetch bench bench-10m lint fuzz clean
 
 all: build
 
@@ -23,6 +23,18 @@ demo: build
 
 test: lint
 	RAPID_NOFAILFILE=1 $(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory test-kafka-if-java
+
+# The real-broker suite needs Java 17+ and Maven. Without them it is skipped
+# loudly, except under CI=true, where a missing broker is a failure.
+test-kafka-if-java:
+	@if command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory test-kafka; \
+	elif [ "$$CI" = "true" ]; then \
+	  echo "FAIL: the real Kafka suite needs Java 17+ and Maven (make test-kafka)"; exit 1; \
+	else \
+	  echo "!!! SKIPPING the real Kafka suite: java or mvn not found; install Java 17+ and Maven, then run make test-kafka"; \
+	fi
 
 # Apache Kafka runtime jars (pinned in scripts/kafka/pom.xml) from Maven
 # Central into .cache/kafka/lib for the local broker; skipped when present.
@@ -30,7 +42,8 @@ kafka-fetch:
 	./scripts/kafka-fetch.sh
 
 # The live tests against a real Kafka broker (a JVM started by
-# live.StartLocal; needs mvn and Java 17+). Not part of `make test`.
+# live.StartLocal; needs mvn and Java 17+): the crash suites and 20 SIGKILLs
+# per sink. `make test` runs it when Java is there.
 test-kafka: kafka-fetch
 	DEDUPSIM_KAFKA=local $(GO) test ./live/ ./cmd/dedupsim/ -run Local -count=1 -v
 

@@ -5,15 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
@@ -150,4 +155,376 @@ func TestEngineProcessCrashLocalKafka(t *testing.T) {
 			}
 		})
 	}
+}
+
+// killSuiteSeed is the suite's seed: DEDUPSIM_KILL_SEED when set (to re-run
+// a failure), else a fresh one.
+func killSuiteSeed(t *testing.T) int64 {
+	t.Helper()
+	if s := os.Getenv("DEDUPSIM_KILL_SEED"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("DEDUPSIM_KILL_SEED=%q: %v", s, err)
+		}
+		return n
+	}
+	return time.Now().UnixNano() % 1_000_000_000
+}
+
+// TestKillSuiteLocal is the kill -9 suite against a real Kafka 4 broker
+// (DEDUPSIM_KAFKA=local, make test-kafka): 20 SIGKILLs of `dedupsim engine`
+// per sink, half at armed crash points, half at random moments.
+func TestKillSuiteLocal(t *testing.T) {
+	if os.Getenv("DEDUPSIM_KAFKA") != "local" {
+		t.Skip("real-Kafka test: set DEDUPSIM_KAFKA=local to run it (make test-kafka)")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	l, err := live.StartLocal(ctx, live.LocalOptions{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	seed := killSuiteSeed(t)
+	for _, kind := range []string{"transactional", "plain"} {
+		t.Run(kind, func(t *testing.T) {
+			runKillSuite(t, strings.Join(l.Addrs(), ","), kind, 20, seed)
+		})
+	}
+}
+
+// TestKillSuiteKfake is the kill -9 suite against kfake running in the test
+// process (the child engine connects to it over 127.0.0.1 TCP).
+func TestKillSuiteKfake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill suite: skipped with -short")
+	}
+	// By default a short suite (~10 s); DEDUPSIM_KAFKA=kfake runs the full
+	// 20 kills per sink.
+	kills := 6
+	if os.Getenv("DEDUPSIM_KAFKA") == "kfake" {
+		kills = 20
+	}
+	k, err := live.StartKfake(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	seed := killSuiteSeed(t)
+	for _, kind := range []string{"transactional", "plain"} {
+		t.Run(kind, func(t *testing.T) {
+			runKillSuite(t, strings.Join(k.Addrs(), ","), kind, kills, seed)
+		})
+	}
+}
+
+// killSuiteQuery is the suite's query: dropDuplicatesWithinWatermark on id
+// with a watermark far wider than the run, so no row is late and no key's
+// state expires during it.
+const killSuiteQuery = `dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}
+watermark: {column: ts, delay: 1 hour}
+shuffle_partitions: 2
+`
+
+// runKillSuite is the kill -9 suite: it produces 2000 events (~1% of them
+// copies of an earlier id) to a fresh input topic while running `dedupsim
+// engine` as a child process (own process group) that is killed with
+// SIGKILL kills times, alternately at an armed crash point (the process
+// kills itself; after-sink-write half of the time) and by the test after a
+// random 100-800 ms, each restart on the same checkpoint. A last run with
+// --until-idle drains the input and exits cleanly. The output topic is then
+// read with read_committed: the transactional sink must hold every distinct
+// input id exactly once; the plain sink must lose no id, and holds the
+// replay duplicates, at least the rows of every batch killed at
+// after-sink-write and none at all if no batch with output was replayed.
+func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int64) {
+	t.Helper()
+	began := time.Now()
+	t.Logf("kill suite: sink %s, %d kills, seed %d", sinkKind, kills, seed)
+	t.Cleanup(func() {
+		if t.Failed() {
+			env := ""
+			if k := os.Getenv("DEDUPSIM_KAFKA"); k != "" {
+				env = "DEDUPSIM_KAFKA=" + k + " "
+			}
+			t.Logf("kill suite failed with seed %d; re-run: %sDEDUPSIM_KILL_SEED=%d go test ./cmd/dedupsim/ -run '^%s$' -v",
+				seed, env, seed, strings.ReplaceAll(t.Name(), "/", "$/^"))
+		}
+	})
+	bin := binary(t)
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(len(sinkKind))))
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+
+	const (
+		numEvents  = 2000
+		partitions = 3
+	)
+	suffix := fmt.Sprintf("%s-%d-%d", sinkKind, seed, time.Now().UnixNano())
+	in, out := "kill-in-"+suffix, "kill-out-"+suffix
+	brokers := strings.Split(bootstrap, ",")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, 1, nil, in, out)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("create topics: %v", err)
+	}
+
+	// The events: unique ids, ~1% of them sent again later (same id and
+	// event time, any partition), the copy at least one event later.
+	type event struct {
+		id   string
+		part int32
+		val  []byte
+	}
+	var events []event
+	var ids []string
+	ts := map[string]string{}
+	for i := 0; len(events) < numEvents; i++ {
+		id := fmt.Sprintf("e%05d", i)
+		if len(ids) > 0 && rng.IntN(100) == 0 {
+			id = ids[rng.IntN(len(ids))]
+		} else {
+			ids = append(ids, id)
+			ts[id] = fmt.Sprintf("%d.%03d", 1_700_000_000+i/1000, i%1000)
+		}
+		p := rng.Int32N(partitions)
+		events = append(events, event{id, p, fmt.Appendf(nil, `{"id":%q,"ts":%s}`, id, ts[id])})
+	}
+	t.Logf("input: %d events, %d distinct ids, %d copies", len(events), len(ids), len(events)-len(ids))
+
+	// Each killed run gets one chunk of the events, produced in the
+	// background in a few slices while it runs; the final run gets none.
+	var prodWG sync.WaitGroup
+	var prodErr error
+	var prodMu sync.Mutex
+	produceChunk := func(chunk []event) {
+		prodWG.Add(1)
+		go func() {
+			defer prodWG.Done()
+			for len(chunk) > 0 {
+				n := min(len(chunk), max(1, len(chunk)/4+1))
+				var recs []*kgo.Record
+				for _, e := range chunk[:n] {
+					recs = append(recs, &kgo.Record{Topic: in, Partition: e.part, Value: e.val})
+				}
+				chunk = chunk[n:]
+				if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+					prodMu.Lock()
+					prodErr = err
+					prodMu.Unlock()
+					return
+				}
+				time.Sleep(40 * time.Millisecond)
+			}
+		}()
+	}
+
+	dir := t.TempDir()
+	qpath := write(t, dir, "query.yaml", killSuiteQuery)
+	ckpt := filepath.Join(dir, "ckpt")
+	args := []string{"engine", "--query", qpath, "--checkpoint", ckpt, "--bootstrap", bootstrap,
+		"--input-topic", in, "--output-topic", out, "--sink", sinkKind, "--trigger-interval", "50ms",
+		"--kafka-timeout", "20s"}
+
+	var (
+		batches       []engineLine       // every batch line printed, all runs
+		afterSinkKill = map[int64]bool{} // batches killed at after-sink-write
+		armedKills    int
+		randomKills   int
+	)
+	parseLines := func(stdout string) {
+		for _, ln := range strings.Split(stdout, "\n") {
+			var v engineLine
+			if strings.TrimSpace(ln) == "" || json.Unmarshal([]byte(ln), &v) != nil {
+				continue // a killed run may end mid-line
+			}
+			batches = append(batches, v)
+		}
+	}
+	crashRe := regexp.MustCompile(`crash at (\S+) of batch (\d+)`)
+	otherPoints := []string{"after-offsets-write", "after-state-commit", "after-commit"}
+
+	for i := range kills {
+		chunk := events[i*len(events)/kills : (i+1)*len(events)/kills]
+		armed := i%2 == 0
+		crashAt := ""
+		if armed {
+			point := "after-sink-write"
+			if rng.IntN(2) == 1 {
+				point = otherPoints[rng.IntN(len(otherPoints))]
+			}
+			next, replay := nextBatch(t, ckpt)
+			if replay && point == "after-offsets-write" {
+				next++ // a replay reuses its offsets file: it never passes the point
+			}
+			crashAt = fmt.Sprintf("%s:%d", point, next)
+		}
+		delay := time.Duration(100+rng.IntN(701)) * time.Millisecond
+		produceChunk(chunk)
+
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = append(os.Environ(), "DEDUPSIM_CRASH_AT="+crashAt)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		runStart := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pid := cmd.Process.Pid
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		killGroup := func() { syscall.Kill(-pid, syscall.SIGKILL) }
+
+		var werr error
+		how := ""
+		if armed {
+			select {
+			case werr = <-done:
+				how = "armed " + crashAt
+			case <-time.After(30 * time.Second):
+				killGroup()
+				<-done
+				t.Fatalf("run %d: armed crash %s did not fire within 30s\nstdout:\n%sstderr:\n%s", i, crashAt, o.String(), e.String())
+			}
+		} else {
+			select {
+			case werr = <-done:
+				t.Fatalf("run %d: engine exited before the random kill: %v\nstdout:\n%sstderr:\n%s", i, werr, o.String(), e.String())
+			case <-time.After(delay):
+				killGroup()
+				werr = <-done
+				how = fmt.Sprintf("random after %v", delay)
+			}
+		}
+		killGroup() // anything left in the group
+		var ee *exec.ExitError
+		if !errors.As(werr, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("run %d (%s) ended with %v, want killed by SIGKILL\nstdout:\n%sstderr:\n%s", i, how, werr, o.String(), e.String())
+		}
+		if armed {
+			m := crashRe.FindStringSubmatch(e.String())
+			if m == nil {
+				t.Fatalf("run %d (%s): killed without reaching its crash point\nstderr:\n%s", i, how, e.String())
+			}
+			armedKills++
+			if m[1] == "after-sink-write" {
+				id, _ := strconv.ParseInt(m[2], 10, 64)
+				afterSinkKill[id] = true
+			}
+		} else {
+			randomKills++
+		}
+		before := len(batches)
+		parseLines(o.String())
+		t.Logf("run %d: killed (%s) after %v, %d batch lines", i, how, time.Since(runStart).Round(time.Millisecond), len(batches)-before)
+	}
+
+	prodWG.Wait()
+	if prodErr != nil {
+		t.Fatalf("produce: %v", prodErr)
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, "--until-idle")...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	finalStart := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("final run: %v\nstdout:\n%sstderr:\n%s", err, o.String(), e.String())
+	}
+	before := len(batches)
+	parseLines(o.String())
+	t.Logf("final run: exited cleanly after %v, %d batch lines", time.Since(finalStart).Round(time.Millisecond), len(batches)-before)
+
+	readStart := time.Now()
+	recs, err := kafkasource.ReadAll(ctx, []kgo.Opt{kgo.SeedBrokers(brokers...)}, out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("read %d output records (read_committed) in %v", len(recs), time.Since(readStart).Round(time.Millisecond))
+	count := map[string]int{}
+	for _, r := range recs {
+		var v struct{ ID string }
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("output record %q: %v", r.Value, err)
+		}
+		if _, ok := ts[v.ID]; !ok {
+			t.Errorf("output id %q is no input id", v.ID)
+		}
+		count[v.ID]++
+	}
+	var lost []string
+	dups := 0
+	for _, id := range ids {
+		switch n := count[id]; {
+		case n == 0:
+			lost = append(lost, id)
+		case n > 1:
+			dups += n - 1
+		}
+	}
+	// Rows a plain sink must hold twice: each batch killed after its sink
+	// write is replayed with the same output (the first completed line for
+	// it, in a later run, gives the count).
+	minDups, replayedOut := 0, 0
+	seen := map[int64]bool{}
+	for _, b := range batches {
+		if b.Replay {
+			replayedOut += b.Output
+		}
+		if afterSinkKill[b.BatchID] && !seen[b.BatchID] {
+			seen[b.BatchID] = true
+			minDups += b.Output
+		}
+	}
+	t.Logf("kill suite %s: %d kills (%d armed, %d random), %d batch executions logged, %d output records, %d distinct ids of %d, %d lost, %d duplicates (%d rows were in batches killed at after-sink-write; %d replayed output rows), %v",
+		sinkKind, armedKills+randomKills, armedKills, randomKills, len(batches), len(recs), len(count), len(ids), len(lost), dups, minDups, replayedOut, time.Since(began).Round(time.Millisecond))
+	if len(lost) > 0 {
+		t.Errorf("%d ids lost, e.g. %v", len(lost), lost[:min(len(lost), 10)])
+	}
+	switch sinkKind {
+	case "transactional":
+		if dups > 0 {
+			t.Errorf("transactional sink: %d duplicates, want 0", dups)
+		}
+	case "plain":
+		if dups < minDups {
+			t.Errorf("plain sink: %d duplicates, want at least %d (the output of the batches killed at after-sink-write)", dups, minDups)
+		}
+		if dups > 0 && replayedOut == 0 {
+			t.Errorf("plain sink: %d duplicates though no batch with output was replayed", dups)
+		}
+	}
+}
+
+// nextBatch is the batch a restart on the checkpoint runs first: the
+// latest planned batch when it has no commit (a replay), else the one after
+// the latest commit.
+func nextBatch(t *testing.T, ckpt string) (id int64, replay bool) {
+	t.Helper()
+	latest := func(sub string) int64 {
+		ents, err := os.ReadDir(filepath.Join(ckpt, sub))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		n := int64(-1)
+		for _, e := range ents {
+			if v, err := strconv.ParseInt(e.Name(), 10, 64); err == nil {
+				n = max(n, v)
+			}
+		}
+		return n
+	}
+	off, com := latest("offsets"), latest("commits")
+	if off > com {
+		return off, true
+	}
+	return com + 1, false
 }
