@@ -163,20 +163,7 @@ func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWat
 		}
 		// Eviction runs after the whole partition's input (§1.4 step 3).
 		if op.evicts() {
-			var evictErr error
-			err := st.Range(func(k, v []byte) bool {
-				if op.expired(v, evictMicros) {
-					if evictErr = st.Delete(k); evictErr != nil {
-						return false
-					}
-					m.NumRowsRemoved++
-				}
-				return true
-			})
-			if err == nil {
-				err = evictErr
-			}
-			if err != nil {
+			if err := evict(st, evictMicros, &m.NumRowsRemoved); err != nil {
 				abort()
 				return Result{}, err
 			}
@@ -231,13 +218,47 @@ func (op *Operator) value(r *row.Row, buf []byte) []byte {
 	return buf[:1]
 }
 
+// expiry reads the eviction time of a stored value: the event time (B1) or
+// the expiry (WithinWatermark). ok is false for a null event time, whose
+// eviction predicate is null, never true.
+func expiry(v []byte) (at int64, ok bool) {
+	if len(v) != 9 || v[0] != 1 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(v[1:])), true
+}
+
 // expired evaluates the eviction predicate on a stored value: event time
 // (B1) or expiry (WithinWatermark) at or below the eviction watermark.
-func (op *Operator) expired(v []byte, evictMicros int64) bool {
-	if len(v) != 9 || v[0] != 1 {
-		return false // null event time: the predicate is null, never true
+func expired(v []byte, evictMicros int64) bool {
+	at, ok := expiry(v)
+	return ok && at <= evictMicros
+}
+
+// evict deletes every entry of st that expired at evictMicros and adds
+// their number to removed. Stores that index entries by expiry
+// (state.Expirer) visit only those entries; others are scanned with Range,
+// as Spark's HDFS-backed provider does. Both remove the same set.
+func evict(st state.Store, evictMicros int64, removed *int64) error {
+	if x, ok := st.(state.Expirer); ok {
+		n, err := x.EvictUpTo(evictMicros, expiry)
+		*removed += n
+		return err
 	}
-	return int64(binary.BigEndian.Uint64(v[1:])) <= evictMicros
+	var evictErr error
+	err := st.Range(func(k, v []byte) bool {
+		if expired(v, evictMicros) {
+			if evictErr = st.Delete(k); evictErr != nil {
+				return false
+			}
+			*removed++
+		}
+		return true
+	})
+	if err == nil {
+		err = evictErr
+	}
+	return err
 }
 
 // batchDedup is §5: GROUP BY key with first() per micro-batch. The first

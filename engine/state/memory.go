@@ -142,6 +142,9 @@ type cachedMap struct {
 	m         map[string][]byte
 	dataBytes int64 // Σ len(key)+len(value)
 	inUse     bool  // an open store is changing m in place
+	// idx indexes m by expiry for EvictUpTo; nil until first needed and
+	// after an abort (it is then rebuilt from m on the next use).
+	idx *expiryIndex
 }
 
 // NewMemoryProvider returns a provider that keeps its files in fs.
@@ -185,7 +188,7 @@ func (p *MemoryProvider) Load(id ID, version int64) (Store, error) {
 	case c != nil && c.version == version && !c.inUse:
 		sl.hits++
 		c.inUse = true
-		s.cached, s.m, s.dataBytes = c, c.m, c.dataBytes
+		s.cached, s.m, s.dataBytes, s.idx = c, c.m, c.dataBytes, c.idx
 		s.undo, sl.undoBuf = sl.undoBuf[:0], nil
 	default:
 		sl.misses++ // counted even if the load fails, as in Spark
@@ -331,6 +334,10 @@ type memStore struct {
 	cached *cachedMap
 	undo   []undoRecord
 
+	// idx, once EvictUpTo built it, indexes m by expiry; Put keeps it up
+	// to date. When m is the cached map, idx is also cached.idx.
+	idx *expiryIndex
+
 	delta []byte // the records of <version+1>.delta, without the end marker
 
 	loadedKeys, loadedBytes int64 // figures at Load, for Metrics after Abort
@@ -376,6 +383,15 @@ func (s *memStore) Put(key, value []byte) error {
 	if s.cached != nil {
 		s.undo = append(s.undo, undoRecord{key: k, old: old, existed: existed})
 	}
+	if x := s.idx; x != nil {
+		if at, ok := x.expiry(v); ok {
+			if len(x.h) >= 2*len(s.m)+minStaleCompaction {
+				s.dropIndex() // mostly stale: rebuilt on the next EvictUpTo
+			} else {
+				x.push(expiryItem{at: at, key: k})
+			}
+		}
+	}
 	s.delta = appendPut(s.delta, key, value)
 	return nil
 }
@@ -390,13 +406,63 @@ func (s *memStore) Delete(key []byte) error {
 	if !existed {
 		return nil
 	}
-	delete(s.m, string(key))
+	s.remove(string(key), old)
+	return nil
+}
+
+// remove deletes key, which holds old; the index, if any, keeps its now
+// stale items.
+func (s *memStore) remove(key string, old []byte) {
+	delete(s.m, key)
 	s.dataBytes -= int64(len(key) + len(old))
 	if s.cached != nil {
-		s.undo = append(s.undo, undoRecord{key: string(key), old: old, existed: true})
+		s.undo = append(s.undo, undoRecord{key: key, old: old, existed: true})
 	}
-	s.delta = appendRemove(s.delta, key)
-	return nil
+	s.delta = appendRemove(s.delta, unsafe.Slice(unsafe.StringData(key), len(key)))
+}
+
+// EvictUpTo implements Expirer. The first call on a map loaded from files
+// (or after an abort of a store on the cached map) builds a min-heap of
+// (expiry, key) over the map in O(n); after that Put pushes onto it and the
+// index is cached with the map, so a batch costs time proportional to its
+// changes and evictions. Delete leaves stale heap items behind: an item is
+// acted on only if its key still holds a value with that expiry. Every key
+// whose value has an expiry has an item with that expiry in the heap, so
+// nothing expired is missed.
+func (s *memStore) EvictUpTo(limit int64, expiry func(value []byte) (int64, bool)) (int64, error) {
+	if s.state != updating {
+		return 0, s.done("EvictUpTo")
+	}
+	x := s.idx
+	if x == nil || len(x.h) >= 2*len(s.m)+minStaleCompaction {
+		x = buildExpiryIndex(s.m, expiry)
+		s.idx = x
+		if s.cached != nil {
+			s.cached.idx = x
+		}
+	}
+	var n int64
+	for len(x.h) > 0 && x.h[0].at <= limit {
+		it := x.pop()
+		v, ok := s.m[it.key]
+		if !ok {
+			continue // deleted since it was pushed
+		}
+		if at, ok := expiry(v); !ok || at != it.at {
+			continue // overwritten since; the current value has its own item
+		}
+		s.remove(it.key, v)
+		n++
+	}
+	return n, nil
+}
+
+// dropIndex forgets the expiry index; the next EvictUpTo rebuilds it.
+func (s *memStore) dropIndex() {
+	s.idx = nil
+	if s.cached != nil {
+		s.cached.idx = nil
+	}
 }
 
 // Range calls fn for every entry, in unspecified (Go map) order, until fn
@@ -464,13 +530,13 @@ func (s *memStore) Commit() (int64, error) {
 		if c == nil {
 			c = &cachedMap{m: s.m}
 		}
-		c.version, c.dataBytes, c.inUse = newVersion, s.dataBytes, false
+		c.version, c.dataBytes, c.inUse, c.idx = newVersion, s.dataBytes, false, s.idx
 		s.slot.cache = c
 	} else if s.cached != nil {
 		s.cached.inUse = false
 	}
 	p.maintainLocked(s.id, newVersion, s.m, s.dataBytes, files)
-	s.m, s.cached = nil, nil
+	s.m, s.cached, s.idx = nil, nil, nil
 	return newVersion, nil
 }
 
@@ -603,11 +669,14 @@ func (s *memStore) rollbackLocked() {
 			}
 		}
 		c.inUse = false
+		// Evicted keys are back in the map without their heap items:
+		// rebuild the index on its next use.
+		c.idx = nil
 	}
 	s.state = aborted
 	s.finalKeys, s.finalBytes = s.loadedKeys, s.loadedBytes
 	s.recycleLocked()
-	s.m, s.cached = nil, nil
+	s.m, s.cached, s.idx = nil, nil, nil
 }
 
 // recycleLocked hands the store's delta and undo buffers back to its slot
@@ -647,4 +716,87 @@ func (s *memStore) Metrics() Metrics {
 	}
 }
 
-var _ Provider = (*MemoryProvider)(nil)
+// minStaleCompaction: an expiry index is rebuilt once it holds at least
+// twice as many items as the map has keys plus this many, so that stale
+// items left by Delete or overwrites cannot pile up.
+const minStaleCompaction = 1024
+
+// expiryIndex is a binary min-heap of (expiry, key) over the entries of one
+// map, possibly with stale items (see EvictUpTo). expiry is the function it
+// was built with, used by Put.
+type expiryIndex struct {
+	expiry func([]byte) (int64, bool)
+	h      []expiryItem
+}
+
+type expiryItem struct {
+	at  int64
+	key string // the map's key string, shared
+}
+
+func buildExpiryIndex(m map[string][]byte, expiry func([]byte) (int64, bool)) *expiryIndex {
+	x := &expiryIndex{expiry: expiry, h: make([]expiryItem, 0, len(m)+len(m)/4)}
+	for k, v := range m {
+		if at, ok := expiry(v); ok {
+			x.h = append(x.h, expiryItem{at: at, key: k})
+		}
+	}
+	for i := len(x.h)/2 - 1; i >= 0; i-- {
+		x.down(i)
+	}
+	return x
+}
+
+func (x *expiryIndex) push(it expiryItem) {
+	h := append(x.h, it)
+	i := len(h) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if h[parent].at <= it.at {
+			break
+		}
+		h[i] = h[parent]
+		i = parent
+	}
+	h[i] = it
+	x.h = h
+}
+
+func (x *expiryIndex) pop() expiryItem {
+	h := x.h
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = expiryItem{} // drop the key reference
+	x.h = h[:last]
+	if last > 0 {
+		x.down(0)
+	}
+	return top
+}
+
+func (x *expiryIndex) down(i int) {
+	h := x.h
+	n := len(h)
+	it := h[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h[r].at < h[c].at {
+			c = r
+		}
+		if it.at <= h[c].at {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = it
+}
+
+var (
+	_ Provider = (*MemoryProvider)(nil)
+	_ Expirer  = (*memStore)(nil)
+)

@@ -57,3 +57,19 @@ type Metrics struct {
 	// stateOnCurrentVersionSizeBytes).
 	Custom map[string]int64
 }
+
+// Expirer is implemented by stores that can index their entries by an
+// expiry carried in the value, so that eviction visits only the entries
+// that expire instead of scanning every key with Range.
+//
+// EvictUpTo deletes every entry whose expiry(value) is (e, true) with
+// e <= limit, exactly as Delete would (the deletions are part of the
+// batch's changes: committed by Commit, undone by Abort), and returns how
+// many entries it removed. Entries for which expiry reports false are never
+// removed. expiry must be a pure function of the value, and every call on
+// stores of the same ID must pass the same function: an implementation may
+// keep the index it built across versions. The order of the deletions is
+// unspecified.
+type Expirer interface {
+	EvictUpTo(limit int64, expiry func(value []byte) (int64, bool)) (int64, error)
+}
