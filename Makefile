@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: all build demo test test-kafka test-kafka-if-java kafka-fetch bench bench-10m lint fuzz clean
+.PHONY: all build demo test test-kafka test-kafka-if-java kafka-fetch bench bench-kafka bench-10m lint fuzz clean
 
 all: build
 
@@ -54,6 +54,12 @@ bench:
 	@mkdir -p out
 	$(GO) test -run '^$$' -bench 'Engine|Store|Sim' -benchtime 1x -benchmem ./engine/... ./sim/ | tee out/bench.txt
 	@$(GO) run scripts/benchtable.go < out/bench.txt
+
+# End to end through the local real Kafka broker with the transactional sink.
+bench-kafka: kafka-fetch
+	@mkdir -p out
+	DEDUPSIM_KAFKA=local $(GO) test -run '^$$' -bench LocalKafka -benchtime 1x ./live/ | tee out/bench-kafka.txt
+	@$(GO) run scripts/benchtable.go < out/bench-kafka.txt
 
 bench-10m:
 	@mkdir -p out
