@@ -264,6 +264,13 @@ func DefaultSource(name string) SourceConfig {
 	return s
 }
 
+// WithDefaults returns s with its zero fields set to their defaults, as a
+// run fills them.
+func (s SourceConfig) WithDefaults() SourceConfig {
+	s.fill()
+	return s
+}
+
 func (s *SourceConfig) fill() {
 	if s.Topic == "" {
 		s.Topic = s.Name

@@ -214,3 +214,24 @@ func TestRunReplayCheck(t *testing.T) {
 		t.Fatalf("junit: %v\n%s", err, junit)
 	}
 }
+
+// TestRunKafkaKfake: run --kafka kfake runs a scenario against an
+// in-process Kafka and checks it like a simulated run; a bad --kafka value
+// and a scenario it cannot run are bad input (exit 2).
+func TestRunKafkaKfake(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	out, errOut, code := run(bin, "run", "--kafka", "kfake", "--out", dir, "replay-append-sink")
+	if code != 0 || !strings.Contains(out, "PASS replay-append-sink seed=1") || !strings.Contains(out, "sink-replay-duplicate") {
+		t.Fatalf("run --kafka kfake: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "replay-append-sink-1", "history.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := run(bin, "run", "--kafka", "remote", "replay-append-sink"); code != 2 || !strings.Contains(errOut, "kfake or local") {
+		t.Fatalf("--kafka remote: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := run(bin, "run", "--kafka", "kfake", "--out", dir, "future-clock-filtered"); code != 2 || !strings.Contains(errOut, "supports") {
+		t.Fatalf("unsupported scenario: exit %d %s", code, errOut)
+	}
+}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/spf13/cobra"
@@ -20,8 +23,9 @@ func newRunCmd() *cobra.Command {
 	var seed uint64
 	var out string
 	var swarm bool
+	var kafka string
 	cmd := &cobra.Command{
-		Use:   "run [--seed S] [--out DIR] [SCENARIO...]",
+		Use:   "run [--seed S] [--out DIR] [--kafka kfake|local] [SCENARIO...]",
 		Short: "Run scenarios on the simulator and check their expected verdicts",
 		Long: `run simulates each scenario (a file, or a catalogue name from 'dedupsim list') with one seed,
 checks the recorded history, and compares the findings with the scenario's expect section.
@@ -29,9 +33,21 @@ With no SCENARIO it runs the whole embedded catalogue.
 For each run it writes DIR/<scenario>-<seed>/ with report.html, report.json, summary.md and
 history.json, and DIR/summary.md and DIR/junit.xml over all runs.
 
+With --kafka kfake|local it runs the scenarios against Kafka instead of the simulator: an
+in-process kfake cluster, or a local Apache Kafka broker (needs the jars: make kafka-fetch).
+The engine runs in this process with a Kafka source and sink (table sink: transactional,
+append sink: plain) and the recorded history goes through the same checker. --kafka supports
+` + live.RunSupported + `.
+
 Exit status: 0 when every scenario met its expectations, 1 otherwise, 2 on bad input.
 Every failure prints the seed and the command that replays it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if kafka != "" && kafka != "kfake" && kafka != "local" {
+				return badInput(fmt.Errorf("run: --kafka %q: want kfake or local", kafka))
+			}
+			if kafka != "" && swarm {
+				return badInput(fmt.Errorf("run: --kafka does not support --swarm; it supports %s", live.RunSupported))
+			}
 			list, err := loadAll(args)
 			if len(args) == 0 {
 				list, err = scenarios.Catalogue()
@@ -41,7 +57,15 @@ Every failure prints the seed and the command that replays it.`,
 			}
 			var runs []*reports.Run
 			for _, s := range list {
-				r, err := scenarios.Run(s, seed, scenarios.Options{Swarm: swarm})
+				var r *reports.Run
+				if kafka != "" {
+					r, err = runKafka(cmd.Context(), kafka, s, seed)
+				} else {
+					r, err = scenarios.Run(s, seed, scenarios.Options{Swarm: swarm})
+				}
+				if errors.Is(err, live.ErrUnsupported) {
+					return badInput(err)
+				}
 				if err != nil {
 					return &exitError{code: 1, err: err}
 				}
@@ -75,7 +99,42 @@ Every failure prints the seed and the command that replays it.`,
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the run: the same seed gives the same run, byte for byte")
 	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&swarm, "swarm", false, "swarm mode: switch the scenario's faults on and off and draw their knobs from the seed")
+	cmd.Flags().StringVar(&kafka, "kafka", "", "run against Kafka instead of the simulator: kfake (in process) or local (a local broker; needs the jars, make kafka-fetch)")
 	return cmd
+}
+
+// runKafka runs one scenario against a Kafka cluster of the given kind
+// (kfake or local), started for the run, and checks it as the simulator's
+// runs are checked.
+func runKafka(ctx context.Context, kind string, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var cluster live.Cluster
+	var err error
+	if kind == "local" {
+		cluster, err = live.StartLocal(ctx, live.LocalOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: --kafka local needs a local Kafka broker from the jars that %s fetches (make kafka-fetch): %w", s.Name, live.FetchScript, err)
+		}
+	} else if cluster, err = live.StartKfake(ctx, nil); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	defer cluster.Close()
+	h, err := live.RunScenario(ctx, cluster, s.Config, seed)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	r := scenarios.Evaluate(s, h, seed, scenarios.Options{})
+	r.Replay = fmt.Sprintf("dedupsim run --kafka %s --seed %d %s (a Kafka run is not byte-reproducible)", kind, seed, scenarioRef(s))
+	return r, nil
+}
+
+func scenarioRef(s *scenarios.Scenario) string {
+	if strings.HasPrefix(s.File, "catalogue:") || s.File == "" {
+		return s.Name
+	}
+	return s.File
 }
 
 func newReplayCmd() *cobra.Command {
