@@ -70,28 +70,7 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d := sim.Defaults()
-	if cfg.Query == "" {
-		cfg.Query = d.Query
-	}
-	if cfg.Start == "" {
-		cfg.Start = d.Start
-	}
-	if cfg.TriggerInterval == 0 {
-		cfg.TriggerInterval = d.TriggerInterval
-	}
-	if cfg.FaultPhase == 0 {
-		cfg.FaultPhase = d.FaultPhase
-	}
-	if cfg.HealPhase == 0 {
-		cfg.HealPhase = d.HealPhase
-	}
-	if cfg.Downtime == 0 {
-		cfg.Downtime = d.Downtime
-	}
-	if cfg.MaxCopies == 0 {
-		cfg.MaxCopies = d.MaxCopies
-	}
+	cfg = cfg.WithDefaults()
 	q, err := query.Parse("query", []byte(cfg.Query))
 	if err != nil {
 		return nil, fmt.Errorf("live: query: %w", err)

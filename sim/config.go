@@ -437,7 +437,9 @@ type prepared struct {
 	sourceCfgs []SourceConfig
 }
 
-func (c Config) prepare() (*prepared, error) {
+// WithDefaults returns c with every zero top-level field set to its
+// default (see Defaults); sources get theirs from SourceConfig.WithDefaults.
+func (c Config) WithDefaults() Config {
 	d := Defaults()
 	if c.Query == "" {
 		c.Query = d.Query
@@ -460,6 +462,11 @@ func (c Config) prepare() (*prepared, error) {
 	if c.MaxCopies == 0 {
 		c.MaxCopies = d.MaxCopies
 	}
+	return c
+}
+
+func (c Config) prepare() (*prepared, error) {
+	c = c.WithDefaults()
 	p := &prepared{Config: c}
 	q, err := query.Parse("query", []byte(c.Query))
 	if err != nil {

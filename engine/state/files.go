@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/dedupsim/dedupsim/engine/fsys"
 )
 
 // On-disk format of the memory provider, after Spark's HDFS-backed provider
@@ -38,16 +40,27 @@ const (
 func deltaName(v int64) string    { return strconv.FormatInt(v, 10) + deltaSuffix }
 func snapshotName(v int64) string { return strconv.FormatInt(v, 10) + snapshotSuffix }
 
-// parseFileName recognises "<V>.delta" and "<V>.snapshot" with V written
+// parseFileName recognises "<V>.delta" and "<V>.snapshot".
+func parseFileName(name string) (version int64, snapshot bool, ok bool) {
+	return memoryFiles.Parse(name)
+}
+
+// FileNames are the suffixes of a provider's per-version files: deltas (or
+// changelogs) and snapshots.
+type FileNames struct{ Delta, Snapshot string }
+
+var memoryFiles = FileNames{Delta: deltaSuffix, Snapshot: snapshotSuffix}
+
+// Parse recognises "<V><Delta>" and "<V><Snapshot>" with V written
 // canonically (no sign, no leading zeros); anything else (temp files,
 // _metadata) is not a store file.
-func parseFileName(name string) (version int64, snapshot bool, ok bool) {
+func (n FileNames) Parse(name string) (version int64, snapshot bool, ok bool) {
 	var num string
 	switch {
-	case strings.HasSuffix(name, deltaSuffix):
-		num = strings.TrimSuffix(name, deltaSuffix)
-	case strings.HasSuffix(name, snapshotSuffix):
-		num, snapshot = strings.TrimSuffix(name, snapshotSuffix), true
+	case strings.HasSuffix(name, n.Delta):
+		num = strings.TrimSuffix(name, n.Delta)
+	case strings.HasSuffix(name, n.Snapshot):
+		num, snapshot = strings.TrimSuffix(name, n.Snapshot), true
 	default:
 		return 0, false, false
 	}
@@ -56,6 +69,44 @@ func parseFileName(name string) (version int64, snapshot bool, ok bool) {
 		return 0, false, false
 	}
 	return v, snapshot, true
+}
+
+// StoreFiles is a listing of one store directory by version.
+type StoreFiles struct {
+	Deltas, Snapshots map[int64]bool
+}
+
+// ListStoreFiles lists dir's store files; an absent dir is empty.
+func ListStoreFiles(fs fsys.FS, dir string, n FileNames) (StoreFiles, error) {
+	f := StoreFiles{Deltas: map[int64]bool{}, Snapshots: map[int64]bool{}}
+	names, err := fs.ReadDir(dir)
+	if err != nil {
+		if fsys.IsNotExist(err) {
+			return f, nil
+		}
+		return f, fmt.Errorf("list %s: %w", dir, err)
+	}
+	for _, name := range names {
+		if v, snap, ok := n.Parse(name); ok {
+			if snap {
+				f.Snapshots[v] = true
+			} else {
+				f.Deltas[v] = true
+			}
+		}
+	}
+	return f, nil
+}
+
+// NewestSnapshot returns the highest snapshot version <= atMost, or 0.
+func (f StoreFiles) NewestSnapshot(atMost int64) int64 {
+	best := int64(0)
+	for v := range f.Snapshots {
+		if v <= atMost && v > best {
+			best = v
+		}
+	}
+	return best
 }
 
 func appendInt32(b []byte, n int32) []byte { return binary.BigEndian.AppendUint32(b, uint32(n)) }

@@ -203,56 +203,19 @@ func (p *MemoryProvider) Load(id ID, version int64) (Store, error) {
 	return s, nil
 }
 
-// storeFiles is a listing of one store directory.
-type storeFiles struct {
-	deltas, snapshots map[int64]bool
-}
-
-func (p *MemoryProvider) listFiles(dir string) (storeFiles, error) {
-	f := storeFiles{deltas: map[int64]bool{}, snapshots: map[int64]bool{}}
-	names, err := p.fs.ReadDir(dir)
-	if err != nil {
-		if fsys.IsNotExist(err) {
-			return f, nil
-		}
-		return f, fmt.Errorf("list %s: %w", dir, err)
-	}
-	for _, n := range names {
-		if v, snap, ok := parseFileName(n); ok {
-			if snap {
-				f.snapshots[v] = true
-			} else {
-				f.deltas[v] = true
-			}
-		}
-	}
-	return f, nil
-}
-
-// newestSnapshot returns the highest snapshot version <= atMost, or 0.
-func (f storeFiles) newestSnapshot(atMost int64) int64 {
-	best := int64(0)
-	for v := range f.snapshots {
-		if v <= atMost && v > best {
-			best = v
-		}
-	}
-	return best
-}
-
 // loadFiles rebuilds version (> 0) of id from its files.
 func (p *MemoryProvider) loadFiles(id ID, version int64) (map[string][]byte, int64, error) {
 	dir := id.Dir()
 	fail := func(err error) (map[string][]byte, int64, error) {
 		return nil, 0, fmt.Errorf("cannot load state version %d of %s: %w", version, dir, err)
 	}
-	files, err := p.listFiles(dir)
+	files, err := ListStoreFiles(p.fs, dir, memoryFiles)
 	if err != nil {
 		return fail(err)
 	}
 	m := map[string][]byte{}
 	var dataBytes int64
-	from := files.newestSnapshot(version)
+	from := files.NewestSnapshot(version)
 	if from > 0 {
 		name := path.Join(dir, snapshotName(from))
 		data, err := p.fs.ReadFile(name)
@@ -499,7 +462,7 @@ func (s *memStore) Commit() (int64, error) {
 		s.rollbackLocked()
 		return 0, fmt.Errorf("cannot commit state version %d of %s: %w", newVersion, dir, err)
 	}
-	files, err := p.listFiles(dir)
+	files, err := ListStoreFiles(p.fs, dir, memoryFiles)
 	if err != nil {
 		return fail(err)
 	}
@@ -507,20 +470,20 @@ func (s *memStore) Commit() (int64, error) {
 	// this version (a replayed batch, or a query rewound to an older
 	// version). It would shadow the delta we are about to write, so it goes
 	// first, durably.
-	if files.snapshots[newVersion] {
+	if files.Snapshots[newVersion] {
 		if err := p.fs.Remove(path.Join(dir, snapshotName(newVersion))); err != nil {
 			return fail(err)
 		}
 		if err := p.fs.SyncDir(dir); err != nil {
 			return fail(err)
 		}
-		delete(files.snapshots, newVersion)
+		delete(files.Snapshots, newVersion)
 	}
 	s.delta = appendEnd(s.delta)
 	if err := fsys.WriteAtomic(p.fs, path.Join(dir, deltaName(newVersion)), s.delta); err != nil {
 		return fail(err)
 	}
-	files.deltas[newVersion] = true
+	files.Deltas[newVersion] = true
 
 	s.state = committed
 	s.recycleLocked()
@@ -543,20 +506,20 @@ func (s *memStore) Commit() (int64, error) {
 // maintainLocked writes newVersion's snapshot if due and deletes the files
 // no retained version needs. files is the directory listing including the
 // new delta.
-func (p *MemoryProvider) maintainLocked(id ID, newVersion int64, m map[string][]byte, dataBytes int64, files storeFiles) {
+func (p *MemoryProvider) maintainLocked(id ID, newVersion int64, m map[string][]byte, dataBytes int64, files StoreFiles) {
 	dir := id.Dir()
 	report := func(err error) {
 		if p.opts.OnMaintenanceError != nil {
 			p.opts.OnMaintenanceError(id, err)
 		}
 	}
-	lastSnapshot := files.newestSnapshot(newVersion - 1)
+	lastSnapshot := files.NewestSnapshot(newVersion - 1)
 	if newVersion-lastSnapshot >= int64(p.opts.MinDeltasForSnapshot) {
 		name := path.Join(dir, snapshotName(newVersion))
 		if err := fsys.WriteAtomic(p.fs, name, encodeSnapshot(m, dataBytes)); err != nil {
 			report(fmt.Errorf("write snapshot %s: %w", name, err))
 		} else {
-			files.snapshots[newVersion] = true
+			files.Snapshots[newVersion] = true
 		}
 	}
 
@@ -564,17 +527,17 @@ func (p *MemoryProvider) maintainLocked(id ID, newVersion int64, m map[string][]
 	if minVersion <= 0 {
 		return
 	}
-	keepFrom := files.newestSnapshot(minVersion)
+	keepFrom := files.NewestSnapshot(minVersion)
 	if keepFrom == 0 {
 		return
 	}
 	var names []string
-	for v := range files.deltas {
+	for v := range files.Deltas {
 		if v < keepFrom {
 			names = append(names, deltaName(v))
 		}
 	}
-	for v := range files.snapshots {
+	for v := range files.Snapshots {
 		if v < keepFrom {
 			names = append(names, snapshotName(v))
 		}

@@ -44,24 +44,9 @@ const (
 func changelogName(v int64) string { return strconv.FormatInt(v, 10) + changelogSuffix }
 func zipName(v int64) string       { return strconv.FormatInt(v, 10) + zipSuffix }
 
-// parseFileName recognises "<V>.changelog" and "<V>.zip" with V written
-// canonically; anything else (temp files, _metadata) is not a store file.
-func parseFileName(name string) (version int64, snapshot bool, ok bool) {
-	var num string
-	switch {
-	case strings.HasSuffix(name, changelogSuffix):
-		num = strings.TrimSuffix(name, changelogSuffix)
-	case strings.HasSuffix(name, zipSuffix):
-		num, snapshot = strings.TrimSuffix(name, zipSuffix), true
-	default:
-		return 0, false, false
-	}
-	v, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || v < 0 || strconv.FormatInt(v, 10) != num {
-		return 0, false, false
-	}
-	return v, snapshot, true
-}
+// fileNames are Spark's RocksDB changelog checkpointing names:
+// "<V>.changelog" per version and "<V>.zip" snapshots.
+var fileNames = state.FileNames{Delta: changelogSuffix, Snapshot: zipSuffix}
 
 func appendPut(b, key, value []byte) []byte { return state.AppendPut(b, key, value) }
 func appendRemove(b, key []byte) []byte     { return state.AppendRemove(b, key) }

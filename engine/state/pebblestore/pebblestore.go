@@ -487,43 +487,6 @@ func (w *workDB) replay(name string, data []byte) error {
 	return nil
 }
 
-// storeFiles is a listing of one store directory.
-type storeFiles struct {
-	changelogs, snapshots map[int64]bool
-}
-
-func (p *Provider) listFiles(dir string) (storeFiles, error) {
-	f := storeFiles{changelogs: map[int64]bool{}, snapshots: map[int64]bool{}}
-	names, err := p.fs.ReadDir(dir)
-	if err != nil {
-		if fsys.IsNotExist(err) {
-			return f, nil
-		}
-		return f, fmt.Errorf("list %s: %w", dir, err)
-	}
-	for _, n := range names {
-		if v, snap, ok := parseFileName(n); ok {
-			if snap {
-				f.snapshots[v] = true
-			} else {
-				f.changelogs[v] = true
-			}
-		}
-	}
-	return f, nil
-}
-
-// newestSnapshot returns the highest snapshot version <= atMost, or 0.
-func (f storeFiles) newestSnapshot(atMost int64) int64 {
-	best := int64(0)
-	for v := range f.snapshots {
-		if v <= atMost && v > best {
-			best = v
-		}
-	}
-	return best
-}
-
 // rebuild builds version (> 0) of id from its files. Called with p.mu held.
 func (p *Provider) rebuild(id state.ID, version int64) (*workDB, error) {
 	dir := id.Dir()
@@ -534,11 +497,11 @@ func (p *Provider) rebuild(id state.ID, version int64) (*workDB, error) {
 		}
 		return nil, fmt.Errorf("cannot load state version %d of %s: %w", version, dir, err)
 	}
-	files, err := p.listFiles(dir)
+	files, err := state.ListStoreFiles(p.fs, dir, fileNames)
 	if err != nil {
 		return fail(err)
 	}
-	from := files.newestSnapshot(version)
+	from := files.NewestSnapshot(version)
 	if from > 0 {
 		name := path.Join(dir, zipName(from))
 		data, err := p.fs.ReadFile(name)
@@ -867,26 +830,26 @@ func (s *store) Commit() (int64, error) {
 		s.abortLocked()
 		return 0, fmt.Errorf("cannot commit state version %d of %s: %w", newVersion, dir, err)
 	}
-	files, err := p.listFiles(dir)
+	files, err := state.ListStoreFiles(p.fs, dir, fileNames)
 	if err != nil {
 		return fail(err)
 	}
 	// A snapshot of newVersion can only be left by an earlier attempt at
 	// this version; it would shadow the changelog about to be written.
-	if files.snapshots[newVersion] {
+	if files.Snapshots[newVersion] {
 		if err := p.fs.Remove(path.Join(dir, zipName(newVersion))); err != nil {
 			return fail(err)
 		}
 		if err := p.fs.SyncDir(dir); err != nil {
 			return fail(err)
 		}
-		delete(files.snapshots, newVersion)
+		delete(files.Snapshots, newVersion)
 	}
 	s.changelog = appendEnd(s.changelog)
 	if err := fsys.WriteAtomic(p.fs, path.Join(dir, changelogName(newVersion)), s.changelog); err != nil {
 		return fail(err)
 	}
-	files.changelogs[newVersion] = true
+	files.Deltas[newVersion] = true
 
 	w := s.w
 	if err := w.db.Apply(s.batch, pebble.NoSync); err != nil {
@@ -921,9 +884,9 @@ func (s *store) Commit() (int64, error) {
 
 // maintainLocked compacts level 0 if deep, writes newVersion's snapshot if
 // due and deletes the files no retained version needs.
-func (p *Provider) maintainLocked(id state.ID, w *workDB, newVersion int64, files storeFiles) {
+func (p *Provider) maintainLocked(id state.ID, w *workDB, newVersion int64, files state.StoreFiles) {
 	dir := id.Dir()
-	lastSnapshot := files.newestSnapshot(newVersion - 1)
+	lastSnapshot := files.NewestSnapshot(newVersion - 1)
 	if newVersion-lastSnapshot >= int64(p.opts.MinDeltasForSnapshot) {
 		name := path.Join(dir, zipName(newVersion))
 		data, err := w.snapshot()
@@ -933,7 +896,7 @@ func (p *Provider) maintainLocked(id state.ID, w *workDB, newVersion int64, file
 		if err != nil {
 			p.report(id, fmt.Errorf("write snapshot %s: %w", name, err))
 		} else {
-			files.snapshots[newVersion] = true
+			files.Snapshots[newVersion] = true
 		}
 	} else {
 		p.report(id, w.maybeCompact())
@@ -943,17 +906,17 @@ func (p *Provider) maintainLocked(id state.ID, w *workDB, newVersion int64, file
 	if minVersion <= 0 {
 		return
 	}
-	keepFrom := files.newestSnapshot(minVersion)
+	keepFrom := files.NewestSnapshot(minVersion)
 	if keepFrom == 0 {
 		return
 	}
 	var names []string
-	for v := range files.changelogs {
+	for v := range files.Deltas {
 		if v < keepFrom {
 			names = append(names, changelogName(v))
 		}
 	}
-	for v := range files.snapshots {
+	for v := range files.Snapshots {
 		if v < keepFrom {
 			names = append(names, zipName(v))
 		}
