@@ -67,6 +67,9 @@ const (
 	// QueryShapeChange: the query is stopped and restarted with a different
 	// query on an empty checkpoint; the sink's table persists.
 	QueryShapeChange = "query-shape-change"
+	// BrokerRestart: the Kafka broker is killed with SIGKILL and started
+	// again while producers and the engine run. Live runs only.
+	BrokerRestart = "broker-restart"
 )
 
 // CrashAt is the fault name of a driver crash at an engine crash point.
@@ -80,6 +83,7 @@ const (
 	ClassCrash    = "crash"
 	ClassDisk     = "disk"
 	ClassOperator = "operator"
+	ClassBroker   = "broker"
 )
 
 // KnobKind says how a knob's value is written and drawn. Every value is
@@ -151,6 +155,9 @@ type Fault struct {
 	Workload bool
 	// Requires names faults that must be on for this one to do anything.
 	Requires []string
+	// LiveOnly: the fault needs a real broker process (dedupsim run --kafka
+	// local); the simulator refuses it.
+	LiveOnly bool
 	Knobs    []Knob
 }
 
@@ -258,6 +265,11 @@ var catalogue = []Fault{
 			{Name: "at_frac", Kind: Float, Default: 0.5, Min: 0.1, Max: 0.9, Doc: "when, as a fraction of the fault phase"},
 			{Name: "starting_offsets", Kind: Choice, Default: 0, Choices: StartingOffsetChoices, Fixed: true,
 				Doc: "where the new query starts: the old query's position, the start of the log (re-emits it), or its end (skips what arrived during the redeploy)"},
+		}},
+	{Name: BrokerRestart, Class: ClassBroker, LiveOnly: true,
+		Doc: "The Kafka broker is killed with SIGKILL and restarted while producers and the engine run (live runs on a local broker only).",
+		Knobs: []Knob{
+			{Name: "at_frac", Kind: Float, Default: 0.5, Min: 0.05, Max: 0.95, Doc: "when, as a fraction of the fault phase"},
 		}},
 }
 

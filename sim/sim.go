@@ -54,6 +54,9 @@ func Run(cfg Config, seed uint64) (*history.History, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseLiveOnly(p); err != nil {
+		return nil, err
+	}
 	w, err := newWorld(p, seed)
 	if err != nil {
 		return nil, err
@@ -63,6 +66,27 @@ func Run(cfg Config, seed uint64) (*history.History, error) {
 		return nil, fmt.Errorf("sim: seed %d at %dms: %w", seed, w.nowMs-p.startMs, err)
 	}
 	return h, nil
+}
+
+// ErrLiveOnly is wrapped by Run's refusal of a fault that needs a real
+// broker (a valid configuration, but not for the simulator).
+var ErrLiveOnly = errors.New("the fault needs a real broker: dedupsim run --kafka local")
+
+// refuseLiveOnly refuses a plan that enables a live-only fault.
+func refuseLiveOnly(p *prepared) error {
+	if p.Plan.Swarm {
+		return nil // swarm never draws one
+	}
+	set, err := p.Plan.Resolve()
+	if err != nil {
+		return err
+	}
+	for _, name := range set.Names() {
+		if f, _ := faults.Lookup(name); f.LiveOnly {
+			return fmt.Errorf("sim: fault %s: %w", name, ErrLiveOnly)
+		}
+	}
+	return nil
 }
 
 type world struct {
@@ -81,6 +105,7 @@ type world struct {
 	gens   []*sourceGen
 	queue  sendQueue
 	seq    uint64
+	genUs  int64 // the sources generated every event up to here (see generateUntil)
 
 	silenceSource, lagSource int
 
@@ -124,12 +149,16 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 	w.queue = newSendQueue(w.startUs, p.TriggerInterval.Ms()*1000)
 	w.endUs = w.healUs + p.HealPhase.Ms()*1000
 	w.nowMs = p.startMs
+	w.genUs = w.startUs - 1
 	if err := checkCrashPoints(); err != nil {
 		return nil, err
 	}
 	var err error
 	if p.Plan.Swarm {
-		w.set, err = p.Plan.Draw(Stream(seed, "swarm"), func(name string) bool { return p.applicable(name) == nil })
+		w.set, err = p.Plan.Draw(Stream(seed, "swarm"), func(name string) bool {
+			f, _ := faults.Lookup(name)
+			return !f.LiveOnly && p.applicable(name) == nil
+		})
 	} else {
 		w.set, err = p.Plan.Resolve()
 	}
@@ -330,9 +359,7 @@ func (w *world) run() (*history.History, error) {
 // appendUntil appends every copy due by processing time tMs.
 func (w *world) appendUntil(tMs int64) error {
 	tUs := min(tMs*1000, w.endUs)
-	for _, g := range w.gens {
-		w.generate(g, tUs)
-	}
+	w.generateUntil(tUs)
 	return w.queue.drain(tUs, func(c *pending) error {
 		if err := w.appendCopy(c, c.copyNo, c.fault); err != nil {
 			return err
@@ -343,6 +370,24 @@ func (w *world) appendUntil(tMs int64) error {
 		}
 		return nil
 	})
+}
+
+// generateUntil runs the sources' generators up to tUs, one trigger-grid
+// step at a time (up to the grid time at or after tUs). The order in which
+// copies of different sources are queued, and so the append order of
+// copies sent in the same microsecond, is then the same whatever times the
+// driver appends at (restarts after a crash are off the grid, downtime
+// skips grid times): the workload does not depend on the engine, and
+// Schedule reproduces it without one.
+func (w *world) generateUntil(tUs int64) {
+	stepUs := w.intervalMs * 1000
+	for w.genUs < tUs {
+		next := min(w.startUs+(floorDiv(w.genUs-w.startUs, stepUs)+1)*stepUs, w.endUs)
+		for _, g := range w.gens {
+			w.generate(g, next)
+		}
+		w.genUs = next
+	}
 }
 
 func (w *world) appendCopy(c *pending, copyNo int32, fault uint8) error {

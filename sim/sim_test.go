@@ -43,6 +43,9 @@ func TestDeterminism(t *testing.T) {
 	}
 	var requested []string
 	for _, f := range faults.Names() {
+		if ff, _ := faults.Lookup(f); ff.LiveOnly {
+			continue
+		}
 		if !enabled[f] {
 			t.Errorf("no seed of the sample enabled %s", f)
 		}
@@ -62,7 +65,7 @@ func TestEngineFaultsLeaveWorkloadAlone(t *testing.T) {
 		all[k] = v
 	}
 	for _, f := range faults.Catalogue() {
-		if !f.Workload {
+		if !f.Workload && !f.LiveOnly {
 			all[f.Name] = nil
 		}
 	}
@@ -309,5 +312,19 @@ swarm: false
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLiveOnlyRefused: a fault that needs a real broker is refused by the
+// simulator with an error that says where it runs, and swarm never draws it.
+func TestLiveOnlyRefused(t *testing.T) {
+	for _, f := range faults.Catalogue() {
+		if !f.LiveOnly {
+			continue
+		}
+		_, err := Run(testConfig(tableQuery, map[string]faults.Knobs{f.Name: nil}), 1)
+		if err == nil || !strings.Contains(err.Error(), "--kafka local") {
+			t.Errorf("%s: sim.Run error %v, want a refusal naming --kafka local", f.Name, err)
+		}
 	}
 }
