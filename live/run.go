@@ -1,16 +1,13 @@
 package live
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,8 +30,8 @@ import (
 
 // RunSupported lists what RunScenario supports; any other fault, several
 // sources, swarm mode or another sink kind is refused.
-const RunSupported = "one source (constant rate, fresh or bounded keys), a table sink (Kafka transactional) or append sink (Kafka plain), " +
-	"and the faults producer-retry, crash-after-offsets-write, crash-after-state-commit, crash-after-sink-write and crash-after-commit"
+const RunSupported = "every producer, clock and source fault (the simulator's workload for the seed), a table sink (Kafka transactional) or append sink (Kafka plain), " +
+	"and the faults crash-after-offsets-write, crash-after-state-commit, crash-after-sink-write and crash-after-commit"
 
 // runTimeout bounds one Kafka call of a run.
 const runTimeout = 15 * time.Second
@@ -44,12 +41,6 @@ var runCounter atomic.Int64
 // ErrUnsupported is wrapped by RunScenario's refusal of a scenario it
 // cannot run against Kafka.
 var ErrUnsupported = errors.New("not supported against Kafka")
-
-// liveCopy is one copy to produce, before it has an offset.
-type liveCopy struct {
-	history.Copy
-	id string
-}
 
 // RunScenario runs the scenario configuration cfg against cluster instead
 // of the simulator and returns a history for the simulator's checker.
@@ -81,14 +72,8 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 	if cfg.Plan.Swarm {
 		return nil, unsupported("swarm mode")
 	}
-	if len(q.Sources) != 1 {
-		return nil, unsupported(fmt.Sprintf("a query with %d sources", len(q.Sources)))
-	}
 	if q.Sink.Kind != query.SinkTable && q.Sink.Kind != query.SinkAppend {
 		return nil, unsupported(fmt.Sprintf("a %s sink", q.Sink.Kind))
-	}
-	if q.DropFutureEvents {
-		return nil, unsupported("drop_future_events")
 	}
 	settings, err := cfg.Plan.Resolve()
 	if err != nil {
@@ -96,43 +81,30 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 	}
 	crashes := map[engine.CrashPoint]string{}
 	for _, name := range settings.Names() {
+		f, _ := faults.Lookup(name)
 		switch name {
-		case faults.ProducerRetry:
 		case faults.CrashAfterOffsetsWrite, faults.CrashAfterStateCommit, faults.CrashAfterSinkWrite, faults.CrashAfterCommit:
 			crashes[engine.CrashPoint(strings.TrimPrefix(name, "crash-"))] = name
 		default:
-			return nil, unsupported("fault " + name)
+			if !f.Workload {
+				return nil, unsupported("fault " + name)
+			}
 		}
 	}
-	var sc sim.SourceConfig
-	for _, s := range cfg.Sources {
-		if s.Name == q.Sources[0].Name {
-			sc = s
-		}
-	}
-	sc.Name = q.Sources[0].Name
-	sc = sc.WithDefaults()
-	if sc.Rate.Profile != sim.RateConstant {
-		return nil, unsupported("rate profile " + sc.Rate.Profile)
-	}
-	start, err := time.Parse(time.RFC3339, cfg.Start)
+	wl, err := sim.Schedule(cfg, seed)
 	if err != nil {
-		return nil, fmt.Errorf("live: start %q: want RFC 3339", cfg.Start)
+		return nil, fmt.Errorf("live: %w", err)
 	}
-	eventCol := q.EventTimeColumn()
-	if eventCol == "" {
-		eventCol = "ts"
-	}
-
-	r := &runner{ctx: ctx, cluster: cluster, cfg: cfg, q: q, sc: sc, settings: settings, crashes: crashes,
-		rng: rand.New(rand.NewPCG(seed, 0x6c697665)), eventCol: eventCol,
-		startMs: start.UnixMilli(), trigMs: time.Duration(cfg.TriggerInterval).Milliseconds()}
-	r.healMs = r.startMs + time.Duration(cfg.FaultPhase).Milliseconds()
-	r.endMs = r.healMs + time.Duration(cfg.HealPhase).Milliseconds()
+	r := &runner{ctx: ctx, cluster: cluster, cfg: cfg, q: q, wl: wl, settings: settings, crashes: crashes,
+		rng:     rand.New(rand.NewPCG(seed, 0x6c697665)),
+		startMs: wl.StartMs, healMs: wl.HealMs, endMs: wl.EndMs, trigMs: wl.TriggerMs}
 	r.h = &history.History{Version: history.Version, Seed: seed, Query: string(cfg.Query), API: string(q.API),
 		Keys: slices.Clone(q.Keys), DelayMs: -1, Partitions: q.ShufflePartitions, SinkKind: string(q.Sink.Kind),
-		HealAtMs: r.healMs, ArrivalRatePerSec: sc.Rate.PerSec, HasTable: true,
+		HealAtMs: r.healMs, ArrivalRatePerSec: wl.ArrivalRatePerSec, HasTable: true,
 		Faults: settings.Names(), Coverage: map[string]int{}, Table: []int{}}
+	for k, v := range wl.Coverage {
+		r.h.Coverage[k] = v
+	}
 	if r.h.Faults == nil {
 		r.h.Faults = []string{}
 	}
@@ -157,105 +129,33 @@ type runner struct {
 	cluster  Cluster
 	cfg      sim.Config
 	q        *query.Query
-	sc       sim.SourceConfig
+	wl       *sim.Workload
 	settings faults.Settings
 	crashes  map[engine.CrashPoint]string // armed crash points -> fault name
 	rng      *rand.Rand
-	eventCol string
 
 	startMs, healMs, endMs, trigMs int64
 	nowMs                          int64
 
-	in, out string
-	h       *history.History
-	pending []liveCopy // generated, not yet produced, by append time
-	prod    *kgo.Client
+	in   []string // one input topic per source
+	out  string
+	h    *history.History
+	next int // the next workload copy to produce
+	prod *kgo.Client
 
 	// the running driver
 	eng  *engine.Engine
-	src  *kafkasource.Source
+	srcs []*kafkasource.Source
 	snk  *recordingSink
 	ckpt fsys.FS
 	ids  func() string
 }
 
-// generate draws the workload: originals and retry copies, sorted by append
-// time.
-func (r *runner) generate() error {
-	rate := r.sc.Rate.PerSec
-	retry := r.settings.On(faults.ProducerRetry)
-	var n int
-	for t := float64(r.startMs); ; {
-		t += r.rng.ExpFloat64() / rate * 1000
-		occMs := int64(t)
-		if occMs >= r.endMs {
-			break
-		}
-		id := "e" + strconv.Itoa(n)
-		if r.sc.Keys.Kind == sim.KeysBounded {
-			id = "d" + strconv.Itoa(r.rng.IntN(r.sc.Keys.Size))
-		}
-		n++
-		evUs := occMs * 1000
-		if p := time.Duration(r.sc.TimestampPrecision).Microseconds(); p > 0 {
-			evUs -= evUs % p
-		}
-		at := occMs + r.sendDelayMs()
-		r.pending = append(r.pending, liveCopy{id: id, Copy: history.Copy{Event: id, EventTimeUs: evUs, AppendedAtMs: at}})
-		if retry && occMs < r.healMs && r.rng.Float64() < r.settings.Value(faults.ProducerRetry, "probability") {
-			extra := 1 + r.rng.IntN(max(1, r.settings.Int(faults.ProducerRetry, "copies_max")))
-			for c := 1; c <= extra; c++ {
-				at += r.retryGapMs()
-				r.pending = append(r.pending, liveCopy{id: id, Copy: history.Copy{Event: id, CopyNo: c, EventTimeUs: evUs, AppendedAtMs: at, Fault: faults.ProducerRetry}})
-			}
-		}
-		if len(r.pending) > r.cfg.MaxCopies {
-			return fmt.Errorf("live: more than max_copies %d copies", r.cfg.MaxCopies)
-		}
-	}
-	slices.SortStableFunc(r.pending, func(a, b liveCopy) int { return cmp.Compare(a.AppendedAtMs, b.AppendedAtMs) })
-	return nil
-}
-
-func (r *runner) sendDelayMs() int64 {
-	d := r.sc.SendDelay
-	mean := float64(time.Duration(d.Mean).Milliseconds())
-	switch d.Kind {
-	case sim.DistExponential:
-		return int64(r.rng.ExpFloat64() * mean)
-	case sim.DistLogNormal:
-		return int64(mean * math.Exp(d.Sigma*r.rng.NormFloat64()))
-	case sim.DistUniform:
-		hi := float64(time.Duration(d.Max).Milliseconds())
-		return int64(mean + r.rng.Float64()*(hi-mean))
-	}
-	return int64(mean)
-}
-
-func (r *runner) retryGapMs() int64 {
-	f := faults.ProducerRetry
-	if r.rng.Float64() < r.settings.Value(f, "offline_fraction") {
-		lo, hi := math.Log(float64(r.settings.Ms(f, "offline_min_ms"))), math.Log(float64(r.settings.Ms(f, "offline_max_ms")))
-		return int64(math.Exp(lo + r.rng.Float64()*(hi-lo)))
-	}
-	g := float64(r.settings.Ms(f, "gap_ms"))
-	switch r.settings.Choice(f, "gap") {
-	case "exponential":
-		return max(1, int64(r.rng.ExpFloat64()*g))
-	case "lognormal":
-		return max(1, int64(g*math.Exp(r.settings.Value(f, "gap_sigma")*r.rng.NormFloat64())))
-	}
-	return int64(g)
-}
-
 func (r *runner) clientOpts() []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(r.cluster.Addrs()...)} }
 
 func (r *runner) run() error {
-	if err := r.generate(); err != nil {
-		return err
-	}
-	base := fmt.Sprintf("dedupsim-%s-%d-%d-%d", r.sc.Topic, r.h.Seed, time.Now().UnixNano(), runCounter.Add(1))
-	r.in, r.out = base+"-in", base+"-out"
+	base := fmt.Sprintf("dedupsim-%d-%d-%d", r.h.Seed, time.Now().UnixNano(), runCounter.Add(1))
+	r.out = base + "-out"
 	cl, err := kgo.NewClient(append(r.clientOpts(), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 	if err != nil {
 		return fmt.Errorf("live: %w", err)
@@ -265,17 +165,14 @@ func (r *runner) run() error {
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(r.ctx, runTimeout)
 	defer cancel()
-	for _, t := range []struct {
-		name string
-		n    int32
-	}{{r.in, int32(r.sc.Partitions)}, {r.out, 1}} {
-		resp, err := adm.CreateTopic(ctx, t.n, 1, nil, t.name)
-		if err == nil {
-			err = resp.Err
+	for _, s := range r.wl.Sources {
+		r.in = append(r.in, base+"-"+s.Topic)
+		if err := createTopic(ctx, adm, r.in[len(r.in)-1], int32(s.Partitions)); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("live: create topic %s: %w", t.name, err)
-		}
+	}
+	if err := createTopic(ctx, adm, r.out, 1); err != nil {
+		return err
 	}
 	r.ckpt = fsys.NewMem()
 	r.ids = ids.Seeded(r.h.Seed)
@@ -286,7 +183,7 @@ func (r *runner) run() error {
 	defer func() { r.stopDriver() }()
 
 	restartAt := int64(-1) // driver down until then
-	for t := r.startMs; t < r.endMs || len(r.pending) > 0; t += r.trigMs {
+	for t := r.startMs; t < r.endMs || r.next < len(r.wl.Copies); t += r.trigMs {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
@@ -352,57 +249,33 @@ func (r *runner) run() error {
 	return nil
 }
 
-// produceDue produces the copies appended by now, fixing their copy
-// index, partition and offset.
+// produceDue produces the workload's copies appended by now, in order,
+// recording their offsets.
 func (r *runner) produceDue() error {
-	n := 0
-	for n < len(r.pending) && r.pending[n].AppendedAtMs <= r.nowMs {
+	cs := r.wl.Copies
+	n := r.next
+	for n < len(cs) && cs[n].AppendedAtMs <= r.nowMs {
 		n++
 	}
-	if n == 0 {
+	if n == r.next {
 		return nil
 	}
-	due := r.pending[:n]
-	recs := make([]*kgo.Record, n)
-	for i := range due {
-		c := &due[i]
-		c.Source = 0
-		idx := len(r.h.Copies) + i
-		if r.sc.Partitioner == "round_robin" {
-			c.Partition = idx % r.sc.Partitions
-		} else {
-			hsh := fnv.New32a()
-			hsh.Write([]byte(c.id))
-			c.Partition = int(hsh.Sum32() % uint32(r.sc.Partitions))
-		}
-		val := fmt.Appendf(nil, `{"id":%q,%q:%s,"_copy":%d}`, c.id, r.eventCol, r.formatTime(c.EventTimeUs), idx)
-		recs[i] = &kgo.Record{Topic: r.in, Partition: int32(c.Partition), Key: []byte(c.id), Value: val}
+	recs := make([]*kgo.Record, 0, n-r.next)
+	for i := r.next; i < n; i++ {
+		recs = append(recs, &kgo.Record{Topic: r.in[cs[i].Source], Partition: int32(cs[i].Partition), Value: r.wl.Rows[i]})
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, runTimeout)
 	defer cancel()
 	if err := r.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("live: produce: %w", err)
 	}
-	for i := range due {
-		due[i].Offset = recs[i].Offset
-		if due[i].Fault != "" {
-			r.h.Coverage[due[i].Fault]++
-		}
-		r.h.Copies = append(r.h.Copies, due[i].Copy)
+	for k, rec := range recs {
+		c := cs[r.next+k]
+		c.Offset = rec.Offset
+		r.h.Copies = append(r.h.Copies, c)
 	}
-	r.pending = r.pending[n:]
+	r.next = n
 	return nil
-}
-
-func (r *runner) formatTime(us int64) string {
-	if r.sc.TimestampFormat == "rfc3339" {
-		return strconv.Quote(time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
-	}
-	sign := ""
-	if us < 0 {
-		sign, us = "-", -us
-	}
-	return fmt.Sprintf("%s%d.%06d", sign, us/1e6, us%1e6)
 }
 
 // copyOf reads the _copy column of a row.
@@ -421,13 +294,26 @@ func (r *runner) NowMs() int64 { return r.nowMs }
 // startDriver starts the engine with new source and sink instances, as a
 // new driver process would.
 func (r *runner) startDriver() error {
-	src, err := kafkasource.New(kafkasource.Config{Brokers: r.cluster.Addrs(), Topic: r.in, StartingOffsets: "earliest",
-		InitialOffsetsFS: r.ckpt, Timeout: runTimeout})
-	if err != nil {
-		return err
+	var srcs []*kafkasource.Source
+	closeSrcs := func() {
+		for _, s := range srcs {
+			s.Close()
+		}
+	}
+	generic := make([]source.Source, len(r.in))
+	for i, topic := range r.in {
+		src, err := kafkasource.New(kafkasource.Config{Brokers: r.cluster.Addrs(), Topic: topic, StartingOffsets: "earliest",
+			InitialOffsetsFS: r.ckpt, InitialOffsetsPath: fmt.Sprintf("sources/%d/0", i), Timeout: runTimeout})
+		if err != nil {
+			closeSrcs()
+			return err
+		}
+		srcs = append(srcs, src)
+		generic[i] = src
 	}
 	base := kafkasink.Config{Brokers: r.cluster.Addrs(), Topic: r.out, Timeout: runTimeout}
 	snk := &recordingSink{r: r}
+	var err error
 	if r.q.Sink.Kind == query.SinkTable {
 		snk.txn, err = kafkasink.NewTransactional(kafkasink.TransactionalConfig{Config: base, AppID: r.q.Sink.AppID, PerRun: r.q.Sink.GenerateAppID})
 		snk.inner = snk.txn
@@ -436,23 +322,25 @@ func (r *runner) startDriver() error {
 		snk.inner = snk.plain
 	}
 	if err != nil {
-		src.Close()
+		closeSrcs()
 		return err
 	}
-	e, err := engine.Start(engine.Config{Query: r.q, Checkpoint: r.ckpt, Sources: []source.Source{src}, Sink: snk,
+	e, err := engine.Start(engine.Config{Query: r.q, Checkpoint: r.ckpt, Sources: generic, Sink: snk,
 		Clock: r, NewID: r.ids, OnBatch: r.onBatch, Crash: r.crash})
 	if err != nil {
-		src.Close()
+		closeSrcs()
 		snk.close()
 		return err
 	}
-	if err := src.Resume(e.Position()[0]); err != nil {
-		e.Stop()
-		src.Close()
-		snk.close()
-		return err
+	for i, src := range srcs {
+		if err := src.Resume(e.Position()[i]); err != nil {
+			e.Stop()
+			closeSrcs()
+			snk.close()
+			return err
+		}
 	}
-	r.eng, r.src, r.snk = e, src, snk
+	r.eng, r.srcs, r.snk = e, srcs, snk
 	return nil
 }
 
@@ -461,9 +349,11 @@ func (r *runner) stopDriver() {
 		return
 	}
 	r.eng.Stop()
-	r.src.Close()
+	for _, s := range r.srcs {
+		s.Close()
+	}
 	r.snk.close()
-	r.eng, r.src, r.snk = nil, nil, nil
+	r.eng, r.srcs, r.snk = nil, nil, nil
 }
 
 // crash is the engine's crash hook: in the fault phase, each armed crash

@@ -71,7 +71,7 @@ func TestRunScenarioKfake(t *testing.T) {
 // TestRunScenarioRefusesUnsupported: a fault --kafka cannot inject is
 // refused with the list of what it supports.
 func TestRunScenarioRefusesUnsupported(t *testing.T) {
-	s, err := scenarios.Find("future-clock-filtered")
+	s, err := scenarios.Find("shape-change-fresh-checkpoint-merge")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +79,27 @@ func TestRunScenarioRefusesUnsupported(t *testing.T) {
 	_, err = live.RunScenario(t.Context(), k, s.Config, 1)
 	if !errors.Is(err, live.ErrUnsupported) || !strings.Contains(err.Error(), "crash-after-sink-write") {
 		t.Fatalf("err = %v, want a refusal listing what --kafka supports", err)
+	}
+}
+
+// TestRunScenarioKfakeWorkloads: the in-process live runner produces the
+// simulator's workload for the seed (several sources, silence, future
+// clocks, restamped retries) and the scenario's expectations hold against
+// Kafka too.
+func TestRunScenarioKfakeWorkloads(t *testing.T) {
+	for _, name := range []string{"quiet-source-stalls-watermark", "future-clock-filtered", "restamped-retries-within-watermark", "dead-input-max-policy"} {
+		t.Run(name, func(t *testing.T) {
+			s, err := scenarios.Find(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := startKfake(t, nil)
+			h, err := live.RunScenario(t.Context(), k, s.Config, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := scenarios.Evaluate(s, h, 1, scenarios.Options{})
+			checkRun(t, r)
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -21,17 +22,52 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/sink/kafkasink"
+	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
+	"github.com/dedupsim/dedupsim/live"
 )
 
-// crashEnv arms a crash point like --crash-at.
-const crashEnv = "DEDUPSIM_CRASH_AT"
+// crashEnv arms a crash point like --crash-at; crashUntilEnv disarms it
+// from a wall-clock time on, like --crash-until.
+const (
+	crashEnv      = "DEDUPSIM_CRASH_AT"
+	crashUntilEnv = "DEDUPSIM_CRASH_UNTIL"
+)
 
 // wallClock is the engine's clock in a real run.
 type wallClock struct{}
 
 func (wallClock) NowMs() int64 { return time.Now().UnixMilli() }
+
+// scaledClock is a harness's compressed timeline: processing time virt0
+// at wall time wall0, running scale times faster than the wall clock.
+type scaledClock struct {
+	virt0, wall0 int64
+	scale        float64
+}
+
+func (c scaledClock) NowMs() int64 {
+	return c.virt0 + int64(math.Floor(float64(time.Now().UnixMilli()-c.wall0)*c.scale))
+}
+
+// parseClock parses --clock VIRT0:WALL0:SCALE.
+func parseClock(s string) (engine.Clock, error) {
+	if s == "" {
+		return wallClock{}, nil
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("--clock %q: want VIRT0_MS:WALL0_MS:SCALE", s)
+	}
+	v, err1 := strconv.ParseInt(parts[0], 10, 64)
+	w, err2 := strconv.ParseInt(parts[1], 10, 64)
+	sc, err3 := strconv.ParseFloat(parts[2], 64)
+	if err1 != nil || err2 != nil || err3 != nil || !(sc > 0) || math.IsInf(sc, 0) {
+		return nil, fmt.Errorf("--clock %q: want VIRT0_MS:WALL0_MS:SCALE with integer times and a positive scale", s)
+	}
+	return scaledClock{virt0: v, wall0: w, scale: sc}, nil
+}
 
 // crashSpec is a parsed --crash-at POINT[:BATCH]; batch -1 is any batch.
 type crashSpec struct {
@@ -81,45 +117,147 @@ type engineLine struct {
 	Skipped int    `json:"sinkSkippedBatches,omitempty"` // so far in this run
 }
 
+// engineSink is the engine process's sink with what a harness needs to
+// know of each write: how many rows it kept.
+type engineSink struct {
+	sink.Sink
+	close func() error
+	// kept reports how many of n delivered rows the last AddBatch kept.
+	kept func(n int) int
+}
+
+// openEngineSink builds the --sink: a Kafka sink on outTopic, or a table or
+// merge sink persisted with Pebble in tableDir.
+func openEngineSink(kind string, q *query.Query, brokers []string, outTopic, appID, tableDir string, timeout time.Duration) (*engineSink, error) {
+	base := kafkasink.Config{Brokers: brokers, Topic: outTopic, Timeout: timeout}
+	switch kind {
+	case "transactional":
+		txn, err := kafkasink.NewTransactional(kafkasink.TransactionalConfig{Config: base, AppID: appID})
+		if err != nil {
+			return nil, err
+		}
+		skipped := 0
+		return &engineSink{Sink: txn, close: func() error { txn.Close(); return nil }, kept: func(n int) int {
+			if txn.Skipped > skipped {
+				skipped = txn.Skipped
+				return 0
+			}
+			return n
+		}}, nil
+	case "plain":
+		p, err := kafkasink.NewPlain(kafkasink.PlainConfig{Config: base})
+		if err != nil {
+			return nil, err
+		}
+		return &engineSink{Sink: p, close: func() error { p.Close(); return nil }, kept: func(n int) int { return n }}, nil
+	case "table", "merge":
+		qq := *q
+		qq.Sink.Kind = query.SinkKind(kind)
+		if appID != "" {
+			qq.Sink.AppID = appID
+		}
+		t, err := pebblesink.Open(tableDir, &qq)
+		if err != nil {
+			return nil, err
+		}
+		return &engineSink{Sink: t, close: t.Close, kept: func(int) int { return t.LastKept() }}, nil
+	}
+	return nil, fmt.Errorf("sink %q: want plain, transactional, table or merge", kind)
+}
+
+// recordingSink appends a write record once the inner sink accepted a
+// batch, before the engine goes on to the commit log.
+type recordingSink struct {
+	*engineSink
+	rec   *live.RecordWriter
+	runID *string
+}
+
+func (s *recordingSink) AddBatch(b sink.Batch) error {
+	if err := s.engineSink.AddBatch(b); err != nil {
+		return err
+	}
+	kept := s.kept(len(b.Rows))
+	if s.rec == nil {
+		return nil
+	}
+	rows := make([]json.RawMessage, len(b.Rows))
+	for i, r := range b.Rows {
+		rows[i] = r.Data
+	}
+	return s.rec.Write(&live.EngineRecord{Kind: live.RecordWrite, WallMs: time.Now().UnixMilli(), RunID: *s.runID,
+		BatchID: b.ID, Rows: rows, Kept: kept})
+}
+
 func newEngineCmd() *cobra.Command {
 	var (
-		queryPath, ckptDir, bootstrap, inTopic, outTopic, sinkKind string
-		startingOffsets, crashAt, appID                            string
-		trigger                                                    time.Duration
-		maxBatches                                                 int
-		untilIdle                                                  bool
-		timeout                                                    time.Duration
+		queryPath, ckptDir, bootstrap, outTopic, sinkKind  string
+		startingOffsets, crashAt, appID, tableDir, recPath string
+		clockSpec                                          string
+		inTopics                                           []string
+		trigger                                            time.Duration
+		maxBatches                                         int
+		untilIdle                                          bool
+		timeout                                            time.Duration
+		crashUntil                                         int64
 	)
 	cmd := &cobra.Command{
-		Use:   "engine --query QUERY.yaml --checkpoint DIR --bootstrap HOST:PORT --input-topic IN --output-topic OUT",
+		Use:   "engine --query QUERY.yaml --checkpoint DIR --bootstrap HOST:PORT --input-topic IN [--input-topic IN2] (--output-topic OUT | --sink table|merge --table DIR)",
 		Short: "Run the dedup engine as a long-running process over Kafka",
-		Long: `engine runs one streaming dedup query as a real driver process: it reads the input topic
-(read_committed, Spark's Kafka source offsets), keeps its checkpoint in DIR, and writes every
-batch to the output topic with the plain (at-least-once) or transactional (exactly-once) Kafka
-sink. Restarted on the same checkpoint it resumes under Spark's restart rules, re-running a
-planned batch that has no commit.
+		Long: `engine runs one streaming dedup query as a real driver process: it reads one input topic per
+query source (read_committed, Spark's Kafka source offsets; --input-topic once per source, in
+the query's order), keeps its checkpoint in DIR, and writes every batch to its sink:
+  transactional  the output topic, exactly once (rows and an (app id, batch id) marker in one
+                 Kafka transaction; a batch already committed is skipped)
+  plain          the output topic, at least once (a replayed batch is written again)
+  table, merge   a table kept with Pebble in --table DIR: the idempotent table sink (txnAppId /
+                 txnVersion) or MERGE ... WHEN NOT MATCHED THEN INSERT, as the query's sink section
+                 configures them
+Restarted on the same checkpoint it resumes under Spark's restart rules, re-running a planned
+batch that has no commit.
 
 It prints one JSON line per batch execution and runs until SIGINT/SIGTERM, --max-batches
-executions, or, with --until-idle, the first trigger that finds no new data.
+executions, or, with --until-idle, the first trigger that finds no new data. --records FILE
+appends a line per sink write and per batch execution (rows read, their fate, watermarks and
+the StreamingQueryProgress), for a harness that checks what a killed process did.
 
 --crash-at POINT[:BATCH] (or the environment variable DEDUPSIM_CRASH_AT) makes the process
 kill itself with SIGKILL, no cleanup, at that crash point (of that batch, or of the first
 batch reaching it): after-offsets-write, after-state-commit, after-sink-write, after-commit.
+--crash-until MS (or DEDUPSIM_CRASH_UNTIL) disarms it from that Unix time in ms on.
 
 Exit status: 0 when stopped, 2 on bad input, 1 on any other failure, 137 (killed) at a crash
 point.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if queryPath == "" || ckptDir == "" || bootstrap == "" || inTopic == "" || outTopic == "" {
-				return badInput(errors.New("engine: --query, --checkpoint, --bootstrap, --input-topic and --output-topic are required"))
-			}
-			if sinkKind != "plain" && sinkKind != "transactional" {
-				return badInput(fmt.Errorf("engine: --sink %q: want plain or transactional", sinkKind))
+			tableSink := sinkKind == "table" || sinkKind == "merge"
+			switch {
+			case queryPath == "" || ckptDir == "" || bootstrap == "" || len(inTopics) == 0:
+				return badInput(errors.New("engine: --query, --checkpoint, --bootstrap and --input-topic are required"))
+			case !tableSink && sinkKind != "plain" && sinkKind != "transactional":
+				return badInput(fmt.Errorf("engine: --sink %q: want plain, transactional, table or merge", sinkKind))
+			case tableSink && tableDir == "":
+				return badInput(fmt.Errorf("engine: --sink %s needs --table DIR", sinkKind))
+			case !tableSink && outTopic == "":
+				return badInput(fmt.Errorf("engine: --sink %s needs --output-topic", sinkKind))
 			}
 			if !cmd.Flags().Changed("crash-at") {
 				crashAt = os.Getenv(crashEnv)
 			}
+			if !cmd.Flags().Changed("crash-until") {
+				if v := os.Getenv(crashUntilEnv); v != "" {
+					n, err := strconv.ParseInt(v, 10, 64)
+					if err != nil {
+						return badInput(fmt.Errorf("engine: %s=%q: want Unix time in ms", crashUntilEnv, v))
+					}
+					crashUntil = n
+				}
+			}
 			crash, err := parseCrashAt(crashAt)
+			if err != nil {
+				return badInput(fmt.Errorf("engine: %w", err))
+			}
+			clock, err := parseClock(clockSpec)
 			if err != nil {
 				return badInput(fmt.Errorf("engine: %w", err))
 			}
@@ -127,8 +265,9 @@ point.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if len(q.Sources) != 1 {
-				return badInput(fmt.Errorf("engine: %s has %d sources; the Kafka engine reads one topic", queryPath, len(q.Sources)))
+			if len(q.Sources) != len(inTopics) {
+				return badInput(fmt.Errorf("engine: %s has %d sources and %d --input-topic were given: give one topic per source, in the query's order",
+					queryPath, len(q.Sources), len(inTopics)))
 			}
 			if err := os.MkdirAll(ckptDir, 0o755); err != nil {
 				return err
@@ -136,48 +275,74 @@ point.`,
 			brokers := strings.Split(bootstrap, ",")
 			ckpt := fsys.NewOS(ckptDir)
 
-			src, err := kafkasource.New(kafkasource.Config{Brokers: brokers, Topic: inTopic,
-				StartingOffsets: startingOffsets, InitialOffsetsFS: ckpt, Timeout: timeout})
-			if err != nil {
-				return badInput(fmt.Errorf("engine: %w", err))
+			var srcs []*kafkasource.Source
+			var generic []source.Source
+			defer func() {
+				for _, s := range srcs {
+					s.Close()
+				}
+			}()
+			for i, topic := range inTopics {
+				src, err := kafkasource.New(kafkasource.Config{Brokers: brokers, Topic: topic,
+					StartingOffsets: startingOffsets, InitialOffsetsFS: ckpt,
+					InitialOffsetsPath: fmt.Sprintf("sources/%d/0", i), Timeout: timeout})
+				if err != nil {
+					return badInput(fmt.Errorf("engine: %w", err))
+				}
+				srcs = append(srcs, src)
+				generic = append(generic, src)
 			}
-			defer src.Close()
-			base := kafkasink.Config{Brokers: brokers, Topic: outTopic, Timeout: timeout}
-			var out interface {
-				sink.Sink
-				Close()
-			}
-			var txn *kafkasink.Transactional
-			if sinkKind == "transactional" {
-				txn, err = kafkasink.NewTransactional(kafkasink.TransactionalConfig{Config: base, AppID: appID})
-				out = txn
-			} else {
-				out, err = kafkasink.NewPlain(kafkasink.PlainConfig{Config: base})
-			}
+			out, err := openEngineSink(sinkKind, q, brokers, outTopic, appID, tableDir, timeout)
 			if err != nil {
 				return fmt.Errorf("engine: %w", err)
 			}
-			defer out.Close()
+			defer out.close()
+			var recs *live.RecordWriter
+			if recPath != "" {
+				if recs, err = live.CreateRecords(recPath); err != nil {
+					return fmt.Errorf("engine: records: %w", err)
+				}
+				defer recs.Close()
+			}
+			var runID string
+			snk := &recordingSink{engineSink: out, rec: recs, runID: &runID}
 
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			var executed int
-			var runID string
+			var recErr error
+			crashing := false
 			e, err := engine.Start(engine.Config{
-				Query: q, Checkpoint: ckpt, Sources: []source.Source{src}, Sink: out,
-				Clock: wallClock{}, NewID: ids.Seeded(rand.Uint64()),
+				Query: q, Checkpoint: ckpt, Sources: generic, Sink: snk,
+				Clock: clock, NewID: ids.Seeded(rand.Uint64()),
+				// At a crash point the process writes a crash record and
+				// kills itself. At after-sink-write and after-commit the
+				// engine first reports the execution (OnBatch, Crashed set),
+				// so that record is written before the kill too; nothing
+				// else runs in between.
 				Crash: func(p engine.CrashPoint, id int64) bool {
-					if crash != nil && p == crash.point && (crash.batch < 0 || crash.batch == id) {
+					if crash == nil || p != crash.point || (crash.batch >= 0 && crash.batch != id) ||
+						(crashUntil != 0 && time.Now().UnixMilli() >= crashUntil) {
+						return false
+					}
+					if recs != nil {
+						recs.Write(&live.EngineRecord{Kind: live.RecordCrash, WallMs: time.Now().UnixMilli(), RunID: runID, BatchID: id, Crashed: string(p)})
+					}
+					if p != engine.AfterSinkWrite && p != engine.AfterCommit {
 						die(p, id)
 					}
-					return false
+					crashing = true
+					return true
 				},
 				OnBatch: func(r *engine.BatchRecord) {
 					executed++
-					l := engineLine{BatchID: r.BatchID, Replay: r.Replay, Input: len(r.Input), Output: len(r.Output), RunID: runID}
-					if txn != nil {
-						l.Skipped = txn.Skipped
+					enc.Encode(engineLine{BatchID: r.BatchID, Replay: r.Replay, Input: len(r.Input), Output: len(r.Output),
+						RunID: runID, Skipped: skippedOf(out)})
+					if recs != nil && recErr == nil {
+						recErr = recs.Write(batchRecord(r, runID))
 					}
-					enc.Encode(l)
+					if crashing {
+						die(r.Crashed, r.BatchID)
+					}
 				},
 			})
 			if err != nil {
@@ -188,8 +353,15 @@ point.`,
 			for _, w := range e.Warnings() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "dedupsim engine: warning: "+w)
 			}
-			if err := src.Resume(e.Position()[0]); err != nil {
-				return fmt.Errorf("engine: %w", err)
+			if recs != nil {
+				if err := recs.Write(&live.EngineRecord{Kind: live.RecordStart, WallMs: time.Now().UnixMilli(), RunID: runID}); err != nil {
+					return fmt.Errorf("engine: records: %w", err)
+				}
+			}
+			for i, s := range srcs {
+				if err := s.Resume(e.Position()[i]); err != nil {
+					return fmt.Errorf("engine: %w", err)
+				}
 			}
 
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -203,6 +375,9 @@ point.`,
 				ran, err := e.RunOnce()
 				if err != nil {
 					return fmt.Errorf("engine: %w", err)
+				}
+				if recErr != nil {
+					return fmt.Errorf("engine: records: %w", recErr)
 				}
 				if maxBatches > 0 && executed >= maxBatches {
 					return nil
@@ -223,18 +398,50 @@ point.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&queryPath, "query", "", "query YAML (one source)")
+	f.StringVar(&queryPath, "query", "", "query YAML")
 	f.StringVar(&ckptDir, "checkpoint", "", "checkpoint directory (created when missing)")
 	f.StringVar(&bootstrap, "bootstrap", "", "Kafka bootstrap addresses, comma-separated")
-	f.StringVar(&inTopic, "input-topic", "", "topic the source reads")
-	f.StringVar(&outTopic, "output-topic", "", "topic the sink writes")
-	f.StringVar(&sinkKind, "sink", "transactional", "plain (at-least-once) or transactional (exactly-once)")
-	f.StringVar(&appID, "app-id", "", "transactional sink's app id (default: the checkpoint's query id)")
+	f.StringArrayVar(&inTopics, "input-topic", nil, "topic a source reads; once per query source, in the query's order")
+	f.StringVar(&outTopic, "output-topic", "", "topic the plain or transactional sink writes")
+	f.StringVar(&sinkKind, "sink", "transactional", "plain, transactional, table or merge")
+	f.StringVar(&tableDir, "table", "", "directory of the table or merge sink's Pebble store")
+	f.StringVar(&appID, "app-id", "", "transactional or table sink's app id (default: the query's, else the checkpoint's query id)")
 	f.StringVar(&startingOffsets, "starting-offsets", "earliest", "where a new checkpoint starts: earliest, latest or a JSON offset")
 	f.DurationVar(&trigger, "trigger-interval", 0, "processing-time trigger interval (0: next batch as soon as the last ends)")
 	f.StringVar(&crashAt, "crash-at", "", "crash point POINT[:BATCH] at which the process kills itself (also "+crashEnv+")")
+	f.Int64Var(&crashUntil, "crash-until", 0, "Unix time in ms from which --crash-at is disarmed (also "+crashUntilEnv+"; 0: never)")
+	f.StringVar(&recPath, "records", "", "append a JSON line per sink write and batch execution to this file")
+	f.StringVar(&clockSpec, "clock", "", "processing-time clock VIRT0_MS:WALL0_MS:SCALE: VIRT0 at wall time WALL0, SCALE times faster (a harness's compressed timeline; default the wall clock)")
 	f.IntVar(&maxBatches, "max-batches", 0, "stop after this many batch executions (0: no limit)")
 	f.BoolVar(&untilIdle, "until-idle", false, "stop at the first trigger with no new data")
 	f.DurationVar(&timeout, "kafka-timeout", 30*time.Second, "bound on one Kafka call of the source or sink")
 	return cmd
+}
+
+// skippedOf is the transactional or table sink's count of batches skipped
+// as already committed in this run.
+func skippedOf(s *engineSink) int {
+	switch v := s.Sink.(type) {
+	case *kafkasink.Transactional:
+		return v.Skipped
+	case *pebblesink.Sink:
+		return v.Skipped
+	}
+	return 0
+}
+
+// batchRecord is the records-file line of a batch execution.
+func batchRecord(r *engine.BatchRecord, runID string) *live.EngineRecord {
+	rec := &live.EngineRecord{Kind: live.RecordBatch, WallMs: time.Now().UnixMilli(), RunID: runID, BatchID: r.BatchID,
+		Replay: r.Replay, Input: make([]json.RawMessage, len(r.Input)), Outcomes: make([]string, len(r.Input)),
+		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs, NextWatermarkMs: r.NextWatermarkMs,
+		Crashed: string(r.Crashed)}
+	for i := range r.Input {
+		rec.Input[i] = r.Input[i].Data
+		rec.Outcomes[i] = r.Outcomes[i].String()
+	}
+	if p, err := json.Marshal(r.Progress); err == nil {
+		rec.Progress = p
+	}
+	return rec
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"github.com/dedupsim/dedupsim/live"
 )
@@ -186,7 +187,7 @@ func TestKillSuiteLocal(t *testing.T) {
 	}
 	defer l.Close()
 	seed := killSuiteSeed(t)
-	for _, kind := range []string{"transactional", "plain"} {
+	for _, kind := range []string{"transactional", "table", "plain"} {
 		t.Run(kind, func(t *testing.T) {
 			runKillSuite(t, strings.Join(l.Addrs(), ","), kind, 20, seed)
 		})
@@ -211,7 +212,7 @@ func TestKillSuiteKfake(t *testing.T) {
 	}
 	defer k.Close()
 	seed := killSuiteSeed(t)
-	for _, kind := range []string{"transactional", "plain"} {
+	for _, kind := range []string{"transactional", "table", "plain"} {
 		t.Run(kind, func(t *testing.T) {
 			runKillSuite(t, strings.Join(k.Addrs(), ","), kind, kills, seed)
 		})
@@ -329,9 +330,14 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 	dir := t.TempDir()
 	qpath := write(t, dir, "query.yaml", killSuiteQuery)
 	ckpt := filepath.Join(dir, "ckpt")
+	tableDir := filepath.Join(dir, "table")
 	args := []string{"engine", "--query", qpath, "--checkpoint", ckpt, "--bootstrap", bootstrap,
-		"--input-topic", in, "--output-topic", out, "--sink", sinkKind, "--trigger-interval", "50ms",
-		"--kafka-timeout", "20s"}
+		"--input-topic", in, "--sink", sinkKind, "--trigger-interval", "50ms", "--kafka-timeout", "20s"}
+	if sinkKind == "table" {
+		args = append(args, "--table", tableDir)
+	} else {
+		args = append(args, "--output-topic", out)
+	}
 
 	var (
 		batches       []engineLine       // every batch line printed, all runs
@@ -360,7 +366,10 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 			if rng.IntN(2) == 1 {
 				point = otherPoints[rng.IntN(len(otherPoints))]
 			}
-			next, replay := nextBatch(t, ckpt)
+			next, replay, err := live.NextBatch(ckpt)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if replay && point == "after-offsets-write" {
 				next++ // a replay reuses its offsets file: it never passes the point
 			}
@@ -444,16 +453,30 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 	t.Logf("final run: exited cleanly after %v, %d batch lines", time.Since(finalStart).Round(time.Millisecond), len(batches)-before)
 
 	readStart := time.Now()
-	recs, err := kafkasource.ReadAll(ctx, []kgo.Opt{kgo.SeedBrokers(brokers...)}, out, true)
-	if err != nil {
-		t.Fatal(err)
+	var outRows [][]byte
+	if sinkKind == "table" {
+		rows, err := pebblesink.ReadTable(tableDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			outRows = append(outRows, r)
+		}
+	} else {
+		recs, err := kafkasource.ReadAll(ctx, []kgo.Opt{kgo.SeedBrokers(brokers...)}, out, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			outRows = append(outRows, r.Value)
+		}
 	}
-	t.Logf("read %d output records (read_committed) in %v", len(recs), time.Since(readStart).Round(time.Millisecond))
+	t.Logf("read %d output rows (%s) in %v", len(outRows), map[bool]string{true: "Pebble table", false: "read_committed"}[sinkKind == "table"], time.Since(readStart).Round(time.Millisecond))
 	count := map[string]int{}
-	for _, r := range recs {
+	for _, r := range outRows {
 		var v struct{ ID string }
-		if err := json.Unmarshal(r.Value, &v); err != nil {
-			t.Fatalf("output record %q: %v", r.Value, err)
+		if err := json.Unmarshal(r, &v); err != nil {
+			t.Fatalf("output row %q: %v", r, err)
 		}
 		if _, ok := ts[v.ID]; !ok {
 			t.Errorf("output id %q is no input id", v.ID)
@@ -485,14 +508,14 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 		}
 	}
 	t.Logf("kill suite %s: %d kills (%d armed, %d random), %d batch executions logged, %d output records, %d distinct ids of %d, %d lost, %d duplicates (%d rows were in batches killed at after-sink-write; %d replayed output rows), %v",
-		sinkKind, armedKills+randomKills, armedKills, randomKills, len(batches), len(recs), len(count), len(ids), len(lost), dups, minDups, replayedOut, time.Since(began).Round(time.Millisecond))
+		sinkKind, armedKills+randomKills, armedKills, randomKills, len(batches), len(outRows), len(count), len(ids), len(lost), dups, minDups, replayedOut, time.Since(began).Round(time.Millisecond))
 	if len(lost) > 0 {
 		t.Errorf("%d ids lost, e.g. %v", len(lost), lost[:min(len(lost), 10)])
 	}
 	switch sinkKind {
-	case "transactional":
+	case "transactional", "table":
 		if dups > 0 {
-			t.Errorf("transactional sink: %d duplicates, want 0", dups)
+			t.Errorf("%s sink: %d duplicates, want 0", sinkKind, dups)
 		}
 	case "plain":
 		if dups < minDups {
@@ -502,29 +525,4 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 			t.Errorf("plain sink: %d duplicates though no batch with output was replayed", dups)
 		}
 	}
-}
-
-// nextBatch is the batch a restart on the checkpoint runs first: the
-// latest planned batch when it has no commit (a replay), else the one after
-// the latest commit.
-func nextBatch(t *testing.T, ckpt string) (id int64, replay bool) {
-	t.Helper()
-	latest := func(sub string) int64 {
-		ents, err := os.ReadDir(filepath.Join(ckpt, sub))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.Fatal(err)
-		}
-		n := int64(-1)
-		for _, e := range ents {
-			if v, err := strconv.ParseInt(e.Name(), 10, 64); err == nil {
-				n = max(n, v)
-			}
-		}
-		return n
-	}
-	off, com := latest("offsets"), latest("commits")
-	if off > com {
-		return off, true
-	}
-	return com + 1, false
 }

@@ -10,12 +10,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/sim"
+	"github.com/dedupsim/dedupsim/sim/history"
 	"github.com/spf13/cobra"
 )
 
@@ -24,29 +28,49 @@ func newRunCmd() *cobra.Command {
 	var out string
 	var swarm bool
 	var kafka string
+	var verbose bool
+	lo := liveOptions{}
 	cmd := &cobra.Command{
-		Use:   "run [--seed S] [--out DIR] [--kafka kfake|local] [SCENARIO...]",
-		Short: "Run scenarios on the simulator and check their expected verdicts",
+		Use:   "run [--seed S] [--out DIR] [--kafka kfake|local|external|testcontainers] [SCENARIO...]",
+		Short: "Run scenarios on the simulator (or against Kafka) and check their expected verdicts",
 		Long: `run simulates each scenario (a file, or a catalogue name from 'dedupsim list') with one seed,
 checks the recorded history, and compares the findings with the scenario's expect section.
 With no SCENARIO it runs the whole embedded catalogue.
 For each run it writes DIR/<scenario>-<seed>/ with report.html, report.json, summary.md and
 history.json, and DIR/summary.md and DIR/junit.xml over all runs.
 
-With --kafka kfake|local it runs the scenarios against Kafka instead of the simulator: an
-in-process kfake cluster, or a local Apache Kafka broker (needs the jars: make kafka-fetch).
-The engine runs in this process with a Kafka source and sink (table sink: transactional,
-append sink: plain) and the recorded history goes through the same checker. --kafka supports
-` + live.RunSupported + `.
+With --kafka it runs the same scenarios against Kafka: kfake (franz-go's in-process fake
+cluster), local (a real Apache Kafka broker started from the jars make kafka-fetch caches),
+external (a cluster at --bootstrap) or testcontainers (the apache/kafka image; needs a Docker
+engine). The producers append the simulator's workload for the seed to fresh topics, on the
+scenario's timeline scaled so that one trigger interval takes --live-trigger. The engine runs
+as a child process (dedupsim engine) that the crash faults kill with SIGKILL, at its armed
+crash points and at random moments, and that is restarted on its checkpoint; broker-restart
+kills and restarts a local broker. Table and merge sinks are the engine's Pebble table (or,
+with --table-sink kafka, the transactional Kafka sink); append and foreachBatch sinks are the
+plain Kafka sink. The records of every process and the table, read back after the run, make
+the history that the same checker judges. The run folder keeps the engine's checkpoint,
+table, records and logs under live/. It supports ` + live.ProcessSupported + `.
+--engine inproc runs the engine in this process in lock step with simulated time instead
+(it supports ` + live.RunSupported + `).
 
 Exit status: 0 when every scenario met its expectations, 1 otherwise, 2 on bad input.
 Every failure prints the seed and the command that replays it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if kafka != "" && kafka != "kfake" && kafka != "local" {
-				return badInput(fmt.Errorf("run: --kafka %q: want kfake or local", kafka))
-			}
-			if kafka != "" && swarm {
-				return badInput(fmt.Errorf("run: --kafka does not support --swarm; it supports %s", live.RunSupported))
+			lo.kind, lo.out = kafka, out
+			switch {
+			case kafka != "" && !slices.Contains([]string{"kfake", "local", "external", "testcontainers"}, kafka):
+				return badInput(fmt.Errorf("run: --kafka %q: want kfake, local, external or testcontainers", kafka))
+			case kafka == "external" && lo.bootstrap == "":
+				return badInput(errors.New("run: --kafka external needs --bootstrap HOST:PORT[,...]"))
+			case kafka != "" && swarm:
+				return badInput(fmt.Errorf("run: --kafka does not support --swarm; it supports %s", live.ProcessSupported))
+			case lo.engine != "process" && lo.engine != "inproc":
+				return badInput(fmt.Errorf("run: --engine %q: want process or inproc", lo.engine))
+			case lo.tableSink != "pebble" && lo.tableSink != "kafka":
+				return badInput(fmt.Errorf("run: --table-sink %q: want pebble or kafka", lo.tableSink))
+			case lo.trigger <= 0:
+				return badInput(fmt.Errorf("run: --live-trigger %v: want a positive duration", lo.trigger))
 			}
 			list, err := loadAll(args)
 			if len(args) == 0 {
@@ -55,15 +79,25 @@ Every failure prints the seed and the command that replays it.`,
 			if err != nil {
 				return badInput(err)
 			}
+			var cluster live.Cluster
+			if kafka != "" {
+				if verbose {
+					lo.logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
+				}
+				if cluster, err = startCluster(cmd.Context(), lo); err != nil {
+					return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
+				}
+				defer cluster.Close()
+			}
 			var runs []*reports.Run
 			for _, s := range list {
 				var r *reports.Run
 				if kafka != "" {
-					r, err = runKafka(cmd.Context(), kafka, s, seed)
+					r, err = runKafka(cmd.Context(), cluster, lo, s, seed)
 				} else {
 					r, err = scenarios.Run(s, seed, scenarios.Options{Swarm: swarm})
 				}
-				if errors.Is(err, live.ErrUnsupported) {
+				if errors.Is(err, live.ErrUnsupported) || errors.Is(err, sim.ErrLiveOnly) {
 					return badInput(err)
 				}
 				if err != nil {
@@ -99,34 +133,65 @@ Every failure prints the seed and the command that replays it.`,
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the run: the same seed gives the same run, byte for byte")
 	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&swarm, "swarm", false, "swarm mode: switch the scenario's faults on and off and draw their knobs from the seed")
-	cmd.Flags().StringVar(&kafka, "kafka", "", "run against Kafka instead of the simulator: kfake (in process) or local (a local broker; needs the jars, make kafka-fetch)")
+	cmd.Flags().StringVar(&kafka, "kafka", "", "run against Kafka instead of the simulator: kfake (in process), local (a local broker; needs the jars, make kafka-fetch), external (--bootstrap) or testcontainers (needs a Docker engine)")
+	cmd.Flags().StringVar(&lo.bootstrap, "bootstrap", "", "bootstrap addresses of --kafka external")
+	cmd.Flags().StringVar(&lo.engine, "engine", "process", "with --kafka: process (the engine as a child process, killed with SIGKILL) or inproc (in this process, lock-step simulated time)")
+	cmd.Flags().StringVar(&lo.tableSink, "table-sink", "pebble", "with --kafka: a table sink is the engine's Pebble table (pebble) or the transactional Kafka sink (kafka)")
+	cmd.Flags().DurationVar(&lo.trigger, "live-trigger", 200*time.Millisecond, "with --kafka: the real time one trigger interval of the scenario takes (the timeline is scaled to it)")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "with --kafka: log the engine processes' starts, kills and restarts")
 	return cmd
 }
 
-// runKafka runs one scenario against a Kafka cluster of the given kind
-// (kfake or local), started for the run, and checks it as the simulator's
-// runs are checked.
-func runKafka(ctx context.Context, kind string, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	var cluster live.Cluster
-	var err error
-	if kind == "local" {
-		cluster, err = live.StartLocal(ctx, live.LocalOptions{})
+// liveOptions are run's --kafka settings.
+type liveOptions struct {
+	kind, bootstrap, engine, tableSink string
+	trigger                            time.Duration
+	out                                string
+	logf                               func(string, ...any)
+}
+
+// startCluster starts (or, for external, connects to) the Kafka cluster
+// of a live run.
+func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
+	switch o.kind {
+	case "local":
+		c, err := live.StartLocal(ctx, live.LocalOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("%s: --kafka local needs a local Kafka broker from the jars that %s fetches (make kafka-fetch): %w", s.Name, live.FetchScript, err)
+			return nil, fmt.Errorf("--kafka local needs a local Kafka broker from the jars that %s fetches (make kafka-fetch): %w", live.FetchScript, err)
 		}
-	} else if cluster, err = live.StartKfake(ctx, nil); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Name, err)
+		return c, nil
+	case "external":
+		return live.External(ctx, strings.Split(o.bootstrap, ","))
+	case "testcontainers":
+		return live.StartContainer(ctx)
 	}
-	defer cluster.Close()
-	h, err := live.RunScenario(ctx, cluster, s.Config, seed)
+	return live.StartKfake(ctx, nil)
+}
+
+// runKafka runs one scenario against a Kafka cluster and checks it as the
+// simulator's runs are checked.
+func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
+	var h *history.History
+	var err error
+	if o.engine == "inproc" {
+		h, err = live.RunScenario(ctx, cluster, s.Config, seed)
+	} else {
+		var bin string
+		if bin, err = os.Executable(); err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(o.out, fmt.Sprintf("%s-%d", s.Name, seed), "live")
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		h, err = live.RunProcess(ctx, cluster, s.Config, seed, live.ProcessOptions{Binary: bin, Dir: dir,
+			Trigger: o.trigger, TableSink: o.tableSink, Logf: o.logf})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	r := scenarios.Evaluate(s, h, seed, scenarios.Options{})
-	r.Replay = fmt.Sprintf("dedupsim run --kafka %s --seed %d %s (a Kafka run is not byte-reproducible)", kind, seed, scenarioRef(s))
+	r.Replay = fmt.Sprintf("dedupsim run --kafka %s --seed %d %s (a Kafka run is not byte-reproducible: the workload is, the timing is not)", o.kind, seed, scenarioRef(s))
 	return r, nil
 }
 
@@ -157,6 +222,9 @@ history's SHA-256 so two runs can be compared at a glance.`,
 				return badInput(err)
 			}
 			r, err := scenarios.Run(list[0], seed, scenarios.Options{Swarm: swarm})
+			if errors.Is(err, sim.ErrLiveOnly) {
+				return badInput(err)
+			}
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}

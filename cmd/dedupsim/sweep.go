@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/sim"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )
@@ -56,6 +58,9 @@ asks for never fired in any seed: a fault that never fired proves nothing.`,
 			cov := faults.Coverage{}
 			for _, seed := range mine {
 				r, err := scenarios.Run(s, seed, opt)
+				if errors.Is(err, sim.ErrLiveOnly) {
+					return badInput(err)
+				}
 				if err != nil {
 					return &exitError{code: 1, err: err}
 				}

@@ -1,0 +1,724 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
+	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
+	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/sim"
+	"github.com/dedupsim/dedupsim/sim/history"
+)
+
+// ProcessOptions configure RunProcess.
+type ProcessOptions struct {
+	// Binary is the dedupsim executable run as `dedupsim engine`
+	// (required; the CLI passes itself).
+	Binary string
+	// Dir holds the run's files: query, checkpoint, table, records,
+	// engine logs (required; kept for a post-mortem).
+	Dir string
+	// Trigger is the real time one trigger interval of the scenario takes;
+	// the scenario's whole timeline is scaled by the same factor. Default
+	// 200ms.
+	Trigger time.Duration
+	// TableSink realises a table sink: "pebble" (default) is the table sink
+	// kept by the engine process in Pebble; "kafka" is the transactional
+	// Kafka sink, read back with read_committed.
+	TableSink string
+	// Logf, when set, receives a line per step (child starts, kills,
+	// restarts).
+	Logf func(format string, args ...any)
+}
+
+// Restartable is a cluster whose broker can be killed and started again
+// (Local): the broker-restart fault needs one.
+type Restartable interface {
+	Cluster
+	Restart(ctx context.Context) error
+}
+
+// ProcessSupported lists what RunProcess supports.
+const ProcessSupported = "every producer, clock and source fault (the simulator's workload for the seed, produced to Kafka), " +
+	"the crash faults crash-after-* (the engine process kills itself at that point) and crash-random (SIGKILL at a random moment), " +
+	"broker-restart (with --kafka local), and table, merge, append and foreachBatch sinks; not the disk faults, query-shape-change or swarm mode"
+
+// RunProcess runs the scenario configuration cfg against cluster with the
+// engine as a child process (`dedupsim engine`), and returns the history
+// for the simulator's checker.
+//
+// The workload is the simulator's for the seed (sim.Schedule): the same
+// copies, rows and partitions, produced to fresh topics by a real producer
+// as the scaled clock reaches each copy's append time. The engine process
+// reads them with the Kafka source and writes the query's sink: the table
+// and merge sinks in Pebble inside the run folder (or, with TableSink
+// "kafka", the table sink as the transactional Kafka sink), the append and
+// foreachBatch sinks as the plain Kafka sink. The crash faults kill it
+// with SIGKILL: crash-after-* arm its crash point at a batch drawn with the
+// fault's rate (the process kills itself there), crash-random kills it at
+// a moment drawn with the fault's rate per trigger, both only in the fault
+// phase; after the scenario's downtime it is restarted on the same
+// checkpoint. broker-restart kills the broker and starts it again. Once
+// every copy is produced the running engine is stopped (SIGTERM) and a last
+// one runs until the input is drained. What each process did comes from
+// its records file (--records); the table from Pebble or the output topic.
+func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint64, opt ProcessOptions) (*history.History, error) {
+	if opt.Binary == "" || opt.Dir == "" {
+		return nil, errors.New("live: RunProcess needs a binary and a folder")
+	}
+	if opt.Trigger <= 0 {
+		opt.Trigger = 200 * time.Millisecond
+	}
+	if opt.TableSink == "" {
+		opt.TableSink = "pebble"
+	}
+	if opt.TableSink != "pebble" && opt.TableSink != "kafka" {
+		return nil, fmt.Errorf("live: table sink %q: want pebble or kafka", opt.TableSink)
+	}
+	if opt.Logf == nil {
+		opt.Logf = func(string, ...any) {}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	unsupported := func(what string) error {
+		return fmt.Errorf("live: --kafka does not support %s; it supports %s (%w)", what, ProcessSupported, ErrUnsupported)
+	}
+	if cfg.Plan.Swarm {
+		return nil, unsupported("swarm mode")
+	}
+	q, err := query.Parse("query", []byte(cfg.Query))
+	if err != nil {
+		return nil, fmt.Errorf("live: query: %w", err)
+	}
+	settings, err := cfg.Plan.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("live: faults: %w", err)
+	}
+	p := &procRun{ctx: ctx, cluster: cluster, cfg: cfg, q: q, opt: opt, settings: settings,
+		rng: rand.New(rand.NewPCG(seed, 0x70726f63))}
+	for _, name := range settings.Names() {
+		f, _ := faults.Lookup(name)
+		switch {
+		case f.Workload:
+		case strings.HasPrefix(name, "crash-after-"):
+			p.armable = append(p.armable, engine.CrashPoint(strings.TrimPrefix(name, "crash-")))
+		case name == faults.CrashRandom:
+			p.randomRate = settings.Value(name, "rate")
+		case name == faults.BrokerRestart:
+			rs, ok := cluster.(Restartable)
+			if !ok {
+				return nil, unsupported("broker-restart on this cluster (it needs --kafka local)")
+			}
+			p.broker = rs
+		default:
+			return nil, unsupported("fault " + name)
+		}
+	}
+	p.wl, err = sim.Schedule(cfg, seed)
+	if err != nil {
+		return nil, fmt.Errorf("live: %w", err)
+	}
+	if err := p.setup(seed); err != nil {
+		return nil, err
+	}
+	if err := p.run(); err != nil {
+		return nil, err
+	}
+	return p.h, nil
+}
+
+type procRun struct {
+	ctx      context.Context
+	cluster  Cluster
+	cfg      sim.Config
+	q        *query.Query
+	opt      ProcessOptions
+	settings faults.Settings
+	rng      *rand.Rand
+	wl       *sim.Workload
+	h        *history.History
+
+	armable    []engine.CrashPoint
+	randomRate float64
+	broker     Restartable
+
+	inTopics []string
+	outTopic string
+	sinkFlag string
+	ckpt     string
+	table    string
+	args     []string
+
+	// The scaled clock: virtual ms = wl.StartMs + (wall ms - realStartMs) * scale.
+	realStart time.Time
+	scale     float64
+
+	runs           int      // engine processes started
+	recFiles       []string // records file of each process
+	failures       int
+	produced       []history.Copy // by the producer goroutine
+	prodErr        error
+	prodDone       chan struct{}
+	brokerErr      error
+	brokerRestarts int
+	brokerWG       sync.WaitGroup
+}
+
+// maxEngineFailures bounds engine processes that exit with an error
+// (other than the kills), each restarted like a crash.
+const maxEngineFailures = 10
+
+func (p *procRun) virt(t time.Time) int64 {
+	return p.wl.StartMs + int64(math.Floor(float64(t.Sub(p.realStart).Milliseconds())*p.scale))
+}
+
+func (p *procRun) real(virtMs int64) time.Time {
+	return p.realStart.Add(time.Duration(float64(virtMs-p.wl.StartMs) / p.scale * float64(time.Millisecond)))
+}
+
+func (p *procRun) setup(seed uint64) error {
+	q, wl := p.q, p.wl
+	p.h = &history.History{Version: history.Version, Seed: seed, Query: string(p.cfg.Query), API: string(q.API),
+		Keys: slices.Clone(q.Keys), DelayMs: -1, Partitions: q.ShufflePartitions, SinkKind: string(q.Sink.Kind),
+		HealAtMs: wl.HealMs, ArrivalRatePerSec: wl.ArrivalRatePerSec, Faults: p.settings.Names(),
+		Coverage: map[string]int{}, Table: []int{}}
+	if p.h.Faults == nil {
+		p.h.Faults = []string{}
+	}
+	for k, v := range wl.Coverage {
+		p.h.Coverage[k] = v
+	}
+	if knobs := p.settings.Knobs(); len(knobs) > 0 {
+		p.h.FaultKnobs = map[string]map[string]any{}
+		for f, k := range knobs {
+			p.h.FaultKnobs[f] = k
+		}
+	}
+	if col := q.EventTimeColumn(); col != "" {
+		p.h.DelayMs = q.DelayMs()
+		p.h.EventTimeInKey = q.API == query.DropDuplicates && slices.Contains(q.Keys, col)
+	}
+	switch q.Sink.Kind {
+	case query.SinkTable:
+		p.h.HasTable = true
+		p.sinkFlag = "table"
+		if p.opt.TableSink == "kafka" {
+			p.sinkFlag = "transactional"
+		}
+	case query.SinkMerge:
+		p.h.HasTable, p.sinkFlag = true, "merge"
+	case query.SinkAppend:
+		p.h.HasTable, p.sinkFlag = true, "plain"
+	default: // foreachBatch: the deliveries are the sink writes
+		p.sinkFlag = "plain"
+	}
+	if p.sinkFlag == "transactional" && q.Sink.GenerateAppID {
+		return fmt.Errorf("live: generate_app_id with the Kafka table sink: the transactional id would change each start (use the pebble table sink) (%w)", ErrUnsupported)
+	}
+	p.scale = float64(wl.TriggerMs) / float64(p.opt.Trigger.Milliseconds())
+	if err := os.MkdirAll(p.opt.Dir, 0o755); err != nil {
+		return err
+	}
+	p.ckpt = filepath.Join(p.opt.Dir, "checkpoint")
+	p.table = filepath.Join(p.opt.Dir, "table")
+	qpath := filepath.Join(p.opt.Dir, "query.yaml")
+	if err := os.WriteFile(qpath, []byte(p.cfg.Query), 0o644); err != nil {
+		return err
+	}
+	base := fmt.Sprintf("dedupsim-%d-%d-%d", seed, time.Now().UnixNano(), runCounter.Add(1))
+	for _, s := range wl.Sources {
+		p.inTopics = append(p.inTopics, base+"-"+s.Topic)
+	}
+	p.outTopic = base + "-out"
+	p.args = []string{"engine", "--query", qpath, "--checkpoint", p.ckpt, "--bootstrap", strings.Join(p.cluster.Addrs(), ","),
+		"--sink", p.sinkFlag, "--trigger-interval", p.opt.Trigger.String(), "--kafka-timeout", "60s"}
+	for _, t := range p.inTopics {
+		p.args = append(p.args, "--input-topic", t)
+	}
+	if p.sinkFlag == "table" || p.sinkFlag == "merge" {
+		p.args = append(p.args, "--table", p.table)
+	} else {
+		p.args = append(p.args, "--output-topic", p.outTopic)
+	}
+	return nil
+}
+
+func (p *procRun) run() error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.cluster.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return fmt.Errorf("live: %w", err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(p.ctx, runTimeout)
+	adm := kadm.NewClient(cl)
+	for i, t := range p.inTopics {
+		if err := createTopic(ctx, adm, t, int32(p.wl.Sources[i].Partitions)); err != nil {
+			cancel()
+			return err
+		}
+	}
+	if p.sinkFlag == "plain" || p.sinkFlag == "transactional" {
+		if err := createTopic(ctx, adm, p.outTopic, 1); err != nil {
+			cancel()
+			return err
+		}
+	}
+	cancel()
+
+	p.realStart = time.Now()
+	p.args = append(p.args, "--clock", fmt.Sprintf("%d:%d:%g", p.wl.StartMs, p.realStart.UnixMilli(), p.scale))
+	p.prodDone = make(chan struct{})
+	go p.produce(cl)
+	if p.broker != nil {
+		p.brokerWG.Add(1)
+		go p.restartBroker()
+	}
+	defer p.brokerWG.Wait()
+	realHeal, realEnd := p.real(p.wl.HealMs), p.real(p.wl.EndMs)
+	downtime := time.Duration(float64(p.cfg.Downtime) / p.scale)
+
+	for {
+		if err := p.ctx.Err(); err != nil {
+			return err
+		}
+		draining := false
+		select {
+		case <-p.prodDone:
+			draining = !time.Now().Before(realEnd)
+		default:
+		}
+		if draining {
+			break
+		}
+		end, err := p.engineRun(realHeal, realEnd)
+		if err != nil {
+			return err
+		}
+		if end.stopped {
+			break
+		}
+		time.Sleep(downtime)
+	}
+	<-p.prodDone
+	if p.prodErr != nil {
+		return p.prodErr
+	}
+	p.brokerWG.Wait()
+	if p.brokerErr != nil {
+		return p.brokerErr
+	}
+	if p.brokerRestarts > 0 {
+		p.h.Coverage[faults.BrokerRestart] += p.brokerRestarts
+	}
+	// Drain: a last process, unarmed, until a trigger finds no new data.
+	for attempt := 0; ; attempt++ {
+		err := p.finalRun()
+		if err == nil {
+			break
+		}
+		p.failures++
+		if p.failures > maxEngineFailures {
+			return err
+		}
+		p.opt.Logf("final engine run failed (%v); again", err)
+		time.Sleep(time.Second)
+	}
+	p.h.EndMs = p.virt(time.Now())
+	ctx, cancel = context.WithTimeout(p.ctx, time.Minute)
+	defer cancel()
+	return p.collect(ctx)
+}
+
+func createTopic(ctx context.Context, adm *kadm.Client, name string, parts int32) error {
+	resp, err := adm.CreateTopic(ctx, parts, 1, nil, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("live: create topic %s: %w", name, err)
+	}
+	return nil
+}
+
+// produce appends the workload's copies in order as the scaled clock
+// reaches their append times; a copy's recorded append time is when its
+// send began.
+func (p *procRun) produce(cl *kgo.Client) {
+	defer close(p.prodDone)
+	cs := p.wl.Copies
+	for i := 0; i < len(cs); {
+		if d := time.Until(p.real(cs[i].AppendedAtMs)); d > 0 {
+			select {
+			case <-p.ctx.Done():
+				p.prodErr = p.ctx.Err()
+				return
+			case <-time.After(d):
+			}
+		}
+		now := time.Now()
+		nowV := p.virt(now)
+		j := i
+		var recs []*kgo.Record
+		for j < len(cs) && cs[j].AppendedAtMs <= nowV {
+			recs = append(recs, &kgo.Record{Topic: p.inTopics[cs[j].Source], Partition: int32(cs[j].Partition), Value: p.wl.Rows[j]})
+			j++
+		}
+		ctx, cancel := context.WithTimeout(p.ctx, 3*time.Minute) // outlives a broker restart
+		err := cl.ProduceSync(ctx, recs...).FirstErr()
+		cancel()
+		if err != nil {
+			p.prodErr = fmt.Errorf("live: produce: %w", err)
+			return
+		}
+		for k, r := range recs {
+			c := cs[i+k]
+			c.Offset = r.Offset
+			c.AppendedAtMs = max(c.AppendedAtMs, p.virt(now))
+			p.produced = append(p.produced, c)
+		}
+		i = j
+	}
+}
+
+func (p *procRun) restartBroker() {
+	defer p.brokerWG.Done()
+	at := p.wl.StartMs + int64(p.settings.Value(faults.BrokerRestart, "at_frac")*float64(p.wl.HealMs-p.wl.StartMs))
+	select {
+	case <-p.ctx.Done():
+		return
+	case <-time.After(time.Until(p.real(at))):
+	}
+	p.opt.Logf("broker restart (SIGKILL) at %dms", at-p.wl.StartMs)
+	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
+	defer cancel()
+	if err := p.broker.Restart(ctx); err != nil {
+		p.brokerErr = fmt.Errorf("live: broker restart: %w", err)
+		return
+	}
+	p.brokerRestarts++ // read only after brokerWG.Wait
+	p.opt.Logf("broker back after %v", time.Since(p.real(at)).Round(time.Millisecond))
+}
+
+// runEnd is how one engine process ended.
+type runEnd struct {
+	stopped bool // stopped cleanly for the drain
+}
+
+// engineRun starts one engine process and waits until it dies (armed crash
+// point, random kill, failure) or, once every copy is produced and the
+// producers' time is over, stops it with SIGTERM.
+func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
+	env := os.Environ()
+	armed := ""
+	if time.Now().Before(realHeal) && len(p.armable) > 0 {
+		next, replay, err := NextBatch(p.ckpt)
+		if err != nil {
+			return runEnd{}, err
+		}
+	draw:
+		for b := next; b < next+100_000; b++ {
+			for _, cp := range p.armable {
+				if replay && b == next && cp == engine.AfterOffsetsWrite {
+					continue // a replay reuses its offsets file: it never passes the point
+				}
+				if p.rng.Float64() < p.settings.Value(faults.CrashAt(string(cp)), "rate") {
+					armed = fmt.Sprintf("%s:%d", cp, b)
+					break draw
+				}
+			}
+		}
+	}
+	env = append(env, "DEDUPSIM_CRASH_AT="+armed, "DEDUPSIM_CRASH_UNTIL="+strconv.FormatInt(realHeal.UnixMilli(), 10))
+	var killAt <-chan time.Time
+	if p.randomRate > 0 && time.Now().Before(realHeal) {
+		// Triggers until the kill: geometric with the rate per trigger.
+		k := math.Floor(math.Log(1-p.rng.Float64()) / math.Log(1-p.randomRate))
+		d := time.Duration((k + p.rng.Float64()) * float64(p.opt.Trigger))
+		if time.Now().Add(d).Before(realHeal) {
+			killAt = time.After(d)
+		}
+	}
+	cmd, done, logf, err := p.startEngine(env, nil)
+	if err != nil {
+		return runEnd{}, err
+	}
+	defer logf.Close()
+	pid := cmd.Process.Pid
+	p.opt.Logf("engine %d started (pid %d, crash-at %q)", p.runs-1, pid, armed)
+	drainTick := time.NewTicker(p.opt.Trigger)
+	defer drainTick.Stop()
+	var werr error
+	killed, stopping := false, false
+	for waiting := true; waiting; {
+		select {
+		case werr = <-done:
+			waiting = false
+		case <-killAt:
+			syscall.Kill(-pid, syscall.SIGKILL)
+			killed = true
+			killAt = nil
+		case <-drainTick.C:
+			select {
+			case <-p.prodDone:
+				if !stopping && !time.Now().Before(realEnd) {
+					syscall.Kill(pid, syscall.SIGTERM)
+					stopping = true
+				}
+			default:
+			}
+		case <-p.ctx.Done():
+			syscall.Kill(-pid, syscall.SIGKILL)
+			<-done
+			return runEnd{}, p.ctx.Err()
+		}
+	}
+	syscall.Kill(-pid, syscall.SIGKILL) // anything left in the group
+	diedAt := p.virt(time.Now())
+	point, batch, err := p.crashOf(p.recFiles[len(p.recFiles)-1])
+	if err != nil {
+		return runEnd{}, err
+	}
+	var ee *exec.ExitError
+	sig := errors.As(werr, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
+	switch {
+	case werr == nil && stopping:
+		return runEnd{stopped: true}, nil
+	case sig && point != "":
+		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: point, BatchID: batch})
+		p.h.Coverage[faults.CrashAt(point)]++
+		p.opt.Logf("engine killed itself at %s of batch %d", point, batch)
+	case sig && killed:
+		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: "random", BatchID: -1})
+		p.h.Coverage[faults.CrashRandom]++
+		p.opt.Logf("engine killed (SIGKILL) at a random moment")
+	default:
+		p.failures++
+		tail, _ := os.ReadFile(logf.Name())
+		if p.failures > maxEngineFailures {
+			return runEnd{}, fmt.Errorf("live: engine process %d ended with %v (%d failures):\n%s", p.runs-1, werr, p.failures, lastLines(string(tail), 20))
+		}
+		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: "failed", BatchID: -1})
+		p.opt.Logf("engine process ended with %v; restarting it like a crashed driver:\n%s", werr, lastLines(string(tail), 5))
+	}
+	return runEnd{}, nil
+}
+
+// startEngine starts `dedupsim engine` in its own process group with a
+// fresh records file; stdout and stderr go to engine-N.log.
+func (p *procRun) startEngine(env, extra []string) (*exec.Cmd, <-chan error, *os.File, error) {
+	n := p.runs
+	p.runs++
+	if n > 0 {
+		// Restarted now, before the process can write anything (it may be
+		// killed before its start record).
+		p.h.Restarts = append(p.h.Restarts, history.Restart{AtMs: p.virt(time.Now())})
+	}
+	rec := filepath.Join(p.opt.Dir, fmt.Sprintf("records-%03d.jsonl", n))
+	p.recFiles = append(p.recFiles, rec)
+	logf, err := os.Create(filepath.Join(p.opt.Dir, fmt.Sprintf("engine-%03d.log", n)))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	args := append(slices.Clone(p.args), "--records", rec)
+	cmd := exec.Command(p.opt.Binary, append(args, extra...)...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, nil, nil, fmt.Errorf("live: start engine: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, done, logf, nil
+}
+
+// finalRun runs an unarmed engine until a trigger finds no new data.
+func (p *procRun) finalRun() error {
+	env := append(os.Environ(), "DEDUPSIM_CRASH_AT=")
+	cmd, done, logf, err := p.startEngine(env, []string{"--until-idle"})
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Minute):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	if err != nil {
+		tail, _ := os.ReadFile(logf.Name())
+		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: p.virt(time.Now()), Point: "failed", BatchID: -1})
+		return fmt.Errorf("live: final engine run: %v:\n%s", err, lastLines(string(tail), 20))
+	}
+	return nil
+}
+
+// crashOf reads the crash record a process wrote before killing itself.
+func (p *procRun) crashOf(path string) (point string, batch int64, err error) {
+	recs, _, err := ReadRecords(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	for _, r := range recs {
+		if r.Kind == RecordCrash {
+			point, batch = r.Crashed, r.BatchID
+		}
+	}
+	return point, batch, nil
+}
+
+// collect builds the history from the produced copies, the records of
+// every process and the final table.
+func (p *procRun) collect(ctx context.Context) error {
+	h := p.h
+	h.Copies = p.produced
+	for _, path := range p.recFiles {
+		recs, _, err := ReadRecords(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		writeAt := map[int64]int{} // batch id -> index in h.Writes of this process's write
+		for _, r := range recs {
+			at := p.virt(time.UnixMilli(r.WallMs))
+			switch r.Kind {
+			case RecordWrite:
+				rows := make([]int, len(r.Rows))
+				for i, raw := range r.Rows {
+					rows[i] = copyIndexOr(raw)
+				}
+				writeAt[r.BatchID] = len(h.Writes)
+				h.Writes = append(h.Writes, history.SinkWrite{BatchID: r.BatchID, AtMs: at, Rows: rows, Kept: r.Kept})
+			case RecordBatch:
+				if wi, ok := writeAt[r.BatchID]; ok {
+					h.Writes[wi].AtMs = at // one execution: one time
+				}
+				h.Batches = append(h.Batches, p.batchOf(&r, at))
+			}
+		}
+	}
+	var rows []json.RawMessage
+	var err error
+	switch p.sinkFlag {
+	case "table", "merge":
+		rows, err = pebblesink.ReadTable(p.table)
+	default:
+		var recs []*kgo.Record
+		recs, err = kafkasource.ReadAll(ctx, []kgo.Opt{kgo.SeedBrokers(p.cluster.Addrs()...)}, p.outTopic, true)
+		for _, r := range recs {
+			rows = append(rows, r.Value)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("live: read the output: %w", err)
+	}
+	if h.HasTable {
+		for _, r := range rows {
+			h.Table = append(h.Table, copyIndexOr(r))
+		}
+	}
+	return nil
+}
+
+func copyIndexOr(raw []byte) int {
+	i, err := copyOf(raw)
+	if err != nil {
+		return -1 // malformed-history for the checker
+	}
+	return i
+}
+
+func (p *procRun) batchOf(r *EngineRecord, at int64) history.Batch {
+	b := history.Batch{BatchID: r.BatchID, AtMs: at, Replay: r.Replay, Crashed: r.Crashed,
+		Input: make([]int, len(r.Input)), Outcomes: slices.Clone(r.Outcomes),
+		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs, NextWatermarkMs: r.NextWatermarkMs}
+	var maxUs int64
+	seen := false
+	for i, raw := range r.Input {
+		idx := copyIndexOr(raw)
+		b.Input[i] = idx
+		if idx >= 0 && idx < len(p.wl.Copies) && (!seen || p.wl.Copies[idx].EventTimeUs > maxUs) {
+			maxUs, seen = p.wl.Copies[idx].EventTimeUs, true
+		}
+	}
+	if seen && p.q.EventTimeColumn() != "" {
+		b.MaxEventTimeMs = int64(math.Floor(float64(maxUs) / 1000))
+	}
+	var prog engine.Progress
+	if len(r.Progress) > 0 && json.Unmarshal(r.Progress, &prog) == nil {
+		if ops := prog.StateOperators; len(ops) > 0 {
+			b.NumRowsTotal, b.NumRowsUpdated, b.NumRowsRemoved = ops[0].NumRowsTotal, ops[0].NumRowsUpdated, ops[0].NumRowsRemoved
+		}
+	}
+	if !p.cfg.OmitProgress {
+		b.Progress = r.Progress
+	}
+	return b
+}
+
+// NextBatch is the batch a restart on the checkpoint folder runs first: the
+// latest planned batch when it has no commit (a replay), else the one after
+// the latest commit.
+func NextBatch(ckpt string) (id int64, replay bool, err error) {
+	latest := func(sub string) (int64, error) {
+		ents, err := os.ReadDir(filepath.Join(ckpt, sub))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, err
+		}
+		n := int64(-1)
+		for _, e := range ents {
+			if v, err := strconv.ParseInt(e.Name(), 10, 64); err == nil {
+				n = max(n, v)
+			}
+		}
+		return n, nil
+	}
+	off, err := latest("offsets")
+	if err != nil {
+		return 0, false, err
+	}
+	com, err := latest("commits")
+	if err != nil {
+		return 0, false, err
+	}
+	if off > com {
+		return off, true, nil
+	}
+	return com + 1, false, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

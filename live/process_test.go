@@ -1,0 +1,208 @@
+package live_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/live"
+	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/sim/history"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// dedupsimBinary builds cmd/dedupsim once per test binary: RunProcess runs
+// it as the engine process.
+func dedupsimBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dedupsim-live-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "dedupsim")
+		if out, err := exec.Command("go", "build", "-o", binPath, "github.com/dedupsim/dedupsim/cmd/dedupsim").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// loadScenario finds a catalogue scenario by name, or loads a file.
+func loadScenario(t *testing.T, ref string) *scenarios.Scenario {
+	t.Helper()
+	var s *scenarios.Scenario
+	var err error
+	if strings.HasSuffix(ref, ".yaml") {
+		s, err = scenarios.Load(ref)
+	} else {
+		s, err = scenarios.Find(ref)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// liveCase is one scenario run with the engine as a child process.
+type liveCase struct {
+	scenario  string
+	tableSink string // "" (pebble) or "kafka"
+	// at least this many kills of each kind
+	armedKills, randomKills, brokerRestarts int
+	// a sink must have skipped replayed batches (idempotent sinks)
+	skips bool
+}
+
+// runProcessCase runs c against cluster and checks the scenario's own
+// expectations, plus the kills the case asks for.
+func runProcessCase(t *testing.T, cluster live.Cluster, c liveCase, trigger time.Duration) *history.History {
+	t.Helper()
+	s := loadScenario(t, c.scenario)
+	dir := t.TempDir()
+	began := time.Now()
+	h, err := live.RunProcess(t.Context(), cluster, s.Config, 1, live.ProcessOptions{Binary: dedupsimBinary(t), Dir: dir,
+		Trigger: trigger, TableSink: c.tableSink, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed, random, failed := 0, 0, 0
+	for _, cr := range h.Crashes {
+		switch cr.Point {
+		case "random":
+			random++
+		case "failed":
+			failed++
+		default:
+			armed++
+		}
+	}
+	skipped := 0
+	for _, w := range h.Writes {
+		if w.Kept < len(w.Rows) {
+			skipped++
+		}
+	}
+	t.Logf("%s: %d copies, %d batch executions, %d kills at crash points, %d random kills, %d failed exits, %d broker restarts, %d writes (%d not all kept), table %d rows, in %v",
+		s.Name, len(h.Copies), len(h.Batches), armed, random, failed, h.Coverage[faults.BrokerRestart], len(h.Writes), skipped,
+		len(h.Table), time.Since(began).Round(time.Millisecond))
+	if armed < c.armedKills || random < c.randomKills || h.Coverage[faults.BrokerRestart] < c.brokerRestarts {
+		t.Errorf("kills: %d armed, %d random, %d broker restarts; want at least %d, %d, %d",
+			armed, random, h.Coverage[faults.BrokerRestart], c.armedKills, c.randomKills, c.brokerRestarts)
+	}
+	if c.skips && skipped == 0 {
+		t.Errorf("no replayed write was skipped by the sink")
+	}
+	if len(h.Restarts) < armed+random+failed {
+		t.Errorf("%d restarts recorded for %d deaths", len(h.Restarts), armed+random+failed)
+	}
+	r := scenarios.Evaluate(s, h, 1, scenarios.Options{})
+	checkRun(t, r)
+	return h
+}
+
+func checkRun(t *testing.T, r *reports.Run) {
+	t.Helper()
+	for _, f := range r.Report.Findings {
+		t.Logf("finding %s: %d %s", f.Kind, f.Count, f.Message)
+	}
+	for _, e := range r.Expect {
+		if !e.OK {
+			t.Errorf("%s: expectation %s %s: got %d (%s)", r.Scenario, e.Finding, e.Want, e.Got, r.Report.Verdict.Summary)
+		}
+	}
+}
+
+// liveKfakeCases run in make test against kfake: exactly once through
+// kills at every crash point and at random moments (the Pebble table sink,
+// and the transactional Kafka sink), the plain sink's replay duplicates,
+// and the watermark stall and state bound judged from the engine
+// processes' own progress records.
+var liveKfakeCases = []liveCase{
+	{scenario: "../scenarios/live/kill-anywhere-table.yaml", armedKills: 5, randomKills: 1, skips: true},
+	{scenario: "../scenarios/live/kill-anywhere-table.yaml", tableSink: "kafka", armedKills: 5, randomKills: 1, skips: true},
+	{scenario: "replay-append-sink", armedKills: 1},
+	{scenario: "quiet-source-stalls-watermark"},
+}
+
+func TestRunProcessKfake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live process runs: skipped with -short")
+	}
+	for _, c := range liveKfakeCases {
+		name := strings.TrimSuffix(filepath.Base(c.scenario), ".yaml")
+		if c.tableSink != "" {
+			name += "/" + c.tableSink
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			k := startKfake(t, nil)
+			runProcessCase(t, k, c, 100*time.Millisecond)
+		})
+	}
+}
+
+// TestRunProcessLocal runs the live scenarios against a real Kafka broker
+// (DEDUPSIM_KAFKA=local, make test-kafka), a broker restart included.
+func TestRunProcessLocal(t *testing.T) {
+	if os.Getenv("DEDUPSIM_KAFKA") != "local" {
+		t.Skip("real-Kafka test: set DEDUPSIM_KAFKA=local to run it (make test-kafka)")
+	}
+	l, err := live.StartLocal(t.Context(), live.LocalOptions{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, c := range []liveCase{
+		{scenario: "../scenarios/live/kill-anywhere-table.yaml", armedKills: 5, randomKills: 1, skips: true},
+		{scenario: "../scenarios/live/kill-anywhere-table.yaml", tableSink: "kafka", armedKills: 5, randomKills: 1, skips: true},
+		{scenario: "replay-append-sink", armedKills: 1},
+		{scenario: "quiet-source-stalls-watermark"},
+		{scenario: "../scenarios/live/broker-restart.yaml", brokerRestarts: 1},
+		{scenario: "../scenarios/live/broker-restart.yaml", tableSink: "kafka", brokerRestarts: 1},
+	} {
+		name := strings.TrimSuffix(filepath.Base(c.scenario), ".yaml")
+		if c.tableSink != "" {
+			name += "/" + c.tableSink
+		}
+		t.Run(name, func(t *testing.T) {
+			runProcessCase(t, l, c, 100*time.Millisecond)
+		})
+	}
+}
+
+// TestRunProcessRefuses: what a live run cannot do is refused before it
+// starts, with what it supports.
+func TestRunProcessRefuses(t *testing.T) {
+	k := startKfake(t, nil)
+	bin := dedupsimBinary(t)
+	for _, tc := range []struct {
+		ref, want string
+	}{
+		{"../scenarios/live/broker-restart.yaml", "broker-restart on this cluster"},
+		{"shape-change-fresh-checkpoint-merge", "fault query-shape-change"},
+	} {
+		s := loadScenario(t, tc.ref)
+		_, err := live.RunProcess(t.Context(), k, s.Config, 1, live.ProcessOptions{Binary: bin, Dir: t.TempDir()})
+		if !errors.Is(err, live.ErrUnsupported) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want a refusal naming %q", tc.ref, err, tc.want)
+		}
+	}
+}
