@@ -11,10 +11,13 @@ build:
 	$(GO) build -o $(BIN) ./cmd/dedupsim
 
 # The main job: every scenario of the embedded catalogue on the simulator,
-# checked against its expected verdict, with reports in out/demo; then the
-# exec examples, each printed as a per-batch table.
+# checked against its expected verdict, with reports in out/demo; the kill -9
+# scenario against Kafka (kfake: in process, no Java) with the engine as a
+# child process killed with SIGKILL about 18 times; then the exec examples,
+# each printed as a per-batch table.
 demo: build
 	./$(BIN) run --out out/demo
+	./$(BIN) run --kafka kfake --live-trigger 100ms --out out/demo-kafka scenarios/live/kill-anywhere-table.yaml
 	@for ex in examples/*/; do \
 	  echo "=== $$ex: $$(head -n 1 $$ex/README.txt)"; \
 	  ./$(BIN) exec --format table --query $$ex/query.yaml --input $$ex/steps.jsonl || exit 1; \
@@ -42,8 +45,9 @@ kafka-fetch:
 	./scripts/kafka-fetch.sh
 
 # The live tests against a real Kafka broker (a JVM started by
-# live.StartLocal; needs mvn and Java 17+): the crash suites and 20 SIGKILLs
-# per sink. `make test` runs it when Java is there.
+# live.StartLocal; needs mvn and Java 17+): the crash suites, 20 SIGKILLs of
+# the engine process per sink, the live scenarios (a broker restart among
+# them). `make test` runs it when Java is there.
 test-kafka: kafka-fetch
 	DEDUPSIM_KAFKA=local $(GO) test ./live/ ./cmd/dedupsim/ -run Local -count=1 -v
 
@@ -54,6 +58,11 @@ bench:
 	@mkdir -p out
 	$(GO) test -run '^$$' -bench 'Engine|Store|Sim' -benchtime 1x -benchmem ./engine/... ./sim/ | tee out/bench.txt
 	@$(GO) run scripts/benchtable.go < out/bench.txt
+	@if command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory bench-kafka; \
+	else \
+	  echo "!!! SKIPPING the Kafka benchmark: java or mvn not found (make bench-kafka)"; \
+	fi
 
 # End to end through the local real Kafka broker with the transactional sink.
 bench-kafka: kafka-fetch

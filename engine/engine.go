@@ -95,6 +95,12 @@ type Config struct {
 	Crash func(point CrashPoint, batchID int64) bool
 	// OnBatch observes every batch execution that reached the sink.
 	OnBatch func(*BatchRecord)
+	// BeforeSink, when set, sees each execution just before the sink is
+	// called: the rows read, their fate and the output, with the batch's
+	// watermarks (no progress or next watermark yet). A process that can
+	// be killed at any instruction records it so that a kill during the
+	// sink write still leaves the execution on record.
+	BeforeSink func(*BatchRecord)
 	Log     *slog.Logger
 }
 
@@ -659,6 +665,10 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	}
 	if err := e.crashAt(AfterStateCommit, id); err != nil {
 		return err
+	}
+	if e.cfg.BeforeSink != nil {
+		e.cfg.BeforeSink(&BatchRecord{BatchID: id, Replay: replay, Input: input, Outcomes: res.Outcomes, Output: res.Output,
+			LateWatermarkMs: lateWmMs, WatermarkMs: meta.BatchWatermarkMs, TimestampMs: meta.BatchTimestampMs})
 	}
 	if err := e.cfg.Sink.AddBatch(sink.Batch{ID: id, Rows: res.Output, QueryID: e.queryID, RunID: e.runID, TimestampMs: meta.BatchTimestampMs}); err != nil {
 		return e.fail(err)

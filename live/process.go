@@ -21,6 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
@@ -54,7 +56,8 @@ type ProcessOptions struct {
 // (Local): the broker-restart fault needs one.
 type Restartable interface {
 	Cluster
-	Restart(ctx context.Context) error
+	Kill() error                       // SIGKILL, no controlled shutdown
+	Restart(ctx context.Context) error // a new broker on the same data
 }
 
 // ProcessSupported lists what RunProcess supports.
@@ -180,6 +183,7 @@ type procRun struct {
 	produced       []history.Copy // by the producer goroutine
 	prodErr        error
 	prodDone       chan struct{}
+	backoff        time.Duration // extra wait after engine failures in a row
 	brokerErr      error
 	brokerRestarts int
 	brokerWG       sync.WaitGroup
@@ -187,7 +191,7 @@ type procRun struct {
 
 // maxEngineFailures bounds engine processes that exit with an error
 // (other than the kills), each restarted like a crash.
-const maxEngineFailures = 10
+const maxEngineFailures = 30
 
 func (p *procRun) virt(t time.Time) int64 {
 	return p.wl.StartMs + int64(math.Floor(float64(t.Sub(p.realStart).Milliseconds())*p.scale))
@@ -318,7 +322,7 @@ func (p *procRun) run() error {
 		if end.stopped {
 			break
 		}
-		time.Sleep(downtime)
+		time.Sleep(downtime + p.backoff)
 	}
 	<-p.prodDone
 	if p.prodErr != nil {
@@ -342,7 +346,7 @@ func (p *procRun) run() error {
 			return err
 		}
 		p.opt.Logf("final engine run failed (%v); again", err)
-		time.Sleep(time.Second)
+		time.Sleep(time.Duration(min(attempt+1, 5)) * time.Second)
 	}
 	p.h.EndMs = p.virt(time.Now())
 	ctx, cancel = context.WithTimeout(p.ctx, time.Minute)
@@ -412,6 +416,10 @@ func (p *procRun) restartBroker() {
 	p.opt.Logf("broker restart (SIGKILL) at %dms", at-p.wl.StartMs)
 	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
 	defer cancel()
+	if err := p.broker.Kill(); err != nil {
+		p.brokerErr = fmt.Errorf("live: broker kill: %w", err)
+		return
+	}
 	if err := p.broker.Restart(ctx); err != nil {
 		p.brokerErr = fmt.Errorf("live: broker restart: %w", err)
 		return
@@ -430,26 +438,9 @@ type runEnd struct {
 // producers' time is over, stops it with SIGTERM.
 func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 	env := os.Environ()
-	armed := ""
-	if time.Now().Before(realHeal) && len(p.armable) > 0 {
-		next, replay, err := NextBatch(p.ckpt)
-		if err != nil {
-			return runEnd{}, err
-		}
-	draw:
-		for b := next; b < next+100_000; b++ {
-			for _, cp := range p.armable {
-				if replay && b == next && cp == engine.AfterOffsetsWrite {
-					continue // a replay reuses its offsets file: it never passes the point
-				}
-				if p.rng.Float64() < p.settings.Value(faults.CrashAt(string(cp)), "rate") {
-					armed = fmt.Sprintf("%s:%d", cp, b)
-					break draw
-				}
-			}
-		}
-	}
-	env = append(env, "DEDUPSIM_CRASH_AT="+armed, "DEDUPSIM_CRASH_UNTIL="+strconv.FormatInt(realHeal.UnixMilli(), 10))
+	armed, from := p.drawCrash(realHeal)
+	env = append(env, "DEDUPSIM_CRASH_AT="+armed, "DEDUPSIM_CRASH_FROM="+strconv.FormatInt(from.UnixMilli(), 10),
+		"DEDUPSIM_CRASH_UNTIL="+strconv.FormatInt(realHeal.UnixMilli(), 10))
 	var killAt <-chan time.Time
 	if p.randomRate > 0 && time.Now().Before(realHeal) {
 		// Triggers until the kill: geometric with the rate per trigger.
@@ -465,7 +456,7 @@ func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 	}
 	defer logf.Close()
 	pid := cmd.Process.Pid
-	p.opt.Logf("engine %d started (pid %d, crash-at %q)", p.runs-1, pid, armed)
+	p.opt.Logf("engine %d started (pid %d, crash-at %q from +%v)", p.runs-1, pid, armed, time.Until(from).Round(time.Millisecond))
 	drainTick := time.NewTicker(p.opt.Trigger)
 	defer drainTick.Stop()
 	var werr error
@@ -501,6 +492,14 @@ func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 	}
 	var ee *exec.ExitError
 	sig := errors.As(werr, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
+	failed := false
+	defer func() {
+		if failed {
+			p.backoff = min(max(2*p.backoff, 250*time.Millisecond), 5*time.Second)
+		} else {
+			p.backoff = 0
+		}
+	}()
 	switch {
 	case werr == nil && stopping:
 		return runEnd{stopped: true}, nil
@@ -513,6 +512,7 @@ func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 		p.h.Coverage[faults.CrashRandom]++
 		p.opt.Logf("engine killed (SIGKILL) at a random moment")
 	default:
+		failed = true
 		p.failures++
 		tail, _ := os.ReadFile(logf.Name())
 		if p.failures > maxEngineFailures {
@@ -522,6 +522,45 @@ func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 		p.opt.Logf("engine process ended with %v; restarting it like a crashed driver:\n%s", werr, lastLines(string(tail), 5))
 	}
 	return runEnd{}, nil
+}
+
+// drawCrash arms at most one crash point for the next engine process: the
+// number of triggers until a crash is geometric with the summed rates of
+// the crash-after-* faults (each fault's rate is its chance per trigger,
+// as in the simulator, where a trigger runs one batch), the point is drawn
+// in proportion to its rate, and the process kills itself at the first
+// batch that passes the point after that time and before the heal. Time,
+// not batch ids, keeps the rate right when batches take longer than a
+// trigger against a real broker.
+func (p *procRun) drawCrash(realHeal time.Time) (string, time.Time) {
+	now := time.Now()
+	if len(p.armable) == 0 || !now.Before(realHeal) {
+		return "", now
+	}
+	total := 0.0
+	for _, cp := range p.armable {
+		total += p.settings.Value(faults.CrashAt(string(cp)), "rate")
+	}
+	if total <= 0 {
+		return "", now
+	}
+	k := 0.0
+	if total < 1 {
+		k = math.Floor(math.Log(1-p.rng.Float64()) / math.Log(1-total))
+	}
+	from := now.Add(time.Duration(k * float64(p.opt.Trigger)))
+	x := p.rng.Float64() * total
+	point := p.armable[len(p.armable)-1]
+	for _, cp := range p.armable {
+		if x -= p.settings.Value(faults.CrashAt(string(cp)), "rate"); x < 0 {
+			point = cp
+			break
+		}
+	}
+	if !from.Before(realHeal) {
+		return "", now
+	}
+	return string(point), from
 }
 
 // startEngine starts `dedupsim engine` in its own process group with a
@@ -593,11 +632,35 @@ func (p *procRun) crashOf(path string) (point string, batch int64, err error) {
 	return point, batch, nil
 }
 
+// execution is one batch execution as its process recorded it.
+type execution struct {
+	at    int64 // virtual ms of the executed record
+	exec  *EngineRecord
+	write *EngineRecord // nil: no write recorded
+	done  *EngineRecord // nil: the process died before completing it
+}
+
 // collect builds the history from the produced copies, the records of
 // every process and the final table.
+//
+// An execution is on record from the moment its sink is called
+// (RecordExecuted); a SIGKILL can land anywhere after that, so a record
+// may lack its write or its completion. The history is completed the way
+// the engine's own rules allow:
+//   - no write recorded, and the next execution of the batch id found it
+//     already committed by an idempotent sink (kept 0): the killed write
+//     landed; it is recorded with all its rows kept;
+//   - no write at all: the process died before any output, as a crash
+//     before the sink; the execution is dropped, as the simulator never
+//     records one;
+//   - a write but no completion: died after the sink write; if the batch
+//     ran again it had no commit (crashed after-sink-write, the watermark
+//     unchanged), else its commit landed (crashed after-commit, the next
+//     watermark read from commits/N).
 func (p *procRun) collect(ctx context.Context) error {
 	h := p.h
 	h.Copies = p.produced
+	var execs []*execution
 	for _, path := range p.recFiles {
 		recs, _, err := ReadRecords(path)
 		if errors.Is(err, os.ErrNotExist) {
@@ -606,24 +669,80 @@ func (p *procRun) collect(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		writeAt := map[int64]int{} // batch id -> index in h.Writes of this process's write
-		for _, r := range recs {
-			at := p.virt(time.UnixMilli(r.WallMs))
+		var cur *execution
+		for i := range recs {
+			r := &recs[i]
 			switch r.Kind {
-			case RecordWrite:
-				rows := make([]int, len(r.Rows))
-				for i, raw := range r.Rows {
-					rows[i] = copyIndexOr(raw)
+			case RecordExecuted:
+				cur = &execution{at: p.virt(time.UnixMilli(r.WallMs)), exec: r}
+				execs = append(execs, cur)
+			case RecordWrite, RecordBatch:
+				if cur == nil || cur.exec.BatchID != r.BatchID {
+					return fmt.Errorf("live: %s: %s record of batch %d without its execution", path, r.Kind, r.BatchID)
 				}
-				writeAt[r.BatchID] = len(h.Writes)
-				h.Writes = append(h.Writes, history.SinkWrite{BatchID: r.BatchID, AtMs: at, Rows: rows, Kept: r.Kept})
-			case RecordBatch:
-				if wi, ok := writeAt[r.BatchID]; ok {
-					h.Writes[wi].AtMs = at // one execution: one time
+				if r.Kind == RecordWrite {
+					cur.write = r
+				} else {
+					cur.done = r
 				}
-				h.Batches = append(h.Batches, p.batchOf(&r, at))
 			}
 		}
+	}
+	idempotent := p.sinkFlag != "plain"
+	inferred := 0
+	for i, x := range execs {
+		var later *execution
+		for _, y := range execs[i+1:] {
+			if y.exec.BatchID == x.exec.BatchID {
+				later = y
+				break
+			}
+		}
+		rows := make([]int, len(x.exec.Rows))
+		for k, raw := range x.exec.Rows {
+			rows[k] = copyIndexOr(raw)
+		}
+		kept := -1
+		switch {
+		case x.write != nil:
+			kept = x.write.Kept
+		case idempotent && len(rows) > 0 && later != nil && later.write != nil && later.write.Kept == 0 && len(later.exec.Rows) > 0:
+			kept = len(rows)
+			inferred++
+		}
+		if kept < 0 && x.done == nil {
+			continue // died before any output
+		}
+		b := p.batchOf(x.exec, x.at)
+		switch {
+		case x.done != nil:
+			b.NextWatermarkMs, b.Crashed = x.done.NextWatermarkMs, x.done.Crashed
+			p.addProgress(&b, x.done.Progress)
+		case later != nil:
+			b.Crashed, b.NextWatermarkMs = string(engine.AfterSinkWrite), b.WatermarkMs
+		default:
+			b.Crashed = string(engine.AfterCommit)
+			wm, err := commitWatermark(p.ckpt, b.BatchID)
+			if err != nil {
+				return err
+			}
+			b.NextWatermarkMs = wm
+			for _, o := range b.Outcomes {
+				if o == history.Emitted {
+					b.NumRowsUpdated++ // its progress died with it; the engine's figure is the emitted rows
+				}
+			}
+		}
+		h.Batches = append(h.Batches, b)
+		if kept >= 0 {
+			h.Writes = append(h.Writes, history.SinkWrite{BatchID: b.BatchID, AtMs: x.at, Rows: rows, Kept: kept})
+		}
+	}
+	if inferred > 0 {
+		p.opt.Logf("%d killed sink writes found committed by their replay", inferred)
+	}
+	if !h.HasTable {
+		return nil // foreachBatch: the deliveries are the writes
 	}
 	var rows []json.RawMessage
 	var err error
@@ -640,12 +759,20 @@ func (p *procRun) collect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("live: read the output: %w", err)
 	}
-	if h.HasTable {
-		for _, r := range rows {
-			h.Table = append(h.Table, copyIndexOr(r))
-		}
+	for _, r := range rows {
+		h.Table = append(h.Table, copyIndexOr(r))
 	}
 	return nil
+}
+
+// commitWatermark reads nextBatchWatermarkMs from the checkpoint's
+// commits/N.
+func commitWatermark(ckpt string, batch int64) (int64, error) {
+	c, err := checkpoint.New(fsys.NewOS(ckpt)).ReadCommit(batch)
+	if err != nil {
+		return 0, fmt.Errorf("live: batch %d has neither a completion record nor a replay: %w", batch, err)
+	}
+	return c.NextBatchWatermarkMs, nil
 }
 
 func copyIndexOr(raw []byte) int {
@@ -657,9 +784,9 @@ func copyIndexOr(raw []byte) int {
 }
 
 func (p *procRun) batchOf(r *EngineRecord, at int64) history.Batch {
-	b := history.Batch{BatchID: r.BatchID, AtMs: at, Replay: r.Replay, Crashed: r.Crashed,
+	b := history.Batch{BatchID: r.BatchID, AtMs: at, Replay: r.Replay,
 		Input: make([]int, len(r.Input)), Outcomes: slices.Clone(r.Outcomes),
-		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs, NextWatermarkMs: r.NextWatermarkMs}
+		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs}
 	var maxUs int64
 	seen := false
 	for i, raw := range r.Input {
@@ -672,16 +799,20 @@ func (p *procRun) batchOf(r *EngineRecord, at int64) history.Batch {
 	if seen && p.q.EventTimeColumn() != "" {
 		b.MaxEventTimeMs = int64(math.Floor(float64(maxUs) / 1000))
 	}
+	return b
+}
+
+// addProgress adds a completed execution's progress and state figures.
+func (p *procRun) addProgress(b *history.Batch, raw json.RawMessage) {
 	var prog engine.Progress
-	if len(r.Progress) > 0 && json.Unmarshal(r.Progress, &prog) == nil {
+	if len(raw) > 0 && json.Unmarshal(raw, &prog) == nil {
 		if ops := prog.StateOperators; len(ops) > 0 {
 			b.NumRowsTotal, b.NumRowsUpdated, b.NumRowsRemoved = ops[0].NumRowsTotal, ops[0].NumRowsUpdated, ops[0].NumRowsRemoved
 		}
 	}
 	if !p.cfg.OmitProgress {
-		b.Progress = r.Progress
+		b.Progress = raw
 	}
-	return b
 }
 
 // NextBatch is the batch a restart on the checkpoint folder runs first: the

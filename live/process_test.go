@@ -170,19 +170,28 @@ func TestRunProcessLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	name := func(c liveCase) string {
+		n := strings.TrimSuffix(filepath.Base(c.scenario), ".yaml")
+		if c.tableSink != "" {
+			n += "/" + c.tableSink
+		}
+		return n
+	}
+	// The kfake cases share the broker, in parallel (own topics, own
+	// folders); the broker restarts then run one at a time.
+	t.Run("kills", func(t *testing.T) {
+		for _, c := range liveKfakeCases {
+			t.Run(name(c), func(t *testing.T) {
+				t.Parallel()
+				runProcessCase(t, l, c, 100*time.Millisecond)
+			})
+		}
+	})
 	for _, c := range []liveCase{
-		{scenario: "../scenarios/live/kill-anywhere-table.yaml", armedKills: 5, randomKills: 1, skips: true},
-		{scenario: "../scenarios/live/kill-anywhere-table.yaml", tableSink: "kafka", armedKills: 5, randomKills: 1, skips: true},
-		{scenario: "replay-append-sink", armedKills: 1},
-		{scenario: "quiet-source-stalls-watermark"},
 		{scenario: "../scenarios/live/broker-restart.yaml", brokerRestarts: 1},
 		{scenario: "../scenarios/live/broker-restart.yaml", tableSink: "kafka", brokerRestarts: 1},
 	} {
-		name := strings.TrimSuffix(filepath.Base(c.scenario), ".yaml")
-		if c.tableSink != "" {
-			name += "/" + c.tableSink
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(name(c), func(t *testing.T) {
 			runProcessCase(t, l, c, 100*time.Millisecond)
 		})
 	}

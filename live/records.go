@@ -15,12 +15,13 @@ import (
 // after the process ended and turns it into a history for the checker:
 // that is how a live run knows what a process that was killed did.
 
-// Record kinds.
+// Record kinds, in the order one batch execution writes them.
 const (
-	RecordStart = "start" // the engine started on the checkpoint
-	RecordWrite = "write" // the sink accepted a batch (before the commit log)
-	RecordBatch = "batch" // a batch execution completed (or died after its sink write)
-	RecordCrash = "crash" // the process is about to kill itself at a crash point
+	RecordStart    = "start"    // the engine started on the checkpoint
+	RecordExecuted = "executed" // a batch ran; its sink is about to be called
+	RecordWrite    = "write"    // the sink accepted the batch (before the commit log)
+	RecordBatch    = "batch"    // the execution completed (or dies at an armed point after its sink write)
+	RecordCrash    = "crash"    // the process is about to kill itself at a crash point
 )
 
 // EngineRecord is one line of the records file.
@@ -30,21 +31,22 @@ type EngineRecord struct {
 	RunID  string `json:"runId"`
 
 	BatchID int64 `json:"batchId,omitempty"`
-	// crash, batch: the crash point the process dies at.
-	Crashed string `json:"crashed,omitempty"`
-	// write: the rows delivered and how many of them the sink kept (0 for
-	// a batch the sink had already committed).
-	Rows []json.RawMessage `json:"rows,omitempty"`
-	Kept int               `json:"kept,omitempty"`
-	// batch: the rows read, in union order, with their fate, and the
-	// watermarks and progress of the execution.
+	// executed: the rows read, in union order, with their fate, the rows
+	// handed to the sink, and the batch's watermarks.
 	Replay          bool              `json:"replay,omitempty"`
 	Input           []json.RawMessage `json:"input,omitempty"`
 	Outcomes        []string          `json:"outcomes,omitempty"`
+	Rows            []json.RawMessage `json:"rows,omitempty"`
 	LateWatermarkMs int64             `json:"lateWatermarkMs,omitempty"`
 	WatermarkMs     int64             `json:"watermarkMs,omitempty"`
-	NextWatermarkMs int64             `json:"nextWatermarkMs,omitempty"`
-	Progress        json.RawMessage   `json:"progress,omitempty"`
+	// write: how many of the rows the sink kept (0 for a batch it had
+	// already committed).
+	Kept int `json:"kept,omitempty"`
+	// batch: the watermark after the batch and the StreamingQueryProgress;
+	// batch and crash: the crash point the process dies at.
+	NextWatermarkMs int64           `json:"nextWatermarkMs,omitempty"`
+	Progress        json.RawMessage `json:"progress,omitempty"`
+	Crashed         string          `json:"crashed,omitempty"`
 }
 
 // RecordWriter appends records to a file.

@@ -32,6 +32,7 @@ import (
 // from a wall-clock time on, like --crash-until.
 const (
 	crashEnv      = "DEDUPSIM_CRASH_AT"
+	crashFromEnv  = "DEDUPSIM_CRASH_FROM"
 	crashUntilEnv = "DEDUPSIM_CRASH_UNTIL"
 )
 
@@ -181,12 +182,7 @@ func (s *recordingSink) AddBatch(b sink.Batch) error {
 	if s.rec == nil {
 		return nil
 	}
-	rows := make([]json.RawMessage, len(b.Rows))
-	for i, r := range b.Rows {
-		rows[i] = r.Data
-	}
-	return s.rec.Write(&live.EngineRecord{Kind: live.RecordWrite, WallMs: time.Now().UnixMilli(), RunID: *s.runID,
-		BatchID: b.ID, Rows: rows, Kept: kept})
+	return s.rec.Write(&live.EngineRecord{Kind: live.RecordWrite, WallMs: time.Now().UnixMilli(), RunID: *s.runID, BatchID: b.ID, Kept: kept})
 }
 
 func newEngineCmd() *cobra.Command {
@@ -199,7 +195,8 @@ func newEngineCmd() *cobra.Command {
 		maxBatches                                         int
 		untilIdle                                          bool
 		timeout                                            time.Duration
-		crashUntil                                         int64
+		crashFrom, crashUntil                              int64
+		runEngine                                          func(cmd *cobra.Command) error
 	)
 	cmd := &cobra.Command{
 		Use:   "engine --query QUERY.yaml --checkpoint DIR --bootstrap HOST:PORT --input-topic IN [--input-topic IN2] (--output-topic OUT | --sink table|merge --table DIR)",
@@ -224,12 +221,25 @@ the StreamingQueryProgress), for a harness that checks what a killed process did
 --crash-at POINT[:BATCH] (or the environment variable DEDUPSIM_CRASH_AT) makes the process
 kill itself with SIGKILL, no cleanup, at that crash point (of that batch, or of the first
 batch reaching it): after-offsets-write, after-state-commit, after-sink-write, after-commit.
---crash-until MS (or DEDUPSIM_CRASH_UNTIL) disarms it from that Unix time in ms on.
+--crash-from MS and --crash-until MS (or DEDUPSIM_CRASH_FROM, DEDUPSIM_CRASH_UNTIL) arm it only
+from and until those Unix times in ms.
 
 Exit status: 0 when stopped, 2 on bad input, 1 on any other failure, 137 (killed) at a crash
 point.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+	}
+	// Failures other than bad input exit 1 (a supervisor restarts on 1, not
+	// on 2).
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		err := runEngine(cmd)
+		var ee *exitError
+		if err != nil && !errors.As(err, &ee) {
+			return &exitError{code: 1, err: err}
+		}
+		return err
+	}
+	runEngine = func(cmd *cobra.Command) error {
+		{
 			tableSink := sinkKind == "table" || sinkKind == "merge"
 			switch {
 			case queryPath == "" || ckptDir == "" || bootstrap == "" || len(inTopics) == 0:
@@ -244,13 +254,16 @@ point.`,
 			if !cmd.Flags().Changed("crash-at") {
 				crashAt = os.Getenv(crashEnv)
 			}
-			if !cmd.Flags().Changed("crash-until") {
-				if v := os.Getenv(crashUntilEnv); v != "" {
+			for _, w := range []struct {
+				flag, env string
+				v         *int64
+			}{{"crash-from", crashFromEnv, &crashFrom}, {"crash-until", crashUntilEnv, &crashUntil}} {
+				if v := os.Getenv(w.env); v != "" && !cmd.Flags().Changed(w.flag) {
 					n, err := strconv.ParseInt(v, 10, 64)
 					if err != nil {
-						return badInput(fmt.Errorf("engine: %s=%q: want Unix time in ms", crashUntilEnv, v))
+						return badInput(fmt.Errorf("engine: %s=%q: want Unix time in ms", w.env, v))
 					}
-					crashUntil = n
+					*w.v = n
 				}
 			}
 			crash, err := parseCrashAt(crashAt)
@@ -320,8 +333,9 @@ point.`,
 				// so that record is written before the kill too; nothing
 				// else runs in between.
 				Crash: func(p engine.CrashPoint, id int64) bool {
+					now := time.Now().UnixMilli()
 					if crash == nil || p != crash.point || (crash.batch >= 0 && crash.batch != id) ||
-						(crashUntil != 0 && time.Now().UnixMilli() >= crashUntil) {
+						(crashUntil != 0 && now >= crashUntil) || now < crashFrom {
 						return false
 					}
 					if recs != nil {
@@ -332,6 +346,11 @@ point.`,
 					}
 					crashing = true
 					return true
+				},
+				BeforeSink: func(r *engine.BatchRecord) {
+					if recs != nil && recErr == nil {
+						recErr = recs.Write(executedRecord(r, runID))
+					}
 				},
 				OnBatch: func(r *engine.BatchRecord) {
 					executed++
@@ -395,7 +414,7 @@ point.`,
 				case <-time.After(max(wait, 0)):
 				}
 			}
-		},
+		}
 	}
 	f := cmd.Flags()
 	f.StringVar(&queryPath, "query", "", "query YAML")
@@ -409,6 +428,7 @@ point.`,
 	f.StringVar(&startingOffsets, "starting-offsets", "earliest", "where a new checkpoint starts: earliest, latest or a JSON offset")
 	f.DurationVar(&trigger, "trigger-interval", 0, "processing-time trigger interval (0: next batch as soon as the last ends)")
 	f.StringVar(&crashAt, "crash-at", "", "crash point POINT[:BATCH] at which the process kills itself (also "+crashEnv+")")
+	f.Int64Var(&crashFrom, "crash-from", 0, "Unix time in ms before which --crash-at is not armed (also "+crashFromEnv+")")
 	f.Int64Var(&crashUntil, "crash-until", 0, "Unix time in ms from which --crash-at is disarmed (also "+crashUntilEnv+"; 0: never)")
 	f.StringVar(&recPath, "records", "", "append a JSON line per sink write and batch execution to this file")
 	f.StringVar(&clockSpec, "clock", "", "processing-time clock VIRT0_MS:WALL0_MS:SCALE: VIRT0 at wall time WALL0, SCALE times faster (a harness's compressed timeline; default the wall clock)")
@@ -430,16 +450,27 @@ func skippedOf(s *engineSink) int {
 	return 0
 }
 
-// batchRecord is the records-file line of a batch execution.
-func batchRecord(r *engine.BatchRecord, runID string) *live.EngineRecord {
-	rec := &live.EngineRecord{Kind: live.RecordBatch, WallMs: time.Now().UnixMilli(), RunID: runID, BatchID: r.BatchID,
+// executedRecord is the records-file line of a batch about to reach its
+// sink.
+func executedRecord(r *engine.BatchRecord, runID string) *live.EngineRecord {
+	rec := &live.EngineRecord{Kind: live.RecordExecuted, WallMs: time.Now().UnixMilli(), RunID: runID, BatchID: r.BatchID,
 		Replay: r.Replay, Input: make([]json.RawMessage, len(r.Input)), Outcomes: make([]string, len(r.Input)),
-		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs, NextWatermarkMs: r.NextWatermarkMs,
-		Crashed: string(r.Crashed)}
+		Rows: make([]json.RawMessage, len(r.Output)), LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs}
 	for i := range r.Input {
 		rec.Input[i] = r.Input[i].Data
 		rec.Outcomes[i] = r.Outcomes[i].String()
 	}
+	for i := range r.Output {
+		rec.Rows[i] = r.Output[i].Data
+	}
+	return rec
+}
+
+// batchRecord is the records-file line of a completed batch execution (or
+// of one that dies at an armed point after its sink write).
+func batchRecord(r *engine.BatchRecord, runID string) *live.EngineRecord {
+	rec := &live.EngineRecord{Kind: live.RecordBatch, WallMs: time.Now().UnixMilli(), RunID: runID, BatchID: r.BatchID,
+		NextWatermarkMs: r.NextWatermarkMs, Crashed: string(r.Crashed)}
 	if p, err := json.Marshal(r.Progress); err == nil {
 		rec.Progress = p
 	}

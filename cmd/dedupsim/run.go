@@ -90,12 +90,19 @@ Every failure prints the seed and the command that replays it.`,
 				defer cluster.Close()
 			}
 			var runs []*reports.Run
+			var skipped []string
 			for _, s := range list {
 				var r *reports.Run
 				if kafka != "" {
 					r, err = runKafka(cmd.Context(), cluster, lo, s, seed)
 				} else {
 					r, err = scenarios.Run(s, seed, scenarios.Options{Swarm: swarm})
+				}
+				if (errors.Is(err, live.ErrUnsupported) || errors.Is(err, sim.ErrLiveOnly)) && len(list) > 1 {
+					// Several scenarios: run what this mode can, say what it skipped.
+					skipped = append(skipped, s.Name)
+					fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: SKIP %s: %v\n", s.Name, err)
+					continue
 				}
 				if errors.Is(err, live.ErrUnsupported) || errors.Is(err, sim.ErrLiveOnly) {
 					return badInput(err)
@@ -110,6 +117,12 @@ Every failure prints the seed and the command that replays it.`,
 					printRun(cmd.OutOrStdout(), r)
 				}
 				runs = append(runs, r)
+			}
+			if len(skipped) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "skipped %d scenario(s) this mode cannot run: %s\n", len(skipped), strings.Join(skipped, ", "))
+			}
+			if len(runs) == 0 {
+				return badInput(errors.New("run: no scenario could run in this mode"))
 			}
 			if len(list) > 1 {
 				printTable(cmd.OutOrStdout(), runs)

@@ -44,6 +44,14 @@ import (
 // DefaultTimeout bounds one LatestOffset or Rows call.
 const DefaultTimeout = 30 * time.Second
 
+// Spark's Kafka source retries an offset request that failed:
+// fetchOffset.numRetries (3) attempts, fetchOffset.retryIntervalMs (1 s)
+// apart, before the query fails.
+const (
+	DefaultOffsetFetchAttempts = 3
+	DefaultOffsetFetchInterval = time.Second
+)
+
 // DefaultInitialOffsetsPath is where Spark keeps the first source's initial
 // offsets inside the checkpoint.
 const DefaultInitialOffsetsPath = "sources/0/0"
@@ -81,6 +89,12 @@ type Config struct {
 	Convert func(*kgo.Record) (row.Row, error)
 	// Timeout bounds one LatestOffset or Rows call (default 30 s).
 	Timeout time.Duration
+	// OffsetFetchAttempts and OffsetFetchInterval are Spark's
+	// fetchOffset.numRetries and fetchOffset.retryIntervalMs: how often an
+	// offset request is tried (a broker restart makes it fail for a few
+	// seconds) and how long to wait in between. Defaults 3 and 1 s.
+	OffsetFetchAttempts int
+	OffsetFetchInterval time.Duration
 	// Dialer replaces TCP, e.g. kfake.VirtualNetwork.DialContext.
 	Dialer func(ctx context.Context, network, host string) (net.Conn, error)
 	// ClientOpts are added to every franz-go client the source makes.
@@ -125,6 +139,12 @@ func New(cfg Config) (*Source, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.OffsetFetchAttempts <= 0 {
+		cfg.OffsetFetchAttempts = DefaultOffsetFetchAttempts
+	}
+	if cfg.OffsetFetchInterval <= 0 {
+		cfg.OffsetFetchInterval = DefaultOffsetFetchInterval
 	}
 	if cfg.Convert == nil {
 		cfg.Convert = ValueRow
@@ -242,19 +262,19 @@ func decodeInitial(topic string, data []byte) (Offsets, error) {
 func (s *Source) resolveStarting(ctx context.Context) (Offsets, error) {
 	switch s.cfg.StartingOffsets {
 	case "earliest":
-		return listOffsets(ctx, s.adm, s.cfg.Topic, listStart)
+		return s.list(ctx, listStart)
 	case "latest":
-		return listOffsets(ctx, s.adm, s.cfg.Topic, s.endKind())
+		return s.list(ctx, s.endKind())
 	}
 	given, err := ParseOffsets(s.cfg.Topic, json.RawMessage(s.cfg.StartingOffsets))
 	if err != nil {
 		return nil, err
 	}
-	starts, err := listOffsets(ctx, s.adm, s.cfg.Topic, listStart)
+	starts, err := s.list(ctx, listStart)
 	if err != nil {
 		return nil, err
 	}
-	ends, err := listOffsets(ctx, s.adm, s.cfg.Topic, s.endKind())
+	ends, err := s.list(ctx, s.endKind())
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +317,7 @@ func (s *Source) LatestOffset() (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	latest, err := listOffsets(ctx, s.adm, s.cfg.Topic, s.endKind())
+	latest, err := s.list(ctx, s.endKind())
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +329,7 @@ func (s *Source) LatestOffset() (json.RawMessage, error) {
 		var earliest Offsets
 		for p := range latest {
 			if _, ok := base[p]; !ok { // a partition added since: Spark starts it at earliest
-				if earliest, err = listOffsets(ctx, s.adm, s.cfg.Topic, listStart); err != nil {
+				if earliest, err = s.list(ctx, listStart); err != nil {
 					return nil, err
 				}
 				break
@@ -388,7 +408,7 @@ func (s *Source) Rows(start, end json.RawMessage) ([]row.Row, error) {
 		f, ok := from[p]
 		if !ok {
 			if starts == nil {
-				if starts, err = listOffsets(ctx, s.adm, s.cfg.Topic, listStart); err != nil {
+				if starts, err = s.list(ctx, listStart); err != nil {
 					return nil, err
 				}
 			}
@@ -431,11 +451,11 @@ func (s *Source) Rows(start, end json.RawMessage) ([]row.Row, error) {
 func (s *Source) checkAvailable(ctx context.Context, ranges []Range, starts Offsets) error {
 	var err error
 	if starts == nil {
-		if starts, err = listOffsets(ctx, s.adm, s.cfg.Topic, listStart); err != nil {
+		if starts, err = s.list(ctx, listStart); err != nil {
 			return err
 		}
 	}
-	ends, err := listOffsets(ctx, s.adm, s.cfg.Topic, s.endKind())
+	ends, err := s.list(ctx, s.endKind())
 	if err != nil {
 		return err
 	}
@@ -448,4 +468,24 @@ func (s *Source) checkAvailable(ctx context.Context, ranges []Range, starts Offs
 		}
 	}
 	return nil
+}
+
+// list lists the topic's offsets of kind, trying up to OffsetFetchAttempts
+// times, OffsetFetchInterval apart, as Spark's KafkaOffsetReader does.
+func (s *Source) list(ctx context.Context, kind listKind) (Offsets, error) {
+	var err error
+	for attempt := 1; ; attempt++ {
+		var o Offsets
+		if o, err = listOffsets(ctx, s.adm, s.cfg.Topic, kind); err == nil {
+			return o, nil
+		}
+		if attempt >= s.cfg.OffsetFetchAttempts || ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (after %d attempts)", err, attempt)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (after %d attempts)", err, attempt)
+		case <-time.After(s.cfg.OffsetFetchInterval):
+		}
+	}
 }
