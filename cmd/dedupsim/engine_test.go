@@ -526,3 +526,55 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 		}
 	}
 }
+
+// TestEngineBadInput: the engine process refuses bad settings with exit 2
+// and a message naming what is wrong, before it touches Kafka.
+func TestEngineBadInput(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	q1 := write(t, dir, "q1.yaml", "dedup: {api: dropDuplicates, keys: [id]}\n")
+	base := []string{"engine", "--query", q1, "--checkpoint", filepath.Join(dir, "ckpt"), "--bootstrap", "127.0.0.1:1"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input-topic", "in", "--sink", "table"}, "needs --table DIR"},
+		{[]string{"--input-topic", "in", "--sink", "plain"}, "needs --output-topic"},
+		{[]string{"--input-topic", "in", "--sink", "delta", "--output-topic", "o"}, "want plain, transactional, table or merge"},
+		{[]string{"--input-topic", "a", "--input-topic", "b", "--output-topic", "o"}, "1 sources and 2 --input-topic"},
+		{[]string{"--input-topic", "in", "--output-topic", "o", "--clock", "1:2"}, "VIRT0_MS:WALL0_MS:SCALE"},
+		{[]string{"--input-topic", "in", "--output-topic", "o", "--clock", "1:2:-3"}, "positive scale"},
+		{[]string{"--input-topic", "in", "--output-topic", "o", "--crash-at", "after-lunch"}, "crash point"},
+	} {
+		_, errOut, code := run(bin, append(base, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("engine %v: exit %d, want 2 with %q:\n%s", tc.args, code, tc.want, errOut)
+		}
+	}
+}
+
+func TestParseClock(t *testing.T) {
+	c, err := parseClock("1000:2000:10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := c.(scaledClock)
+	if sc.virt0 != 1000 || sc.wall0 != 2000 || sc.scale != 10 {
+		t.Fatalf("%+v", sc)
+	}
+	if now := (scaledClock{virt0: 5, wall0: time.Now().UnixMilli() + 3_600_000, scale: 2}).NowMs(); now > 5-7_000_000 || now < 5-7_300_000 {
+		t.Fatalf("an hour before wall0 at scale 2: %d, want about 5-7.2e6", now)
+	}
+	if _, ok := mustClock(t, "").(wallClock); !ok {
+		t.Fatal("empty --clock is not the wall clock")
+	}
+}
+
+func mustClock(t *testing.T, s string) any {
+	t.Helper()
+	c, err := parseClock(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -216,22 +216,44 @@ func TestRunReplayCheck(t *testing.T) {
 }
 
 // TestRunKafkaKfake: run --kafka kfake runs a scenario against an
-// in-process Kafka and checks it like a simulated run; a bad --kafka value
-// and a scenario it cannot run are bad input (exit 2).
+// in-process Kafka, the engine as a child process, and checks it like a
+// simulated run; bad --kafka settings and a scenario it cannot run are bad
+// input (exit 2); a provider that cannot start says why (exit 1).
 func TestRunKafkaKfake(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
-	out, errOut, code := run(bin, "run", "--kafka", "kfake", "--out", dir, "replay-append-sink")
+	out, errOut, code := run(bin, "run", "--kafka", "kfake", "--live-trigger", "100ms", "--out", dir, "replay-append-sink")
 	if code != 0 || !strings.Contains(out, "PASS replay-append-sink seed=1") || !strings.Contains(out, "sink-replay-duplicate") {
 		t.Fatalf("run --kafka kfake: exit %d\n%s%s", code, out, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "replay-append-sink-1", "history.json")); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"history.json", "live/checkpoint/metadata", "live/records-000.jsonl", "live/engine-000.log"} {
+		if _, err := os.Stat(filepath.Join(dir, "replay-append-sink-1", f)); err != nil {
+			t.Error(err)
+		}
 	}
-	if _, errOut, code := run(bin, "run", "--kafka", "remote", "replay-append-sink"); code != 2 || !strings.Contains(errOut, "kfake or local") {
-		t.Fatalf("--kafka remote: exit %d %s", code, errOut)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--kafka", "remote", "replay-append-sink"}, 2, "kfake, local, external or testcontainers"},
+		{[]string{"--kafka", "external", "replay-append-sink"}, 2, "--bootstrap"},
+		{[]string{"--kafka", "kfake", "--engine", "thread", "replay-append-sink"}, 2, "process or inproc"},
+		{[]string{"--kafka", "kfake", "--table-sink", "delta", "replay-append-sink"}, 2, "pebble or kafka"},
+		{[]string{"--kafka", "kfake", "shape-change-fresh-checkpoint-merge"}, 2, "query-shape-change"},
+		{[]string{"--kafka", "external", "--bootstrap", "127.0.0.1:1", "replay-append-sink"}, 1, "does not answer"},
+	} {
+		_, errOut, code := run(bin, append([]string{"run", "--out", dir}, tc.args...)...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("run %v: exit %d, want %d with %q:\n%s", tc.args, code, tc.code, tc.want, errOut)
+		}
 	}
-	if _, errOut, code := run(bin, "run", "--kafka", "kfake", "--out", dir, "future-clock-filtered"); code != 2 || !strings.Contains(errOut, "supports") {
-		t.Fatalf("unsupported scenario: exit %d %s", code, errOut)
+	if os.Getenv("DOCKER_HOST") == "" {
+		if _, err := os.Stat("/var/run/docker.sock"); err != nil {
+			_, errOut, code := run(bin, "run", "--out", dir, "--kafka", "testcontainers", "replay-append-sink")
+			if code != 1 || !strings.Contains(errOut, "no Docker engine") || !strings.Contains(errOut, "--kafka local") {
+				t.Errorf("--kafka testcontainers without Docker: exit %d:\n%s", code, errOut)
+			}
+		}
 	}
 }
