@@ -101,7 +101,7 @@ type Config struct {
 	// be killed at any instruction records it so that a kill during the
 	// sink write still leaves the execution on record.
 	BeforeSink func(*BatchRecord)
-	Log     *slog.Logger
+	Log        *slog.Logger
 }
 
 // BatchRecord is one execution of one batch.
