@@ -45,13 +45,11 @@ var ErrUnsupported = errors.New("not supported against Kafka")
 // RunScenario runs the scenario configuration cfg against cluster instead
 // of the simulator and returns a history for the simulator's checker.
 //
-// The workload is generated from seed as the simulator would describe it
-// (Poisson arrivals at the source's rate, ids "e<n>" or, for a bounded key
-// space, "d<k>", the event time in seconds, the hidden _copy column), and
-// producer-retry adds copies with the original event time. Processing time
-// is simulated: at every trigger the copies due by then are produced to a
-// fresh input topic and the engine, in this process, runs one batch with a
-// Kafka source and a Kafka sink. The crash faults arm the engine's crash
+// The workload is the simulator's for the seed (sim.Schedule: the same
+// copies, rows and partitions, every producer, clock and source fault).
+// Processing time is simulated: at every trigger the copies due by then are
+// produced to fresh input topics (one per source) and the engine, in this
+// process, runs one batch with Kafka sources and a Kafka sink. The crash faults arm the engine's crash
 // hook at random batches of the fault phase; the driver then restarts on
 // the same checkpoint after the configured downtime, as a new process
 // would. Once every copy is produced the engine runs until it has consumed
