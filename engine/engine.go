@@ -647,6 +647,7 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 				}
 				r.Decoded = true
 			}
+			r.Source = i
 			if e.tooFarAhead(&r, meta) {
 				input = append(input, r) // kept in the input for the record; never seen by the watermark
 				continue

@@ -177,7 +177,9 @@ type procRun struct {
 	realStart time.Time
 	scale     float64
 
-	runs           int      // engine processes started
+	byPos          map[[3]int64]int // (source, partition, offset) -> copy index
+	droppedAcks    int              // duplicate appends made by a lost ack (kfake)
+	runs           int              // engine processes started
 	recFiles       []string // records file of each process
 	failures       int
 	produced       []history.Copy // by the producer goroutine
@@ -368,9 +370,38 @@ func createTopic(ctx context.Context, adm *kadm.Client, name string, parts int32
 // produce appends the workload's copies in order as the scaled clock
 // reaches their append times; a copy's recorded append time is when its
 // send began.
+//
+// On kfake a duplicate-append is what it stands for: the original is sent
+// alone by a non-idempotent producer while the broker loses the ack of
+// that produce request, so the client retries and the log keeps the same
+// bytes twice at adjacent offsets. Elsewhere it is sent again explicitly.
 func (p *procRun) produce(cl *kgo.Client) {
 	defer close(p.prodDone)
+	kf, _ := p.cluster.(*Kfake)
+	var raw *kgo.Client
+	if kf != nil {
+		var err error
+		raw, err = kgo.NewClient(kgo.SeedBrokers(p.cluster.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(1))
+		if err != nil {
+			p.prodErr = fmt.Errorf("live: %w", err)
+			return
+		}
+		defer raw.Close()
+	}
 	cs := p.wl.Copies
+	isDup := func(j int) bool {
+		return kf != nil && j+1 < len(cs) && cs[j+1].Fault == faults.DuplicateAppend && cs[j+1].Event == cs[j].Event &&
+			cs[j+1].Source == cs[j].Source && cs[j+1].Partition == cs[j].Partition
+	}
+	send := func(c *kgo.Client, recs []*kgo.Record) error {
+		ctx, cancel := context.WithTimeout(p.ctx, 3*time.Minute) // outlives a broker restart
+		defer cancel()
+		if err := c.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return fmt.Errorf("live: produce: %w", err)
+		}
+		return nil
+	}
 	for i := 0; i < len(cs); {
 		if d := time.Until(p.real(cs[i].AppendedAtMs)); d > 0 {
 			select {
@@ -382,23 +413,45 @@ func (p *procRun) produce(cl *kgo.Client) {
 		}
 		now := time.Now()
 		nowV := p.virt(now)
+		if isDup(i) {
+			rec := &kgo.Record{Topic: p.inTopics[cs[i].Source], Partition: int32(cs[i].Partition), Value: p.wl.Rows[i]}
+			h, err := kf.DropProduceAck(rec.Topic, 1)
+			if err == nil {
+				err = send(raw, []*kgo.Record{rec})
+			}
+			if err == nil && h.Hits() != 1 {
+				err = fmt.Errorf("live: the produce ack of copy %d was not dropped", i)
+			}
+			if err != nil {
+				p.prodErr = err
+				return
+			}
+			// The acked append is the retry; the lost-ack write is just
+			// before it.
+			for k, off := range []int64{rec.Offset - 1, rec.Offset} {
+				c := cs[i+k]
+				c.Offset = off
+				c.AppendedAtMs = max(c.AppendedAtMs, nowV)
+				p.produced = append(p.produced, c)
+			}
+			p.droppedAcks++
+			i += 2
+			continue
+		}
 		j := i
 		var recs []*kgo.Record
-		for j < len(cs) && cs[j].AppendedAtMs <= nowV {
+		for j < len(cs) && cs[j].AppendedAtMs <= nowV && (j == i || !isDup(j)) {
 			recs = append(recs, &kgo.Record{Topic: p.inTopics[cs[j].Source], Partition: int32(cs[j].Partition), Value: p.wl.Rows[j]})
 			j++
 		}
-		ctx, cancel := context.WithTimeout(p.ctx, 3*time.Minute) // outlives a broker restart
-		err := cl.ProduceSync(ctx, recs...).FirstErr()
-		cancel()
-		if err != nil {
-			p.prodErr = fmt.Errorf("live: produce: %w", err)
+		if err := send(cl, recs); err != nil {
+			p.prodErr = err
 			return
 		}
 		for k, r := range recs {
 			c := cs[i+k]
 			c.Offset = r.Offset
-			c.AppendedAtMs = max(c.AppendedAtMs, p.virt(now))
+			c.AppendedAtMs = max(c.AppendedAtMs, nowV)
 			p.produced = append(p.produced, c)
 		}
 		i = j
@@ -549,9 +602,26 @@ func (p *procRun) drawCrash(realHeal time.Time) (string, time.Time) {
 		k = math.Floor(math.Log(1-p.rng.Float64()) / math.Log(1-total))
 	}
 	from := now.Add(time.Duration(k * float64(p.opt.Trigger)))
-	x := p.rng.Float64() * total
-	point := p.armable[len(p.armable)-1]
+	// The point, in proportion to its rate among the points that have not
+	// fired yet (all of them once each has): a scenario promises that every
+	// fault it enables fires, and a live run has only a dozen kills or so.
+	cands := p.armable
+	var unfired []engine.CrashPoint
 	for _, cp := range p.armable {
+		if p.h.Coverage[faults.CrashAt(string(cp))] == 0 {
+			unfired = append(unfired, cp)
+		}
+	}
+	if len(unfired) > 0 {
+		cands = unfired
+	}
+	sum := 0.0
+	for _, cp := range cands {
+		sum += p.settings.Value(faults.CrashAt(string(cp)), "rate")
+	}
+	x := p.rng.Float64() * sum
+	point := cands[len(cands)-1]
+	for _, cp := range cands {
 		if x -= p.settings.Value(faults.CrashAt(string(cp)), "rate"); x < 0 {
 			point = cp
 			break
@@ -660,6 +730,10 @@ type execution struct {
 func (p *procRun) collect(ctx context.Context) error {
 	h := p.h
 	h.Copies = p.produced
+	p.byPos = make(map[[3]int64]int, len(h.Copies))
+	for i, c := range h.Copies {
+		p.byPos[[3]int64{int64(c.Source), int64(c.Partition), c.Offset}] = i
+	}
 	var execs []*execution
 	for _, path := range p.recFiles {
 		recs, _, err := ReadRecords(path)
@@ -741,6 +815,9 @@ func (p *procRun) collect(ctx context.Context) error {
 	if inferred > 0 {
 		p.opt.Logf("%d killed sink writes found committed by their replay", inferred)
 	}
+	if p.droppedAcks > 0 {
+		p.opt.Logf("%d duplicate appends made by dropping a produce ack", p.droppedAcks)
+	}
 	if !h.HasTable {
 		return nil // foreachBatch: the deliveries are the writes
 	}
@@ -791,6 +868,13 @@ func (p *procRun) batchOf(r *EngineRecord, at int64) history.Batch {
 	seen := false
 	for i, raw := range r.Input {
 		idx := copyIndexOr(raw)
+		if r.Pos != nil {
+			// Where it was read identifies the copy even when a broker
+			// appended the same bytes twice (a dropped ack).
+			if ci, ok := p.byPos[r.Pos[i]]; ok {
+				idx = ci
+			}
+		}
 		b.Input[i] = idx
 		if idx >= 0 && idx < len(p.wl.Copies) && (!seen || p.wl.Copies[idx].EventTimeUs > maxUs) {
 			maxUs, seen = p.wl.Copies[idx].EventTimeUs, true

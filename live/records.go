@@ -33,9 +33,12 @@ type EngineRecord struct {
 	BatchID int64 `json:"batchId,omitempty"`
 	// executed: the rows read, in union order, with their fate, the rows
 	// handed to the sink, and the batch's watermarks.
-	Replay          bool              `json:"replay,omitempty"`
-	Input           []json.RawMessage `json:"input,omitempty"`
-	Outcomes        []string          `json:"outcomes,omitempty"`
+	Replay   bool              `json:"replay,omitempty"`
+	Input    []json.RawMessage `json:"input,omitempty"`
+	Outcomes []string          `json:"outcomes,omitempty"`
+	// Pos[i] is where Input[i] was read: source index, partition, offset
+	// (nil when the source does not say).
+	Pos             [][3]int64        `json:"pos,omitempty"`
 	Rows            []json.RawMessage `json:"rows,omitempty"`
 	LateWatermarkMs int64             `json:"lateWatermarkMs,omitempty"`
 	WatermarkMs     int64             `json:"watermarkMs,omitempty"`

@@ -457,8 +457,15 @@ func executedRecord(r *engine.BatchRecord, runID string) *live.EngineRecord {
 		Replay: r.Replay, Input: make([]json.RawMessage, len(r.Input)), Outcomes: make([]string, len(r.Input)),
 		Rows: make([]json.RawMessage, len(r.Output)), LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs}
 	for i := range r.Input {
-		rec.Input[i] = r.Input[i].Data
+		in := &r.Input[i]
+		rec.Input[i] = in.Data
 		rec.Outcomes[i] = r.Outcomes[i].String()
+		if in.Positioned {
+			if rec.Pos == nil {
+				rec.Pos = make([][3]int64, len(r.Input))
+			}
+			rec.Pos[i] = [3]int64{int64(in.Source), int64(in.Partition), in.Offset}
+		}
 	}
 	for i := range r.Output {
 		rec.Rows[i] = r.Output[i].Data

@@ -102,7 +102,7 @@ func (d *Decoder) Decode(data []byte, r *Row) error {
 }
 
 func (d *Decoder) decode(data []byte, r *Row) error {
-	*r = Row{Data: data}
+	*r = Row{Data: data, Source: r.Source, Partition: r.Partition, Offset: r.Offset, Positioned: r.Positioned} // where it was read stays
 	if d.all {
 		return d.decodeAll(data, r)
 	}

@@ -24,4 +24,12 @@ type Row struct {
 	// query (the steps parser, the simulator) decode once up front; the
 	// engine decodes rows that arrive without it.
 	Decoded bool
+	// Source is the index of the query source the row came from (set by
+	// the engine). Partition and Offset say where a log source read it
+	// (Positioned), so that a harness can tell byte-identical records
+	// apart, as a broker that appended a send twice leaves them.
+	Source     int
+	Partition  int32
+	Offset     int64
+	Positioned bool
 }

@@ -167,7 +167,7 @@ func ValueRow(r *kgo.Record) (row.Row, error) {
 	if r.Value == nil {
 		return row.Row{}, fmt.Errorf("record %s/%d@%d has a null value", r.Topic, r.Partition, r.Offset)
 	}
-	return row.Row{Data: json.RawMessage(bytes.Clone(r.Value))}, nil
+	return row.Row{Data: json.RawMessage(bytes.Clone(r.Value)), Partition: r.Partition, Offset: r.Offset, Positioned: true}, nil
 }
 
 // Close releases the source's client.
