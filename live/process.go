@@ -180,7 +180,7 @@ type procRun struct {
 	byPos          map[[3]int64]int // (source, partition, offset) -> copy index
 	droppedAcks    int              // duplicate appends made by a lost ack (kfake)
 	runs           int              // engine processes started
-	recFiles       []string // records file of each process
+	recFiles       []string         // records file of each process
 	failures       int
 	produced       []history.Copy // by the producer goroutine
 	prodErr        error
