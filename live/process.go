@@ -205,26 +205,7 @@ func (p *procRun) real(virtMs int64) time.Time {
 
 func (p *procRun) setup(seed uint64) error {
 	q, wl := p.q, p.wl
-	p.h = &history.History{Version: history.Version, Seed: seed, Query: string(p.cfg.Query), API: string(q.API),
-		Keys: slices.Clone(q.Keys), DelayMs: -1, Partitions: q.ShufflePartitions, SinkKind: string(q.Sink.Kind),
-		HealAtMs: wl.HealMs, ArrivalRatePerSec: wl.ArrivalRatePerSec, Faults: p.settings.Names(),
-		Coverage: map[string]int{}, Table: []int{}}
-	if p.h.Faults == nil {
-		p.h.Faults = []string{}
-	}
-	for k, v := range wl.Coverage {
-		p.h.Coverage[k] = v
-	}
-	if knobs := p.settings.Knobs(); len(knobs) > 0 {
-		p.h.FaultKnobs = map[string]map[string]any{}
-		for f, k := range knobs {
-			p.h.FaultKnobs[f] = k
-		}
-	}
-	if col := q.EventTimeColumn(); col != "" {
-		p.h.DelayMs = q.DelayMs()
-		p.h.EventTimeInKey = q.API == query.DropDuplicates && slices.Contains(q.Keys, col)
-	}
+	p.h = newHistory(p.cfg, q, wl, p.settings, seed)
 	switch q.Sink.Kind {
 	case query.SinkTable:
 		p.h.HasTable = true

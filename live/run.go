@@ -96,30 +96,38 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 	r := &runner{ctx: ctx, cluster: cluster, cfg: cfg, q: q, wl: wl, settings: settings, crashes: crashes,
 		rng:     rand.New(rand.NewPCG(seed, 0x6c697665)),
 		startMs: wl.StartMs, healMs: wl.HealMs, endMs: wl.EndMs, trigMs: wl.TriggerMs}
-	r.h = &history.History{Version: history.Version, Seed: seed, Query: string(cfg.Query), API: string(q.API),
-		Keys: slices.Clone(q.Keys), DelayMs: -1, Partitions: q.ShufflePartitions, SinkKind: string(q.Sink.Kind),
-		HealAtMs: r.healMs, ArrivalRatePerSec: wl.ArrivalRatePerSec, HasTable: true,
-		Faults: settings.Names(), Coverage: map[string]int{}, Table: []int{}}
-	for k, v := range wl.Coverage {
-		r.h.Coverage[k] = v
-	}
-	if r.h.Faults == nil {
-		r.h.Faults = []string{}
-	}
-	if knobs := settings.Knobs(); len(knobs) > 0 {
-		r.h.FaultKnobs = map[string]map[string]any{}
-		for f, k := range knobs {
-			r.h.FaultKnobs[f] = k
-		}
-	}
-	if col := q.EventTimeColumn(); col != "" {
-		r.h.DelayMs = q.DelayMs()
-		r.h.EventTimeInKey = q.API == query.DropDuplicates && slices.Contains(q.Keys, col)
-	}
+	r.h = newHistory(cfg, q, wl, settings, seed)
+	r.h.HasTable = true
 	if err := r.run(); err != nil {
 		return nil, err
 	}
 	return r.h, nil
+}
+
+// newHistory is the history of a live run before it runs: the query, the
+// phases, the faults and the workload's coverage marks.
+func newHistory(cfg sim.Config, q *query.Query, wl *sim.Workload, settings faults.Settings, seed uint64) *history.History {
+	h := &history.History{Version: history.Version, Seed: seed, Query: string(cfg.Query), API: string(q.API),
+		Keys: slices.Clone(q.Keys), DelayMs: -1, Partitions: q.ShufflePartitions, SinkKind: string(q.Sink.Kind),
+		HealAtMs: wl.HealMs, ArrivalRatePerSec: wl.ArrivalRatePerSec, Faults: settings.Names(),
+		Coverage: map[string]int{}, Table: []int{}}
+	if h.Faults == nil {
+		h.Faults = []string{}
+	}
+	for k, v := range wl.Coverage {
+		h.Coverage[k] = v
+	}
+	if knobs := settings.Knobs(); len(knobs) > 0 {
+		h.FaultKnobs = map[string]map[string]any{}
+		for f, k := range knobs {
+			h.FaultKnobs[f] = k
+		}
+	}
+	if col := q.EventTimeColumn(); col != "" {
+		h.DelayMs = q.DelayMs()
+		h.EventTimeInKey = q.API == query.DropDuplicates && slices.Contains(q.Keys, col)
+	}
+	return h
 }
 
 type runner struct {
