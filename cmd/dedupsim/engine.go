@@ -215,8 +215,10 @@ batch that has no commit.
 
 It prints one JSON line per batch execution and runs until SIGINT/SIGTERM, --max-batches
 executions, or, with --until-idle, the first trigger that finds no new data. --records FILE
-appends a line per sink write and per batch execution (rows read, their fate, watermarks and
-the StreamingQueryProgress), for a harness that checks what a killed process did.
+appends lines a harness needs to check what a killed process did: each execution as its sink
+is called (rows read, where, their fate, the output, watermarks), the sink write, and the
+completion with the StreamingQueryProgress; each in one write, so a SIGKILL loses at most the
+line being written.
 
 --crash-at POINT[:BATCH] (or the environment variable DEDUPSIM_CRASH_AT) makes the process
 kill itself with SIGKILL, no cleanup, at that crash point (of that batch, or of the first
