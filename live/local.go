@@ -38,11 +38,16 @@ const FetchScript = "scripts/kafka-fetch.sh"
 // holds the jars (lib/) and, by default, the broker's data (data/).
 const DefaultLocalDir = ".cache/kafka"
 
+// DirEnv names the environment variable that sets LocalOptions.Dir's
+// default, for a dedupsim binary run outside the repository.
+const DirEnv = "DEDUPSIM_KAFKA_DIR"
+
 // LocalOptions configure StartLocal.
 type LocalOptions struct {
-	// Dir holds the jars in Dir/lib. The default is .cache/kafka under the
-	// module root (the nearest parent of the working directory holding
-	// go.mod), or under the working directory when there is none.
+	// Dir holds the jars in Dir/lib. The default is $DEDUPSIM_KAFKA_DIR,
+	// else .cache/kafka under the module root (the nearest parent of the
+	// working directory holding go.mod), or under the working directory
+	// when there is none.
 	Dir string
 	// DataDir holds the broker's state: server.properties, cluster-id,
 	// ports.json, broker.log and the log dirs (kraft/). The default is
@@ -107,6 +112,9 @@ type process struct {
 // until it answers. The caller must Close it.
 func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
 	if opts.Dir == "" {
+		opts.Dir = os.Getenv(DirEnv)
+	}
+	if opts.Dir == "" {
 		opts.Dir = filepath.Join(moduleRoot(), DefaultLocalDir)
 	}
 	if opts.DataDir == "" {
@@ -132,7 +140,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
 		return nil, err
 	}
 	if jars, _ := filepath.Glob(filepath.Join(lib, "kafka_2.13-*.jar")); len(jars) == 0 {
-		return nil, fmt.Errorf("live: no Kafka jars in %s: run %s (make kafka-fetch) first", lib, FetchScript)
+		return nil, fmt.Errorf("live: no Kafka jars in %s: run %s (make kafka-fetch) first, or point %s at the folder holding lib/", lib, FetchScript, DirEnv)
 	}
 	if _, err := exec.LookPath(opts.Java); err != nil {
 		return nil, fmt.Errorf("live: the local Kafka broker needs Java 17+: %w", err)

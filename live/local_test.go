@@ -142,4 +142,12 @@ func TestLocalStartNeedsJars(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), live.FetchScript) {
 		t.Fatalf("StartLocal without jars: %v, want an error naming %s", err, live.FetchScript)
 	}
+	// DEDUPSIM_KAFKA_DIR sets the default folder (a binary run outside the
+	// repository).
+	dir := t.TempDir()
+	t.Setenv(live.DirEnv, dir)
+	_, err = live.StartLocal(t.Context(), live.LocalOptions{})
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), live.DirEnv) {
+		t.Fatalf("StartLocal with %s=%s: %v, want an error naming that folder", live.DirEnv, dir, err)
+	}
 }
