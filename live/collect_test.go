@@ -71,14 +71,38 @@ func TestCollectKilledExecutions(t *testing.T) {
 		sink: "plain",
 		want: want{batches: []string{"0  3"}, writes: []string{"0 1/1"}},
 	}, {
+		name: "foreachBatch: the function was called, that is a delivery",
+		procs: [][]EngineRecord{
+			{executed(0, 10, false, 0)},
+			{executed(0, 30, true, 0), {Kind: RecordWrite, WallMs: 31, Kept: 1}, {Kind: RecordBatch, WallMs: 32, NextWatermarkMs: 3}},
+		},
+		sink: "foreachBatch",
+		want: want{batches: []string{"0 after-sink-write 0", "0  3"}, writes: []string{"0 1/1", "0 1/1"}},
+	}, {
+		name: "merge: a replay that kept nothing proves nothing",
+		procs: [][]EngineRecord{
+			{executed(0, 10, false, 0)},
+			{executed(0, 30, true, 0), {Kind: RecordWrite, WallMs: 31}, {Kind: RecordBatch, WallMs: 32, NextWatermarkMs: 3}},
+		},
+		sink: "merge",
+		want: want{batches: []string{"0  3"}, writes: []string{"0 0/1"}},
+	}, {
+		name: "killed after the commit, before the completion: the watermark batch N+1 ran with",
+		procs: [][]EngineRecord{
+			{executed(0, 10, false, 0, 1), {Kind: RecordWrite, WallMs: 11, Kept: 2}},
+			{func() EngineRecord { r := executed(1, 40, false, 2); r.WatermarkMs = 4000; return r }(),
+				{Kind: RecordWrite, WallMs: 41, BatchID: 1, Kept: 1}, {Kind: RecordBatch, WallMs: 42, BatchID: 1, NextWatermarkMs: 8}},
+		},
+		sink: "table",
+		want: want{batches: []string{"0 after-commit 4000", "1  8"}, writes: []string{"0 2/2", "1 1/1"}},
+	}, {
 		name: "killed after the commit, before the completion: the watermark from commits/N",
 		procs: [][]EngineRecord{
 			{executed(0, 10, false, 0, 1), {Kind: RecordWrite, WallMs: 11, Kept: 2}},
-			{executed(1, 40, false, 2), {Kind: RecordWrite, WallMs: 41, BatchID: 1, Kept: 1}, {Kind: RecordBatch, WallMs: 42, BatchID: 1, NextWatermarkMs: 8}},
 		},
 		commit: map[int64]int64{0: 5000},
 		sink:   "table",
-		want:   want{batches: []string{"0 after-commit 5000", "1  8"}, writes: []string{"0 2/2", "1 1/1"}},
+		want:   want{batches: []string{"0 after-commit 5000"}, writes: []string{"0 2/2"}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -111,7 +135,11 @@ func TestCollectKilledExecutions(t *testing.T) {
 				w.Close()
 				p.recFiles = append(p.recFiles, path)
 			}
-			if err := p.collect(t.Context()); err != nil {
+			p.h.HasTable = tc.sink != "foreachBatch"
+			if tc.sink == "foreachBatch" {
+				p.sinkFlag = "plain"
+			}
+			if err := p.collect(); err != nil {
 				t.Fatal(err)
 			}
 			var got want

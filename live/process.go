@@ -88,8 +88,11 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 	if opt.Binary == "" || opt.Dir == "" {
 		return nil, errors.New("live: RunProcess needs a binary and a folder")
 	}
-	if opt.Trigger <= 0 {
+	if opt.Trigger == 0 {
 		opt.Trigger = 200 * time.Millisecond
+	}
+	if opt.Trigger < time.Millisecond {
+		return nil, fmt.Errorf("live: trigger %v: want at least 1ms", opt.Trigger)
 	}
 	if opt.TableSink == "" {
 		opt.TableSink = "pebble"
@@ -223,7 +226,10 @@ func (p *procRun) setup(seed uint64) error {
 	if p.sinkFlag == "transactional" && q.Sink.GenerateAppID {
 		return fmt.Errorf("live: generate_app_id with the Kafka table sink: the transactional id would change each start (use the pebble table sink) (%w)", ErrUnsupported)
 	}
-	p.scale = float64(wl.TriggerMs) / float64(p.opt.Trigger.Milliseconds())
+	p.scale = float64(wl.TriggerMs) / (float64(p.opt.Trigger) / float64(time.Millisecond))
+	if ents, err := os.ReadDir(p.opt.Dir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("live: %s is not empty: a live run keeps its checkpoint, table and records there and needs a fresh folder", p.opt.Dir)
+	}
 	if err := os.MkdirAll(p.opt.Dir, 0o755); err != nil {
 		return err
 	}
@@ -252,7 +258,7 @@ func (p *procRun) setup(seed uint64) error {
 }
 
 func (p *procRun) run() error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.cluster.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := kgo.NewClient(producerOpts(p.cluster)...)
 	if err != nil {
 		return fmt.Errorf("live: %w", err)
 	}
@@ -273,7 +279,15 @@ func (p *procRun) run() error {
 	}
 	cancel()
 
-	p.realStart = time.Now()
+	// Whatever ends the run ends its goroutines too: the producer, a
+	// pending broker restart, a waiting engine.
+	runCtx, cancelRun := context.WithCancel(p.ctx)
+	p.ctx = runCtx
+	defer p.brokerWG.Wait()
+	defer cancelRun()
+
+	// Whole milliseconds: the engine's --clock counts from the same one.
+	p.realStart = time.UnixMilli(time.Now().UnixMilli())
 	p.args = append(p.args, "--clock", fmt.Sprintf("%d:%d:%g", p.wl.StartMs, p.realStart.UnixMilli(), p.scale))
 	p.prodDone = make(chan struct{})
 	go p.produce(cl)
@@ -281,7 +295,6 @@ func (p *procRun) run() error {
 		p.brokerWG.Add(1)
 		go p.restartBroker()
 	}
-	defer p.brokerWG.Wait()
 	realHeal, realEnd := p.real(p.wl.HealMs), p.real(p.wl.EndMs)
 	downtime := time.Duration(float64(p.cfg.Downtime) / p.scale)
 
@@ -292,6 +305,9 @@ func (p *procRun) run() error {
 		draining := false
 		select {
 		case <-p.prodDone:
+			if p.prodErr != nil {
+				return p.prodErr
+			}
 			draining = !time.Now().Before(realEnd)
 		default:
 		}
@@ -324,6 +340,9 @@ func (p *procRun) run() error {
 		if err == nil {
 			break
 		}
+		if p.ctx.Err() != nil {
+			return err
+		}
 		p.failures++
 		if p.failures > maxEngineFailures {
 			return err
@@ -332,9 +351,12 @@ func (p *procRun) run() error {
 		time.Sleep(time.Duration(min(attempt+1, 5)) * time.Second)
 	}
 	p.h.EndMs = p.virt(time.Now())
+	if err := p.collect(); err != nil {
+		return err
+	}
 	ctx, cancel = context.WithTimeout(p.ctx, time.Minute)
 	defer cancel()
-	return p.collect(ctx)
+	return p.readTable(ctx)
 }
 
 func createTopic(ctx context.Context, adm *kadm.Client, name string, parts int32) error {
@@ -362,8 +384,7 @@ func (p *procRun) produce(cl *kgo.Client) {
 	var raw *kgo.Client
 	if kf != nil {
 		var err error
-		raw, err = kgo.NewClient(kgo.SeedBrokers(p.cluster.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(1))
+		raw, err = kgo.NewClient(append(producerOpts(p.cluster), kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(1))...)
 		if err != nil {
 			p.prodErr = fmt.Errorf("live: %w", err)
 			return
@@ -379,7 +400,7 @@ func (p *procRun) produce(cl *kgo.Client) {
 		ctx, cancel := context.WithTimeout(p.ctx, 3*time.Minute) // outlives a broker restart
 		defer cancel()
 		if err := c.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return fmt.Errorf("live: produce: %w", err)
+			return fmt.Errorf("live: produce %d records to %s (first partition %d): %w", len(recs), recs[0].Topic, recs[0].Partition, err)
 		}
 		return nil
 	}
@@ -472,7 +493,12 @@ type runEnd struct {
 // producers' time is over, stops it with SIGTERM.
 func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 	env := os.Environ()
-	armed, from := p.drawCrash(realHeal)
+	armed, from := "", time.Now()
+	// Until a random kill has landed, every other process runs unarmed,
+	// so that crash-random gets its chance against the armed points.
+	if p.randomRate == 0 || p.h.Coverage[faults.CrashRandom] > 0 || p.runs%2 == 0 {
+		armed, from = p.drawCrash(realHeal)
+	}
 	env = append(env, "DEDUPSIM_CRASH_AT="+armed, "DEDUPSIM_CRASH_FROM="+strconv.FormatInt(from.UnixMilli(), 10),
 		"DEDUPSIM_CRASH_UNTIL="+strconv.FormatInt(realHeal.UnixMilli(), 10))
 	var killAt <-chan time.Time
@@ -506,6 +532,11 @@ func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 		case <-drainTick.C:
 			select {
 			case <-p.prodDone:
+				if p.prodErr != nil {
+					syscall.Kill(-pid, syscall.SIGKILL)
+					<-done
+					return runEnd{}, p.prodErr
+				}
 				if !stopping && !time.Now().Before(realEnd) {
 					syscall.Kill(pid, syscall.SIGTERM)
 					stopping = true
@@ -535,7 +566,10 @@ func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 		}
 	}()
 	switch {
-	case werr == nil && stopping:
+	case stopping && (werr == nil || (ee != nil && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGTERM)):
+		// Stopped for the drain (before its signal handler was in place,
+		// SIGTERM's default action ends it the same way: between batches
+		// or not, the checkpoint decides what the next run does).
 		return runEnd{stopped: true}, nil
 	case sig && point != "":
 		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: point, BatchID: batch})
@@ -550,7 +584,7 @@ func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 		p.failures++
 		tail, _ := os.ReadFile(logf.Name())
 		if p.failures > maxEngineFailures {
-			return runEnd{}, fmt.Errorf("live: engine process %d ended with %v (%d failures):\n%s", p.runs-1, werr, p.failures, lastLines(string(tail), 20))
+			return runEnd{}, fmt.Errorf("live: engine process %d ended with %v (%d failures; log %s):\n%s", p.runs-1, werr, p.failures, logf.Name(), lastLines(string(tail), 20))
 		}
 		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: "failed", BatchID: -1})
 		p.opt.Logf("engine process ended with %v; restarting it like a crashed driver:\n%s", werr, lastLines(string(tail), 5))
@@ -654,6 +688,10 @@ func (p *procRun) finalRun() error {
 	defer logf.Close()
 	select {
 	case err = <-done:
+	case <-p.ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return fmt.Errorf("live: final engine run: %w", p.ctx.Err())
 	case <-time.After(5 * time.Minute):
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = <-done
@@ -661,7 +699,7 @@ func (p *procRun) finalRun() error {
 	if err != nil {
 		tail, _ := os.ReadFile(logf.Name())
 		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: p.virt(time.Now()), Point: "failed", BatchID: -1})
-		return fmt.Errorf("live: final engine run: %v:\n%s", err, lastLines(string(tail), 20))
+		return fmt.Errorf("live: final engine run: %v (log %s):\n%s", err, logf.Name(), lastLines(string(tail), 20))
 	}
 	return nil
 }
@@ -691,24 +729,27 @@ type execution struct {
 	done  *EngineRecord // nil: the process died before completing it
 }
 
-// collect builds the history from the produced copies, the records of
-// every process and the final table.
+// collect builds the history's batches and sink writes from the produced
+// copies and the records of every process.
 //
 // An execution is on record from the moment its sink is called
 // (RecordExecuted); a SIGKILL can land anywhere after that, so a record
 // may lack its write or its completion. The history is completed the way
 // the engine's own rules allow:
 //   - no write recorded, and the next execution of the batch id found it
-//     already committed by an idempotent sink (kept 0): the killed write
+//     already committed by a versioned sink (table or transactional, which
+//     skip a committed (app id, batch id): kept 0): the killed write
 //     landed; it is recorded with all its rows kept;
-//   - no write at all: the process died before any output, as a crash
+//   - foreachBatch: the function was called, which is the delivery;
+//   - otherwise no write: the process died before any output, as a crash
 //     before the sink; the execution is dropped, as the simulator never
-//     records one;
+//     records one (an append sink's write cut by a kill is not guessed:
+//     its rows in the topic show up as table duplicates);
 //   - a write but no completion: died after the sink write; if the batch
 //     ran again it had no commit (crashed after-sink-write, the watermark
 //     unchanged), else its commit landed (crashed after-commit, the next
-//     watermark read from commits/N).
-func (p *procRun) collect(ctx context.Context) error {
+//     watermark the one batch N+1 ran with, or commits/N's).
+func (p *procRun) collect() error {
 	h := p.h
 	h.Copies = p.produced
 	p.byPos = make(map[[3]int64]int, len(h.Copies))
@@ -743,7 +784,12 @@ func (p *procRun) collect(ctx context.Context) error {
 			}
 		}
 	}
-	idempotent := p.sinkFlag != "plain"
+	// A replay that kept nothing proves the killed write landed only for a
+	// sink that skips a committed (app id, batch id); MERGE also keeps
+	// nothing when every row matched other batches' rows.
+	versioned := p.sinkFlag == "table" || p.sinkFlag == "transactional"
+	// foreachBatch: calling the function is the delivery.
+	foreachBatch := !p.h.HasTable
 	inferred := 0
 	for i, x := range execs {
 		var later *execution
@@ -761,9 +807,11 @@ func (p *procRun) collect(ctx context.Context) error {
 		switch {
 		case x.write != nil:
 			kept = x.write.Kept
-		case idempotent && len(rows) > 0 && later != nil && later.write != nil && later.write.Kept == 0 && len(later.exec.Rows) > 0:
+		case versioned && len(rows) > 0 && later != nil && later.write != nil && later.write.Kept == 0 && len(later.exec.Rows) > 0:
 			kept = len(rows)
 			inferred++
+		case foreachBatch:
+			kept = len(rows)
 		}
 		if kept < 0 && x.done == nil {
 			continue // died before any output
@@ -777,9 +825,20 @@ func (p *procRun) collect(ctx context.Context) error {
 			b.Crashed, b.NextWatermarkMs = string(engine.AfterSinkWrite), b.WatermarkMs
 		default:
 			b.Crashed = string(engine.AfterCommit)
-			wm, err := commitWatermark(p.ckpt, b.BatchID)
-			if err != nil {
-				return err
+			// The watermark it committed is the one batch N+1 ran with;
+			// commits/N holds it too while the log retains it.
+			wm, ok := int64(0), false
+			for _, y := range execs[i+1:] {
+				if y.exec.BatchID == x.exec.BatchID+1 {
+					wm, ok = y.exec.WatermarkMs, true
+					break
+				}
+			}
+			if !ok {
+				var err error
+				if wm, err = commitWatermark(p.ckpt, b.BatchID); err != nil {
+					return err
+				}
 			}
 			b.NextWatermarkMs = wm
 			for _, o := range b.Outcomes {
@@ -799,6 +858,13 @@ func (p *procRun) collect(ctx context.Context) error {
 	if p.droppedAcks > 0 {
 		p.opt.Logf("%d duplicate appends made by dropping a produce ack", p.droppedAcks)
 	}
+	return nil
+}
+
+// readTable reads the final table into the history: the Pebble table, or
+// the output topic with read_committed.
+func (p *procRun) readTable(ctx context.Context) error {
+	h := p.h
 	if !h.HasTable {
 		return nil // foreachBatch: the deliveries are the writes
 	}

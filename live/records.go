@@ -98,7 +98,10 @@ func ReadRecords(path string) (recs []EngineRecord, torn bool, err error) {
 		}
 		recs = append(recs, r)
 	}
-	return recs, false, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return recs, false, nil
 }
 
 func isLastLine(data, line []byte) bool { return bytes.HasSuffix(data, line) }

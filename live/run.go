@@ -157,12 +157,20 @@ type runner struct {
 	ids  func() string
 }
 
+// producerOpts are the options of a live run's producers: partitions
+// chosen by the workload, and metadata refreshed after 100 ms rather than
+// franz-go's 5 s (the partitions of a topic just created get their leaders
+// a moment later; until then a send waits for the next refresh).
+func producerOpts(c Cluster) []kgo.Opt {
+	return []kgo.Opt{kgo.SeedBrokers(c.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MetadataMinAge(100 * time.Millisecond)}
+}
+
 func (r *runner) clientOpts() []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(r.cluster.Addrs()...)} }
 
 func (r *runner) run() error {
 	base := fmt.Sprintf("dedupsim-%d-%d-%d", r.h.Seed, time.Now().UnixNano(), runCounter.Add(1))
 	r.out = base + "-out"
-	cl, err := kgo.NewClient(append(r.clientOpts(), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	cl, err := kgo.NewClient(producerOpts(r.cluster)...)
 	if err != nil {
 		return fmt.Errorf("live: %w", err)
 	}

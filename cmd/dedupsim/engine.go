@@ -241,6 +241,10 @@ point.`,
 		return err
 	}
 	runEngine = func(cmd *cobra.Command) error {
+		// SIGINT/SIGTERM stop the process between batches; caught from the
+		// start, so a stop during start-up is a clean stop too.
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
 		{
 			tableSink := sinkKind == "table" || sinkKind == "merge"
 			switch {
@@ -385,13 +389,11 @@ point.`,
 				}
 			}
 
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			interval := trigger
 			if interval <= 0 {
 				interval = 100 * time.Millisecond // idle poll
 			}
-			for {
+			for ctx.Err() == nil {
 				began := time.Now()
 				ran, err := e.RunOnce()
 				if err != nil {
@@ -416,6 +418,7 @@ point.`,
 				case <-time.After(max(wait, 0)):
 				}
 			}
+			return nil
 		}
 	}
 	f := cmd.Flags()

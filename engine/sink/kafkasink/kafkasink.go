@@ -65,7 +65,9 @@ func (c *Config) check(kind string) error {
 }
 
 func (c *Config) baseOpts() []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(c.Brokers...)}
+	// Metadata refreshed after 100 ms, not franz-go's 5 s, as the Java
+	// producer's retry.backoff.ms (see kafkasource).
+	opts := []kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.MetadataMinAge(100 * time.Millisecond)}
 	if c.Dialer != nil {
 		opts = append(opts, kgo.Dialer(c.Dialer))
 	}

@@ -149,7 +149,11 @@ func New(cfg Config) (*Source, error) {
 	if cfg.Convert == nil {
 		cfg.Convert = ValueRow
 	}
-	s := &Source{cfg: cfg, opts: []kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}}
+	// A partition whose leader the client does not know yet (a topic just
+	// created, a broker just restarted) makes franz-go refresh metadata no
+	// sooner than MetadataMinAge, 5 s by default; Spark's Java consumer
+	// retries after retry.backoff.ms, 100 ms.
+	s := &Source{cfg: cfg, opts: []kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.MetadataMinAge(100 * time.Millisecond)}}
 	if cfg.Dialer != nil {
 		s.opts = append(s.opts, kgo.Dialer(cfg.Dialer))
 	}
