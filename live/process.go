@@ -182,6 +182,7 @@ type procRun struct {
 
 	byPos          map[[3]int64]int // (source, partition, offset) -> copy index
 	droppedAcks    int              // duplicate appends made by a lost ack (kfake)
+	inferred       int              // killed sink writes found committed by their replay
 	runs           int              // engine processes started
 	recFiles       []string         // records file of each process
 	failures       int
@@ -354,6 +355,7 @@ func (p *procRun) run() error {
 	if err := p.collect(); err != nil {
 		return err
 	}
+	p.h.Live = p.liveSummary()
 	ctx, cancel = context.WithTimeout(p.ctx, time.Minute)
 	defer cancel()
 	return p.readTable(ctx)
@@ -852,6 +854,7 @@ func (p *procRun) collect() error {
 			h.Writes = append(h.Writes, history.SinkWrite{BatchID: b.BatchID, AtMs: x.at, Rows: rows, Kept: kept})
 		}
 	}
+	p.inferred = inferred
 	if inferred > 0 {
 		p.opt.Logf("%d killed sink writes found committed by their replay", inferred)
 	}
@@ -887,6 +890,38 @@ func (p *procRun) readTable(ctx context.Context) error {
 		h.Table = append(h.Table, copyIndexOr(r))
 	}
 	return nil
+}
+
+// liveSummary is the history's account of the live run.
+func (p *procRun) liveSummary() *history.Live {
+	l := &history.Live{Cluster: ClusterName(p.cluster), Engine: "process",
+		TriggerMs: float64(p.opt.Trigger) / float64(time.Millisecond), EngineProcesses: p.runs,
+		BrokerRestarts: p.brokerRestarts, DroppedAcks: p.droppedAcks, InferredWrites: p.inferred, Dir: p.opt.Dir}
+	for _, c := range p.h.Crashes {
+		switch c.Point {
+		case "random":
+			l.KilledAtRandom++
+		case "failed":
+			l.FailedExits++
+		default:
+			l.KilledAtPoints++
+		}
+	}
+	return l
+}
+
+// ClusterName is the provider name of a cluster: kfake, local,
+// testcontainers or external.
+func ClusterName(c Cluster) string {
+	switch c.(type) {
+	case *Kfake:
+		return "kfake"
+	case *Local:
+		return "local"
+	case *Container:
+		return "testcontainers"
+	}
+	return "external"
 }
 
 // commitWatermark reads nextBatchWatermarkMs from the checkpoint's

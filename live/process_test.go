@@ -113,6 +113,10 @@ func runProcessCase(t *testing.T, cluster live.Cluster, c liveCase, trigger time
 	if len(h.Restarts) < armed+random+failed {
 		t.Errorf("%d restarts recorded for %d deaths", len(h.Restarts), armed+random+failed)
 	}
+	if l := h.Live; l == nil || l.Engine != "process" || l.Cluster != live.ClusterName(cluster) || l.EngineProcesses != len(h.Restarts)+1 ||
+		l.KilledAtPoints != armed || l.KilledAtRandom != random || l.FailedExits != failed || l.Dir != dir {
+		t.Errorf("history's live summary %+v disagrees with its crashes and restarts", l)
+	}
 	r := scenarios.Evaluate(s, h, 1, scenarios.Options{})
 	checkRun(t, r)
 	return h

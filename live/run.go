@@ -101,6 +101,8 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 	if err := r.run(); err != nil {
 		return nil, err
 	}
+	r.h.Live = &history.Live{Cluster: ClusterName(cluster), Engine: "inproc", EngineProcesses: len(r.h.Restarts) + 1,
+		KilledAtPoints: len(r.h.Crashes)}
 	return r.h, nil
 }
 

@@ -116,3 +116,36 @@ func TestIndex(t *testing.T) {
 		t.Fatalf("index:\n%s", b)
 	}
 }
+
+// TestLiveRunIsSaid: a run against Kafka says so in every report, with its
+// kills; a simulated run says nothing of the kind.
+func TestLiveRunIsSaid(t *testing.T) {
+	r := sample()
+	dir := t.TempDir()
+	if err := WriteRun(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if bytes.Contains(page, []byte("Against Kafka")) {
+		t.Fatal("a simulated run's report says it ran against Kafka")
+	}
+	r.History.Live = &history.Live{Cluster: "local", Engine: "process", TriggerMs: 100, EngineProcesses: 19,
+		KilledAtPoints: 11, KilledAtRandom: 7, BrokerRestarts: 1, DroppedAcks: 3, Dir: "out/x/live"}
+	if err := WriteRun(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "Against Kafka (local), the engine as a child process: 19 processes, 11 killed with SIGKILL at crash points, 7 at random moments, 0 exited with an error; the broker killed and restarted 1 times; 3 duplicate appends made by dropped produce acks; one trigger took 100ms of real time; engine files in out/x/live."
+	for _, f := range []string{"report.html", "summary.md"} {
+		data, _ := os.ReadFile(filepath.Join(dir, f))
+		if !strings.Contains(string(data), want) {
+			t.Errorf("%s lacks the live line %q", f, want)
+		}
+	}
+	var jr struct {
+		Live *history.Live `json:"live"`
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err := json.Unmarshal(data, &jr); err != nil || jr.Live == nil || jr.Live.KilledAtRandom != 7 {
+		t.Errorf("report.json live = %+v, %v", jr.Live, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/sim/check"
+	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // jsonReport is report.json: everything a program needs, in a stable shape.
@@ -24,7 +25,8 @@ type jsonReport struct {
 	Check       check.Report      `json:"check"`
 	Batches     []Point           `json:"batches"`
 	Crashes     int               `json:"crashes"`
-	Progress    []json.RawMessage `json:"progress"` // Spark's StreamingQueryProgress, one per authoritative batch
+	Live        *history.Live     `json:"live,omitempty"` // a run against Kafka
+	Progress    []json.RawMessage `json:"progress"`       // Spark's StreamingQueryProgress, one per authoritative batch
 }
 
 // WriteRun writes report.html, report.json and summary.md for one run into
@@ -58,6 +60,7 @@ func JSON(r *Run) ([]byte, error) {
 	}
 	if h := r.History; h != nil {
 		jr.Crashes = len(h.Crashes)
+		jr.Live = h.Live
 		last := map[int64]json.RawMessage{}
 		for _, b := range h.Batches {
 			if b.Progress != nil {
@@ -116,7 +119,8 @@ func Charts(r *Run) []Chart {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"svg": func(c Chart) template.HTML { return template.HTML(c.SVG()) },
+	"svg":      func(c Chart) template.HTML { return template.HTML(c.SVG()) },
+	"liveLine": LiveLine,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>dedupsim: {{.Run.Scenario}} seed {{.Run.Seed}}</title>
 <style>
@@ -129,6 +133,7 @@ svg{display:block;margin:12px 0;border:1px solid #eee}
 <h1>{{.Run.Scenario}} <span class="{{if .Run.Passed}}pass{{else}}fail{{end}}">{{if .Run.Passed}}PASS{{else}}FAIL{{end}}</span></h1>
 {{if .Run.Description}}<p>{{.Run.Description}}</p>{{end}}
 <p>Seed {{.Run.Seed}}. Replay: <code>{{.Run.Replay}}</code></p>
+{{with .Run.History}}{{with .Live}}<p>{{liveLine .}}</p>{{end}}{{end}}
 <h2>Verdict</h2>
 <p class="{{if .Run.Report.Verdict.ExactlyOnce}}pass{{else}}fail{{end}}">{{.Run.Report.Verdict.Summary}}</p>
 <h2>Expectations</h2>
@@ -154,6 +159,30 @@ svg{display:block;margin:12px 0;border:1px solid #eee}
 {{range .Run.Report.Notes}}<p><em>{{.}}</em></p>{{end}}
 </body></html>
 `))
+
+// LiveLine is one sentence on what a run against Kafka did.
+func LiveLine(l *history.Live) string {
+	s := fmt.Sprintf("Against Kafka (%s), the engine ", l.Cluster)
+	if l.Engine == "process" {
+		s += fmt.Sprintf("as a child process: %d processes, %d killed with SIGKILL at crash points, %d at random moments, %d exited with an error",
+			l.EngineProcesses, l.KilledAtPoints, l.KilledAtRandom, l.FailedExits)
+	} else {
+		s += fmt.Sprintf("in process: %d crashes", l.KilledAtPoints)
+	}
+	if l.BrokerRestarts > 0 {
+		s += fmt.Sprintf("; the broker killed and restarted %d times", l.BrokerRestarts)
+	}
+	if l.DroppedAcks > 0 {
+		s += fmt.Sprintf("; %d duplicate appends made by dropped produce acks", l.DroppedAcks)
+	}
+	if l.TriggerMs > 0 {
+		s += fmt.Sprintf("; one trigger took %gms of real time", l.TriggerMs)
+	}
+	if l.Dir != "" {
+		s += "; engine files in " + l.Dir
+	}
+	return s + "."
+}
 
 // HTML renders report.html: self-contained, no scripts, no network.
 func HTML(r *Run) ([]byte, error) {
@@ -186,6 +215,11 @@ func Markdown(runs []*Run) string {
 			fs = append(fs, fmt.Sprintf("%s (%d)", f.Kind, f.Count))
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", r.Scenario, r.Seed, res, mdEscape(r.Report.Verdict.Summary), strings.Join(fs, ", "))
+	}
+	for _, r := range runs {
+		if r.History != nil && r.History.Live != nil {
+			fmt.Fprintf(&b, "\n%s: %s\n", r.Scenario, LiveLine(r.History.Live))
+		}
 	}
 	for _, r := range runs {
 		if r.Passed {

@@ -52,6 +52,35 @@ type History struct {
 	// InitialQuery is the query YAML the run started with, set only when a
 	// query-shape-change replaced it (Query is then the final one).
 	InitialQuery string `json:"initialQuery,omitempty"`
+	// Live describes a run against Kafka; absent for a simulated run.
+	Live *Live `json:"live,omitempty"`
+}
+
+// Live is what a run against Kafka did beyond the history proper: where
+// it ran and how often the engine process and the broker were killed.
+type Live struct {
+	// Cluster is kfake, local, external or testcontainers; Engine is
+	// process (a child process killed with SIGKILL) or inproc.
+	Cluster string `json:"cluster"`
+	Engine  string `json:"engine"`
+	// TriggerMs is the real time one trigger interval took (the timeline's
+	// scale); 0 for inproc, which steps simulated time.
+	TriggerMs float64 `json:"triggerMs,omitempty"`
+	// EngineProcesses started; kills at armed crash points and at random
+	// moments; exits with an error (restarted like a crash).
+	EngineProcesses int `json:"engineProcesses"`
+	KilledAtPoints  int `json:"killedAtCrashPoints"`
+	KilledAtRandom  int `json:"killedAtRandom"`
+	FailedExits     int `json:"failedExits"`
+	BrokerRestarts  int `json:"brokerRestarts"`
+	// DroppedAcks are duplicate appends made by a produce ack the broker
+	// lost (kfake).
+	DroppedAcks int `json:"droppedAcks"`
+	// InferredWrites are sink writes of killed executions found committed
+	// by their replay (see live.RunProcess).
+	InferredWrites int `json:"inferredWrites"`
+	// Dir keeps the engine's checkpoint, table, records and logs.
+	Dir string `json:"dir,omitempty"`
 }
 
 // Copy is one record a producer appended to the log.
