@@ -302,6 +302,9 @@ func printRun(w io.Writer, r *reports.Run) {
 		status = "FAIL"
 	}
 	fmt.Fprintf(w, "%s %s seed=%d: %s\n", status, r.Scenario, r.Seed, r.Report.Verdict.Summary)
+	if r.History != nil && r.History.Live != nil {
+		fmt.Fprintf(w, "  %s\n", reports.LiveLine(r.History.Live))
+	}
 	for _, e := range r.Expect {
 		if !e.OK {
 			fmt.Fprintf(w, "  expected %s %s, got %d\n", e.Finding, e.Want, e.Got)
