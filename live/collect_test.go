@@ -55,6 +55,15 @@ func TestCollectKilledExecutions(t *testing.T) {
 		sink: "table",
 		want: want{batches: []string{"0  7", "1 after-sink-write 0", "1  9"}, writes: []string{"0 2/2", "1 1/1", "1 0/1"}},
 	}, {
+		name: "a skip explained by an earlier landed write infers nothing",
+		procs: [][]EngineRecord{
+			{executed(0, 10, false, 0), {Kind: RecordWrite, WallMs: 11, Kept: 1}},
+			{executed(0, 20, true, 0)},
+			{executed(0, 30, true, 0), {Kind: RecordWrite, WallMs: 31}, {Kind: RecordBatch, WallMs: 32, NextWatermarkMs: 3}},
+		},
+		sink: "transactional",
+		want: want{batches: []string{"0 after-sink-write 0", "0  3"}, writes: []string{"0 1/1", "0 0/1"}},
+	}, {
 		name: "killed before the sink write: the execution is dropped",
 		procs: [][]EngineRecord{
 			{executed(0, 10, false, 0)},

@@ -738,10 +738,11 @@ type execution struct {
 // (RecordExecuted); a SIGKILL can land anywhere after that, so a record
 // may lack its write or its completion. The history is completed the way
 // the engine's own rules allow:
-//   - no write recorded, and the next execution of the batch id found it
+//   - no write recorded, the next execution of the batch id found it
 //     already committed by a versioned sink (table or transactional, which
-//     skip a committed (app id, batch id): kept 0): the killed write
-//     landed; it is recorded with all its rows kept;
+//     skip a committed (app id, batch id): kept 0), and no earlier write
+//     of it landed: the killed write did; it is recorded with all its rows
+//     kept;
 //   - foreachBatch: the function was called, which is the delivery;
 //   - otherwise no write: the process died before any output, as a crash
 //     before the sink; the execution is dropped, as the simulator never
@@ -793,6 +794,7 @@ func (p *procRun) collect() error {
 	// foreachBatch: calling the function is the delivery.
 	foreachBatch := !p.h.HasTable
 	inferred := 0
+	landed := map[int64]bool{} // batch ids a write already landed for: a later skip is explained by it
 	for i, x := range execs {
 		var later *execution
 		for _, y := range execs[i+1:] {
@@ -809,7 +811,7 @@ func (p *procRun) collect() error {
 		switch {
 		case x.write != nil:
 			kept = x.write.Kept
-		case versioned && len(rows) > 0 && later != nil && later.write != nil && later.write.Kept == 0 && len(later.exec.Rows) > 0:
+		case versioned && len(rows) > 0 && !landed[x.exec.BatchID] && later != nil && later.write != nil && later.write.Kept == 0 && len(later.exec.Rows) > 0:
 			kept = len(rows)
 			inferred++
 		case foreachBatch:
@@ -850,6 +852,9 @@ func (p *procRun) collect() error {
 			}
 		}
 		h.Batches = append(h.Batches, b)
+		if kept > 0 {
+			landed[b.BatchID] = true
+		}
 		if kept >= 0 {
 			h.Writes = append(h.Writes, history.SinkWrite{BatchID: b.BatchID, AtMs: x.at, Rows: rows, Kept: kept})
 		}
