@@ -91,7 +91,7 @@ func ReadRecords(path string) (recs []EngineRecord, torn bool, err error) {
 		line++
 		var r EngineRecord
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			if !bytes.HasSuffix(data, []byte("\n")) && int64(len(data)) > 0 && isLastLine(data, sc.Bytes()) {
+			if !bytes.HasSuffix(data, []byte("\n")) && bytes.HasSuffix(data, sc.Bytes()) { // the last line, cut
 				return recs, true, nil
 			}
 			return nil, false, fmt.Errorf("%s:%d: %w", path, line, err)
@@ -103,5 +103,3 @@ func ReadRecords(path string) (recs []EngineRecord, torn bool, err error) {
 	}
 	return recs, false, nil
 }
-
-func isLastLine(data, line []byte) bool { return bytes.HasSuffix(data, line) }

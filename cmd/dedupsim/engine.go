@@ -245,181 +245,179 @@ point.`,
 		// start, so a stop during start-up is a clean stop too.
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		{
-			tableSink := sinkKind == "table" || sinkKind == "merge"
-			switch {
-			case queryPath == "" || ckptDir == "" || bootstrap == "" || len(inTopics) == 0:
-				return badInput(errors.New("engine: --query, --checkpoint, --bootstrap and --input-topic are required"))
-			case !tableSink && sinkKind != "plain" && sinkKind != "transactional":
-				return badInput(fmt.Errorf("engine: --sink %q: want plain, transactional, table or merge", sinkKind))
-			case tableSink && tableDir == "":
-				return badInput(fmt.Errorf("engine: --sink %s needs --table DIR", sinkKind))
-			case !tableSink && outTopic == "":
-				return badInput(fmt.Errorf("engine: --sink %s needs --output-topic", sinkKind))
-			}
-			if !cmd.Flags().Changed("crash-at") {
-				crashAt = os.Getenv(crashEnv)
-			}
-			for _, w := range []struct {
-				flag, env string
-				v         *int64
-			}{{"crash-from", crashFromEnv, &crashFrom}, {"crash-until", crashUntilEnv, &crashUntil}} {
-				if v := os.Getenv(w.env); v != "" && !cmd.Flags().Changed(w.flag) {
-					n, err := strconv.ParseInt(v, 10, 64)
-					if err != nil {
-						return badInput(fmt.Errorf("engine: %s=%q: want Unix time in ms", w.env, v))
-					}
-					*w.v = n
-				}
-			}
-			crash, err := parseCrashAt(crashAt)
-			if err != nil {
-				return badInput(fmt.Errorf("engine: %w", err))
-			}
-			clock, err := parseClock(clockSpec)
-			if err != nil {
-				return badInput(fmt.Errorf("engine: %w", err))
-			}
-			q, err := query.ParseFile(queryPath)
-			if err != nil {
-				return badInput(err)
-			}
-			if len(q.Sources) != len(inTopics) {
-				return badInput(fmt.Errorf("engine: %s has %d sources and %d --input-topic were given: give one topic per source, in the query's order",
-					queryPath, len(q.Sources), len(inTopics)))
-			}
-			if err := os.MkdirAll(ckptDir, 0o755); err != nil {
-				return err
-			}
-			brokers := strings.Split(bootstrap, ",")
-			ckpt := fsys.NewOS(ckptDir)
-
-			var srcs []*kafkasource.Source
-			var generic []source.Source
-			defer func() {
-				for _, s := range srcs {
-					s.Close()
-				}
-			}()
-			for i, topic := range inTopics {
-				src, err := kafkasource.New(kafkasource.Config{Brokers: brokers, Topic: topic,
-					StartingOffsets: startingOffsets, InitialOffsetsFS: ckpt,
-					InitialOffsetsPath: fmt.Sprintf("sources/%d/0", i), Timeout: timeout})
-				if err != nil {
-					return badInput(fmt.Errorf("engine: %w", err))
-				}
-				srcs = append(srcs, src)
-				generic = append(generic, src)
-			}
-			out, err := openEngineSink(sinkKind, q, brokers, outTopic, appID, tableDir, timeout)
-			if err != nil {
-				return fmt.Errorf("engine: %w", err)
-			}
-			defer out.close()
-			var recs *live.RecordWriter
-			if recPath != "" {
-				if recs, err = live.CreateRecords(recPath); err != nil {
-					return fmt.Errorf("engine: records: %w", err)
-				}
-				defer recs.Close()
-			}
-			var runID string
-			snk := &recordingSink{engineSink: out, rec: recs, runID: &runID}
-
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			var executed int
-			var recErr error
-			crashing := false
-			e, err := engine.Start(engine.Config{
-				Query: q, Checkpoint: ckpt, Sources: generic, Sink: snk,
-				Clock: clock, NewID: ids.Seeded(rand.Uint64()),
-				// At a crash point the process writes a crash record and
-				// kills itself. At after-sink-write and after-commit the
-				// engine first reports the execution (OnBatch, Crashed set),
-				// so that record is written before the kill too; nothing
-				// else runs in between.
-				Crash: func(p engine.CrashPoint, id int64) bool {
-					now := time.Now().UnixMilli()
-					if crash == nil || p != crash.point || (crash.batch >= 0 && crash.batch != id) ||
-						(crashUntil != 0 && now >= crashUntil) || now < crashFrom {
-						return false
-					}
-					if recs != nil {
-						recs.Write(&live.EngineRecord{Kind: live.RecordCrash, WallMs: time.Now().UnixMilli(), RunID: runID, BatchID: id, Crashed: string(p)})
-					}
-					if p != engine.AfterSinkWrite && p != engine.AfterCommit {
-						die(p, id)
-					}
-					crashing = true
-					return true
-				},
-				BeforeSink: func(r *engine.BatchRecord) {
-					if recs != nil && recErr == nil {
-						recErr = recs.Write(executedRecord(r, runID))
-					}
-				},
-				OnBatch: func(r *engine.BatchRecord) {
-					executed++
-					enc.Encode(engineLine{BatchID: r.BatchID, Replay: r.Replay, Input: len(r.Input), Output: len(r.Output),
-						RunID: runID, Skipped: skippedOf(out)})
-					if recs != nil && recErr == nil {
-						recErr = recs.Write(batchRecord(r, runID))
-					}
-					if crashing {
-						die(r.Crashed, r.BatchID)
-					}
-				},
-			})
-			if err != nil {
-				return fmt.Errorf("engine: %w", err)
-			}
-			defer e.Stop()
-			runID = e.RunID()
-			for _, w := range e.Warnings() {
-				fmt.Fprintln(cmd.ErrOrStderr(), "dedupsim engine: warning: "+w)
-			}
-			if recs != nil {
-				if err := recs.Write(&live.EngineRecord{Kind: live.RecordStart, WallMs: time.Now().UnixMilli(), RunID: runID}); err != nil {
-					return fmt.Errorf("engine: records: %w", err)
-				}
-			}
-			for i, s := range srcs {
-				if err := s.Resume(e.Position()[i]); err != nil {
-					return fmt.Errorf("engine: %w", err)
-				}
-			}
-
-			interval := trigger
-			if interval <= 0 {
-				interval = 100 * time.Millisecond // idle poll
-			}
-			for ctx.Err() == nil {
-				began := time.Now()
-				ran, err := e.RunOnce()
-				if err != nil {
-					return fmt.Errorf("engine: %w", err)
-				}
-				if recErr != nil {
-					return fmt.Errorf("engine: records: %w", recErr)
-				}
-				if maxBatches > 0 && executed >= maxBatches {
-					return nil
-				}
-				if !ran && untilIdle {
-					return nil
-				}
-				wait := interval - time.Since(began)
-				if ran && trigger <= 0 {
-					wait = 0 // no trigger interval: run the next batch at once
-				}
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(max(wait, 0)):
-				}
-			}
-			return nil
+		tableSink := sinkKind == "table" || sinkKind == "merge"
+		switch {
+		case queryPath == "" || ckptDir == "" || bootstrap == "" || len(inTopics) == 0:
+			return badInput(errors.New("engine: --query, --checkpoint, --bootstrap and --input-topic are required"))
+		case !tableSink && sinkKind != "plain" && sinkKind != "transactional":
+			return badInput(fmt.Errorf("engine: --sink %q: want plain, transactional, table or merge", sinkKind))
+		case tableSink && tableDir == "":
+			return badInput(fmt.Errorf("engine: --sink %s needs --table DIR", sinkKind))
+		case !tableSink && outTopic == "":
+			return badInput(fmt.Errorf("engine: --sink %s needs --output-topic", sinkKind))
 		}
+		if !cmd.Flags().Changed("crash-at") {
+			crashAt = os.Getenv(crashEnv)
+		}
+		for _, w := range []struct {
+			flag, env string
+			v         *int64
+		}{{"crash-from", crashFromEnv, &crashFrom}, {"crash-until", crashUntilEnv, &crashUntil}} {
+			if v := os.Getenv(w.env); v != "" && !cmd.Flags().Changed(w.flag) {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return badInput(fmt.Errorf("engine: %s=%q: want Unix time in ms", w.env, v))
+				}
+				*w.v = n
+			}
+		}
+		crash, err := parseCrashAt(crashAt)
+		if err != nil {
+			return badInput(fmt.Errorf("engine: %w", err))
+		}
+		clock, err := parseClock(clockSpec)
+		if err != nil {
+			return badInput(fmt.Errorf("engine: %w", err))
+		}
+		q, err := query.ParseFile(queryPath)
+		if err != nil {
+			return badInput(err)
+		}
+		if len(q.Sources) != len(inTopics) {
+			return badInput(fmt.Errorf("engine: %s has %d sources and %d --input-topic were given: give one topic per source, in the query's order",
+				queryPath, len(q.Sources), len(inTopics)))
+		}
+		if err := os.MkdirAll(ckptDir, 0o755); err != nil {
+			return err
+		}
+		brokers := strings.Split(bootstrap, ",")
+		ckpt := fsys.NewOS(ckptDir)
+
+		var srcs []*kafkasource.Source
+		var generic []source.Source
+		defer func() {
+			for _, s := range srcs {
+				s.Close()
+			}
+		}()
+		for i, topic := range inTopics {
+			src, err := kafkasource.New(kafkasource.Config{Brokers: brokers, Topic: topic,
+				StartingOffsets: startingOffsets, InitialOffsetsFS: ckpt,
+				InitialOffsetsPath: fmt.Sprintf("sources/%d/0", i), Timeout: timeout})
+			if err != nil {
+				return badInput(fmt.Errorf("engine: %w", err))
+			}
+			srcs = append(srcs, src)
+			generic = append(generic, src)
+		}
+		out, err := openEngineSink(sinkKind, q, brokers, outTopic, appID, tableDir, timeout)
+		if err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		defer out.close()
+		var recs *live.RecordWriter
+		if recPath != "" {
+			if recs, err = live.CreateRecords(recPath); err != nil {
+				return fmt.Errorf("engine: records: %w", err)
+			}
+			defer recs.Close()
+		}
+		var runID string
+		snk := &recordingSink{engineSink: out, rec: recs, runID: &runID}
+
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		var executed int
+		var recErr error
+		crashing := false
+		e, err := engine.Start(engine.Config{
+			Query: q, Checkpoint: ckpt, Sources: generic, Sink: snk,
+			Clock: clock, NewID: ids.Seeded(rand.Uint64()),
+			// At a crash point the process writes a crash record and
+			// kills itself. At after-sink-write and after-commit the
+			// engine first reports the execution (OnBatch, Crashed set),
+			// so that record is written before the kill too; nothing
+			// else runs in between.
+			Crash: func(p engine.CrashPoint, id int64) bool {
+				now := time.Now().UnixMilli()
+				if crash == nil || p != crash.point || (crash.batch >= 0 && crash.batch != id) ||
+					(crashUntil != 0 && now >= crashUntil) || now < crashFrom {
+					return false
+				}
+				if recs != nil {
+					recs.Write(&live.EngineRecord{Kind: live.RecordCrash, WallMs: time.Now().UnixMilli(), RunID: runID, BatchID: id, Crashed: string(p)})
+				}
+				if p != engine.AfterSinkWrite && p != engine.AfterCommit {
+					die(p, id)
+				}
+				crashing = true
+				return true
+			},
+			BeforeSink: func(r *engine.BatchRecord) {
+				if recs != nil && recErr == nil {
+					recErr = recs.Write(executedRecord(r, runID))
+				}
+			},
+			OnBatch: func(r *engine.BatchRecord) {
+				executed++
+				enc.Encode(engineLine{BatchID: r.BatchID, Replay: r.Replay, Input: len(r.Input), Output: len(r.Output),
+					RunID: runID, Skipped: skippedOf(out)})
+				if recs != nil && recErr == nil {
+					recErr = recs.Write(batchRecord(r, runID))
+				}
+				if crashing {
+					die(r.Crashed, r.BatchID)
+				}
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		defer e.Stop()
+		runID = e.RunID()
+		for _, w := range e.Warnings() {
+			fmt.Fprintln(cmd.ErrOrStderr(), "dedupsim engine: warning: "+w)
+		}
+		if recs != nil {
+			if err := recs.Write(&live.EngineRecord{Kind: live.RecordStart, WallMs: time.Now().UnixMilli(), RunID: runID}); err != nil {
+				return fmt.Errorf("engine: records: %w", err)
+			}
+		}
+		for i, s := range srcs {
+			if err := s.Resume(e.Position()[i]); err != nil {
+				return fmt.Errorf("engine: %w", err)
+			}
+		}
+
+		interval := trigger
+		if interval <= 0 {
+			interval = 100 * time.Millisecond // idle poll
+		}
+		for ctx.Err() == nil {
+			began := time.Now()
+			ran, err := e.RunOnce()
+			if err != nil {
+				return fmt.Errorf("engine: %w", err)
+			}
+			if recErr != nil {
+				return fmt.Errorf("engine: records: %w", recErr)
+			}
+			if maxBatches > 0 && executed >= maxBatches {
+				return nil
+			}
+			if !ran && untilIdle {
+				return nil
+			}
+			wait := interval - time.Since(began)
+			if ran && trigger <= 0 {
+				wait = 0 // no trigger interval: run the next batch at once
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(max(wait, 0)):
+			}
+		}
+		return nil
 	}
 	f := cmd.Flags()
 	f.StringVar(&queryPath, "query", "", "query YAML")
