@@ -2,6 +2,7 @@ package reports
 
 import (
 	"sort"
+	"time"
 
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -32,6 +33,10 @@ type Run struct {
 	Replay  string           `json:"replay"`
 	Report  check.Report     `json:"check"`
 	History *history.History `json:"-"`
+	// Elapsed is the wall time the run took (set by the CLI). It appears
+	// only in junit.xml, never in report.json, which stays byte-identical
+	// for a seed.
+	Elapsed time.Duration `json:"-"`
 }
 
 // Point is one authoritative batch, as the charts see it.
