@@ -8,7 +8,7 @@ package engine_test
 // trace is written as the `dedupsim exec` files (query YAML + steps JSONL),
 // parsed by query.Parse and steps.Parse and run by trace.Run on an in-memory
 // checkpoint. The same case is run through oracleRun, a model written
-// straight from shared/spec/spark-semantics.md with one global map: no
+// straight from docs/spark-semantics.md with one global map: no
 // partitions, no checkpoint files, no state store, no engine code. Every
 // batch execution must agree: batch id, replay/crash flags, the emitted rows
 // (as a sorted multiset of raw JSON: order across partitions is
