@@ -10,15 +10,6 @@ import (
 	"time"
 )
 
-// retriedBurst is issue 11's trace: 1,000 new keys a second for 5 minutes,
-// 3% of them retried once, up to 6 hours later (uniformly), each retry
-// written where its event time falls.
-func retriedBurst() Synth {
-	return Synth{Keys: 300_000, RatePerSec: 1000, DupFraction: 0.03,
-		Gap:   func(_ int, r *rand.Rand) time.Duration { return time.Duration(1 + r.Int64N(int64(6*time.Hour))) },
-		Start: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), Seed: 11}
-}
-
 // TestSizingRateFromPeak is issue 11's done-when check: the mean over the
 // whole span (the burst and 6 hours of sparse retries) is a few keys a
 // second, but the state is sized from p99 of the per-minute rate, which is
@@ -28,7 +19,7 @@ func TestSizingRateFromPeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := retriedBurst().Each(a.Line); err != nil {
+	if err := RetriedBurst().Each(a.Line); err != nil {
 		t.Fatal(err)
 	}
 	r := a.Finish()
@@ -68,14 +59,14 @@ func TestSizingRateFromPeak(t *testing.T) {
 
 	// --rate overrides it.
 	a, _ = New(Options{Keys: []string{"id"}, Time: "ts", Rate: 5000})
-	retriedBurst().Each(a.Line)
+	RetriedBurst().Each(a.Line)
 	if r := a.Finish(); r.SizingRatePerSec != 5000 || r.SizingRateBasis != "--rate" {
 		t.Fatalf("--rate: %v %q", r.SizingRatePerSec, r.SizingRateBasis)
 	}
 	// p50 of the 1-minute windows is the sparse tail, below the mean: the
 	// state is never sized below the mean.
 	a, _ = New(Options{Keys: []string{"id"}, Time: "ts", RatePercentile: 50})
-	retriedBurst().Each(a.Line)
+	RetriedBurst().Each(a.Line)
 	if r := a.Finish(); r.SizingRatePerSec != r.KeyRatePerSec || !strings.HasPrefix(r.SizingRateBasis, "the mean, above p50") {
 		t.Fatalf("p50: %v (mean %v) %q", r.SizingRatePerSec, r.KeyRatePerSec, r.SizingRateBasis)
 	}

@@ -75,7 +75,7 @@ func ParseMemoryString(s string) (int64, error) {
 }
 
 // fractionHint suggests the whole number in the next smaller unit:
-// "1.5t" -> " (write 1536g)".
+// "1.5t" -> "; write 1536g".
 func fractionHint(t string) string {
 	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	if i < 0 {
@@ -95,7 +95,7 @@ func fractionHint(t string) string {
 			continue
 		}
 		if w := v * float64(unit) / float64(u); w == math.Trunc(w) && w < 1e15 {
-			return fmt.Sprintf(" (write %d%s)", int64(w), s)
+			return fmt.Sprintf("; write %d%s", int64(w), s)
 		}
 	}
 	return ""
