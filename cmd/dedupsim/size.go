@@ -56,10 +56,12 @@ RocksDB) and sizes from the bytes per key it measured instead, saying where the 
 			if err != nil {
 				return bad(err)
 			}
-			if measure {
+			if measure || f.Changed("store") {
 				if _, err := sizing.ParseStore(store); err != nil {
 					return bad(err)
 				}
+			}
+			if measure {
 				if ret, unbounded := sizing.Retention(a, d, eventTimeKey); unbounded || ret == 0 {
 					return bad(fmt.Errorf("--measure: %s keeps no state with a plateau to measure (retention %s)", a, map[bool]string{true: "unbounded", false: "0"}[unbounded]))
 				}

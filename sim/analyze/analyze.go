@@ -291,9 +291,12 @@ func (o *Options) fill() error {
 	if len(o.Keys) == 0 {
 		return errors.New("--key names no column")
 	}
-	for _, k := range o.Keys {
+	for i, k := range o.Keys {
 		if k == "" {
 			return errors.New("--key has an empty column name")
+		}
+		if slices.Contains(o.Keys[:i], k) {
+			return fmt.Errorf("--key names %q twice", k)
 		}
 	}
 	if o.Time == "" {

@@ -87,6 +87,20 @@ func TestRecommendOverflow(t *testing.T) {
 	}
 }
 
+// TestRateBeyondDomain: 2,000 keys within a microsecond of event time
+// measure a rate of 2 billion keys/s: no state estimate, and why.
+func TestRateBeyondDomain(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		b.WriteString(`{"id":"k` + strconv.Itoa(i) + `","ts":1.00000` + strconv.Itoa(i%2) + "}\n")
+	}
+	b.WriteString(`{"id":"k0","ts":1.000001}` + "\n")
+	r := analyzeText(t, Options{}, b.String())
+	if rec := r.Recommendation; rec == nil || len(rec.State) != 0 || !strings.Contains(rec.StateNote, "a key rate of 2,000,000,000 keys/s is beyond a billion") {
+		t.Fatalf("%v %+v", r.SizingRatePerSec, r.Recommendation)
+	}
+}
+
 // TestOptionRanges: every option out of its domain is refused, naming the
 // flag and its range in human units.
 func TestOptionRanges(t *testing.T) {
@@ -114,6 +128,7 @@ func TestOptionRanges(t *testing.T) {
 		{func(o *Options) { o.FutureTolerance = 400 * 24 * time.Hour }, "want [1ms, 365d]"},
 		{func(o *Options) { o.TimeUnit = 7 }, "--time-unit 7: want s, ms or us"},
 		{func(o *Options) { o.Keys = nil }, "--key names no column"},
+		{func(o *Options) { o.Keys = []string{"id", "acct", "id"} }, `--key names "id" twice`},
 		{func(o *Options) { o.Time = "" }, "--time names no column"},
 	} {
 		o := base()

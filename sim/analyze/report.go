@@ -269,8 +269,13 @@ func (a *Analyzer) recommend(r *Report) {
 	// dropDuplicatesWithinWatermark covers gaps below the delay.
 	rec.KeysNotCovered = a.gapET.CountAbove(float64(d.Microseconds()) - 1)
 	rec.LateEvents = a.late.CountAbove(float64(d.Microseconds()))
-	if r.SizingRatePerSec <= 0 {
+	switch {
+	case r.SizingRatePerSec <= 0:
 		rec.StateNote = "no state estimate: the events span no event time"
+		return
+	case r.SizingRatePerSec > sizing.MaxRatePerSec:
+		rec.StateNote = fmt.Sprintf("no state estimate: a key rate of %s keys/s is beyond a billion: the events span too little event time to measure a rate; give --rate",
+			rate(r.SizingRatePerSec))
 		return
 	}
 	keys := "[" + strings.Join(o.Keys, ", ") + "]"
