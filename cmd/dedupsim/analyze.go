@@ -181,7 +181,7 @@ See docs/sizing.md.`,
 	f.Float64Var(&margin, "margin", analyze.DefaultMargin, "delay = percentile x (1 + margin), rounded up "+analyze.MarginRange)
 	f.StringVar(&rateWindow, "rate-window", "1m", "window of event time the distinct-key rate is counted in "+analyze.RateWindowRange)
 	f.Float64Var(&ratePercentile, "rate-percentile", analyze.DefaultRatePercentile, "percentile of the per-window key rates the state is sized from "+analyze.PercentileRange)
-	f.Float64Var(&rate, "rate", 0, "size the state from this key rate (keys/s) instead of the measured one "+sizing.RateRange)
+	f.Float64Var(&rate, "rate", 0, "size the state from this key rate instead of the measured one "+sizing.RateRange)
 	f.Float64Var(&bytesPerKey, "bytes-per-key", 100, "state bytes per key for the estimate "+sizing.BytesPerKeyRange)
 	f.IntVar(&partitions, "partitions", 200, "spark.sql.shuffle.partitions for the estimate "+sizing.PartitionsRange)
 	f.IntVar(&maxKeys, "max-keys", analyze.DefaultMaxKeys, "most distinct keys held at once (memory bound); the oldest are evicted "+analyze.MaxKeysRange)

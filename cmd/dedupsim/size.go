@@ -132,7 +132,7 @@ RocksDB) and sizes from the bytes per key it measured instead, saying where the 
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&rate, "rate", 0, "arrival rate of distinct keys, keys/s "+sizing.RateRange)
+	f.Float64Var(&rate, "rate", 0, "arrival rate of distinct keys "+sizing.RateRange)
 	f.StringVar(&delay, "delay", "", `watermark delay ("2h", "2 hours") `+sizing.DelayRange)
 	f.StringVar(&api, "api", "dropDuplicatesWithinWatermark", "dropDuplicatesWithinWatermark | dropDuplicates | batchDropDuplicates")
 	f.IntVar(&partitions, "partitions", 200, "spark.sql.shuffle.partitions "+sizing.PartitionsRange)
