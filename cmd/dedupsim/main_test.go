@@ -170,7 +170,9 @@ func TestSize(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"720 million", "72 GB", "360 MB", "formula:", "2 x delay", "pebble"} {
+	// Each figure carries its derivation (the one "formula:" line that
+	// repeated them all is gone).
+	for _, want := range []string{"720 million", "72 GB", "360 MB", "= 50,000 keys/s x 4h", "2 x delay", "pebble"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

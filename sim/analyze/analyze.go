@@ -8,10 +8,11 @@
 //
 // JSON Lines, one event per line, in arrival order; blank lines and lines
 // starting with # are skipped. Each event has the key column(s), an event
-// time (a JSON number of seconds since the epoch or an RFC 3339 string, as
-// row.ParseEventTime reads it) and optionally an arrival (processing) time
-// in the same forms. Without an arrival column the arrival order is the
-// line order, and arrival distances are counted in events.
+// time (a JSON number since the epoch, in seconds by default or in
+// Options.TimeUnit, or an RFC 3339 string, as row.ParseEventTime reads it)
+// and optionally an arrival (processing) time in the same forms. Without an
+// arrival column the arrival order is the line order, and arrival
+// distances are counted in events. A line may hold at most MaxLineBytes.
 //
 // # Figures
 //
@@ -21,16 +22,25 @@
 // the delay), and in arrival (the arrival column, or the events between
 // them). Quantiles are nearest-rank. The recommended delay is the Percentile
 // of the event-time gap x (1 + Margin), rounded up by RoundDelay (and at
-// least MinDelay), and its state is sizing.Compute at the measured rate of
-// distinct keys per second of event time (the same rate for both APIs: with
-// the event time in the keys, each copy stamped with a new time is one more
-// key, which adds at most the duplicate rate). That rate is distinct keys
-// over the time the trace covers: the span of the arrival column if there is
-// one, else the distance between the median event times of the first and the
-// last full block scaled to all events (blind to a few stragglers at either
-// end), else the earliest to the latest event time. Lateness is how far an
-// event time is behind the newest event time before it in the file: the
-// watermark drops events later than the delay.
+// least MinDelay, at most sizing.MaxDelay: a gap x (1 + Margin) beyond it
+// saturates there, and a gap of MaxDelay or more gets no delay at all, so
+// the delay is never below the gap; all of it is computed in float
+// microseconds, so no figure wraps).
+//
+// The state at that delay is sizing.Compute at the sizing rate (the same
+// rate for both APIs: with the event time in the keys, each copy stamped
+// with a new time is one more key, which adds at most the duplicate rate).
+// State follows the peak, not the average, so the sizing rate is a
+// percentile (RatePercentile, p99) of the distinct keys per tumbling window
+// of event time (RateWindow, a minute; windows without events left out),
+// never below the mean, or Options.Rate when given. The mean is distinct
+// keys over the time the trace covers: the span of the arrival column if
+// there is one, else the distance between the median event times of the
+// first and the last full block scaled to all events (blind to a few
+// stragglers at either end), else the earliest to the latest event time; a
+// burst followed by hours of sparse retries has a mean far below its peak.
+// Lateness is how far an event time is behind the newest event time before
+// it in the file: the watermark drops events later than the delay.
 //
 // # Bounded memory
 //
@@ -44,7 +54,9 @@
 // remembered in Bloom filters of 2 x 2 bytes per MaxKeys, so that its later
 // copies are counted as "beyond the window" rather than as new keys, with
 // the expected number of false positives reported. Gaps go into
-// log-bucketed histograms of fixed size. Memory is therefore bounded by
+// log-bucketed histograms of fixed size, and so do the per-window key
+// counts, from a ring of one counter per window within RateTolerance of the
+// newest (11 KB at the default minute). Memory is therefore bounded by
 // MaxKeys whatever the length of the input: about 380 MB for 10 million
 // distinct keys at a 0.4% duplicate rate; when every key has copies, up to
 // about 125 bytes per key (measured: 87), 2.5 GB at the default 20 million.
@@ -82,6 +94,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/sim/sizing"
 )
 
 // Defaults of Options.
@@ -99,6 +112,12 @@ const (
 	BlockEvents = 1000
 	// maxExamples is how many skipped bad lines are quoted.
 	maxExamples = 10
+	// MaxLineBytes caps one input line: 16 MiB, 16 times Kafka's default
+	// largest message (message.max.bytes, about 1 MB). A longer line is
+	// refused even with SkipBad: it means the input is not JSON Lines
+	// (a file without newlines, /dev/zero), and holding it would make
+	// memory depend on the input.
+	MaxLineBytes = 16 << 20
 )
 
 // Options configure an analysis.
@@ -119,6 +138,15 @@ type Options struct {
 	Margin      float64
 	BytesPerKey float64 // for the state estimate (default 100)
 	Partitions  int     // for the state estimate (default 200)
+	// TimeUnit of epoch numbers in the event-time and arrival columns.
+	TimeUnit TimeUnit
+	// RateWindow is the window of event time distinct keys are counted in
+	// (default DefaultRateWindow); RatePercentile the percentile of the
+	// per-window rates the state is sized from (default 99).
+	RateWindow     time.Duration
+	RatePercentile float64
+	// Rate, if set, is the key rate the state is sized from instead.
+	Rate float64
 	// Progress, if set, is called by Run every 65,536 lines with the lines
 	// and bytes read so far.
 	Progress func(lines, bytes int64)
@@ -203,78 +231,137 @@ type Analyzer struct {
 	late            Hist
 	finished        bool
 	keysWithCopies  int64
+	rate            *rateWindows
+	// unitDec decodes every column as a key when TimeUnit is not seconds:
+	// the key items, then the time's, then the arrival's.
+	unitDec   *row.Decoder
+	timeInKey []bool // which key columns are the event-time column
+	keyBuf    []byte
+	itemBuf   [][]byte
 }
 
-// New checks the options and fills in their defaults.
+// New checks the options and fills in their defaults (a zero field is its
+// default). A value outside its domain is an error naming the flag and its
+// range in human units.
 func New(opt Options) (*Analyzer, error) {
-	if len(opt.Keys) == 0 {
-		return nil, errors.New("analyze: --key names no column")
-	}
-	for _, k := range opt.Keys {
-		if k == "" {
-			return nil, errors.New("analyze: --key has an empty column name")
-		}
-	}
-	if opt.Time == "" {
-		return nil, errors.New("analyze: --time names no column")
-	}
-	if opt.File == "" {
-		opt.File = "-"
-	}
-	if opt.MaxKeys == 0 {
-		opt.MaxKeys = DefaultMaxKeys
-	}
-	if opt.MaxKeys < 1 || opt.MaxKeys > MaxKeysLimit {
-		return nil, fmt.Errorf("analyze: --max-keys %d (want 1 to %d)", opt.MaxKeys, MaxKeysLimit)
-	}
-	if opt.Percentile == 0 {
-		opt.Percentile = DefaultPercentile
-	}
-	if !(opt.Percentile > 0 && opt.Percentile <= 100) {
-		return nil, fmt.Errorf("analyze: --percentile %g (want 0 < p <= 100)", opt.Percentile)
-	}
-	if opt.Margin < 0 {
-		return nil, fmt.Errorf("analyze: --margin %g (want >= 0)", opt.Margin)
-	}
-	if opt.FutureTolerance < 0 {
-		return nil, fmt.Errorf("analyze: --future-tolerance %s (want >= 0)", opt.FutureTolerance)
-	}
-	if opt.FutureTolerance == 0 {
-		opt.FutureTolerance = DefaultFutureToleranceMedian
-		if opt.Arrival != "" {
-			opt.FutureTolerance = DefaultFutureToleranceArrival
-		}
-	}
-	if opt.BytesPerKey == 0 {
-		opt.BytesPerKey = 100
-	}
-	if opt.Partitions == 0 {
-		opt.Partitions = 200
-	}
-	if opt.BytesPerKey < 0 || opt.Partitions < 0 {
-		return nil, errors.New("analyze: want --bytes-per-key > 0 and --partitions >= 1")
+	if err := opt.fill(); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
 	}
 	a := &Analyzer{
 		opt:   opt,
-		dec:   row.NewDecoder(opt.Keys, opt.Time),
 		tol:   opt.FutureTolerance.Microseconds(),
 		block: make([]pending, 0, BlockEvents),
 		win:   newWindow(opt.MaxKeys),
+		rate:  newRateWindows(opt.RateWindow),
 	}
-	if opt.Arrival != "" {
-		a.arrDec = row.NewDecoder([]string{opt.Arrival}, opt.Arrival)
+	et := func(c string) string { return c }
+	if opt.TimeUnit == Seconds {
+		a.dec = row.NewDecoder(opt.Keys, opt.Time)
+		if opt.Arrival != "" {
+			a.arrDec = row.NewDecoder([]string{opt.Arrival}, opt.Arrival)
+		}
+	} else {
+		cols := append(slices.Clone(opt.Keys), opt.Time)
+		if opt.Arrival != "" {
+			cols = append(cols, opt.Arrival)
+		}
+		a.unitDec = row.NewDecoder(cols, "")
+		for _, k := range opt.Keys {
+			a.timeInKey = append(a.timeInKey, k == opt.Time)
+		}
+		// Per-column decoders only name the culprit of a structural error;
+		// values are read by unitTime.
+		et = func(string) string { return "" }
 	}
 	for _, c := range append(slices.Clone(opt.Keys), opt.Time, opt.Arrival) {
 		if c == "" || slices.ContainsFunc(a.columns, func(x column) bool { return x.name == c }) {
 			continue
 		}
-		et := ""
+		e := ""
 		if c == opt.Time || c == opt.Arrival {
-			et = c
+			e = et(c)
 		}
-		a.columns = append(a.columns, column{name: c, dec: row.NewDecoder([]string{c}, et)})
+		a.columns = append(a.columns, column{name: c, dec: row.NewDecoder([]string{c}, e)})
 	}
 	return a, nil
+}
+
+// fill checks every option against its domain and sets the defaults.
+func (o *Options) fill() error {
+	if len(o.Keys) == 0 {
+		return errors.New("--key names no column")
+	}
+	for i, k := range o.Keys {
+		if k == "" {
+			return errors.New("--key has an empty column name")
+		}
+		if slices.Contains(o.Keys[:i], k) {
+			return fmt.Errorf("--key names %q twice", k)
+		}
+	}
+	if o.Time == "" {
+		return errors.New("--time names no column")
+	}
+	if o.File == "" {
+		o.File = "-"
+	}
+	if o.MaxKeys == 0 {
+		o.MaxKeys = DefaultMaxKeys
+	}
+	if o.MaxKeys < 1 || o.MaxKeys > MaxKeysLimit {
+		return sizing.RangeError("max-keys", strconv.Itoa(o.MaxKeys), MaxKeysRange)
+	}
+	if o.Percentile == 0 {
+		o.Percentile = DefaultPercentile
+	}
+	if !(o.Percentile > 0 && o.Percentile <= 100) {
+		return sizing.RangeError("percentile", sizing.Num(o.Percentile), PercentileRange)
+	}
+	if !(o.Margin >= 0 && o.Margin <= MaxMargin) {
+		return sizing.RangeError("margin", sizing.Num(o.Margin), MarginRange)
+	}
+	if o.FutureTolerance == 0 {
+		o.FutureTolerance = DefaultFutureToleranceMedian
+		if o.Arrival != "" {
+			o.FutureTolerance = DefaultFutureToleranceArrival
+		}
+	}
+	if o.FutureTolerance < MinFutureTolerance || o.FutureTolerance > MaxFutureTolerance {
+		return sizing.RangeError("future-tolerance", o.FutureTolerance.String(), FutureToleranceRange)
+	}
+	if o.BytesPerKey == 0 {
+		o.BytesPerKey = 100
+	}
+	if err := sizing.CheckBytesPerKey("bytes-per-key", o.BytesPerKey); err != nil {
+		return err
+	}
+	if o.Partitions == 0 {
+		o.Partitions = 200
+	}
+	if err := sizing.CheckPartitions("partitions", o.Partitions); err != nil {
+		return err
+	}
+	if o.TimeUnit < Seconds || o.TimeUnit > Microseconds {
+		return fmt.Errorf("--time-unit %d: want s, ms or us", o.TimeUnit)
+	}
+	if o.RateWindow == 0 {
+		o.RateWindow = DefaultRateWindow
+	}
+	if o.RateWindow < MinRateWindow || o.RateWindow > MaxRateWindow {
+		return sizing.RangeError("rate-window", o.RateWindow.String(), RateWindowRange)
+	}
+	if o.RatePercentile == 0 {
+		o.RatePercentile = DefaultRatePercentile
+	}
+	if !(o.RatePercentile > 0 && o.RatePercentile <= 100) {
+		return sizing.RangeError("rate-percentile", sizing.Num(o.RatePercentile), PercentileRange)
+	}
+	if o.Rate != 0 {
+		if err := sizing.CheckRate("rate", o.Rate); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Line takes one line of input (without or with its newline). Blank lines
@@ -285,6 +372,9 @@ func (a *Analyzer) Line(data []byte) error {
 		return errors.New("analyze: Line after Finish")
 	}
 	a.lines++
+	if len(data) > MaxLineBytes {
+		return a.lineTooLong()
+	}
 	t := bytes.TrimSpace(data)
 	if len(t) == 0 || t[0] == '#' {
 		return nil
@@ -301,7 +391,7 @@ func (a *Analyzer) Line(data []byte) error {
 		return nil
 	}
 	a.events++
-	if a.arrDec == nil {
+	if a.opt.Arrival == "" {
 		arr = a.events
 	}
 	a.block = append(a.block, pending{hash: h, et: et, arr: arr})
@@ -312,6 +402,9 @@ func (a *Analyzer) Line(data []byte) error {
 }
 
 func (a *Analyzer) parse(t []byte) (h uint64, et, arr int64, err error) {
+	if a.unitDec != nil {
+		return a.parseUnit(t)
+	}
 	if err := a.dec.Decode(t, &a.r); err != nil {
 		return 0, 0, 0, a.diagnose(t, err)
 	}
@@ -329,6 +422,63 @@ func (a *Analyzer) parse(t []byte) (h uint64, et, arr int64, err error) {
 		arr = a.r.EventTime
 	}
 	return h, et, arr, nil
+}
+
+// parseUnit is parse for epoch numbers in milliseconds or microseconds:
+// every column is decoded as a key item, the time items are read in the
+// unit, and the key is rebuilt as row encodes it with the event-time
+// column in it (by its microseconds, so 10000 and "1970-01-01T00:00:10Z"
+// are one key, as in seconds).
+func (a *Analyzer) parseUnit(t []byte) (h uint64, et, arr int64, err error) {
+	if err := a.unitDec.Decode(t, &a.r); err != nil {
+		return 0, 0, 0, a.diagnose(t, err)
+	}
+	rest := a.r.Key
+	items := a.keyBuf[:0]
+	keyItems := a.itemBuf[:0]
+	for range a.opt.Keys {
+		_, _, item, r, err := keyItem(rest)
+		if err != nil {
+			return 0, 0, 0, a.lineError("", err)
+		}
+		keyItems, rest = append(keyItems, item), r
+	}
+	read := func(col string, what string) (int64, error) {
+		tag, payload, _, r, err := keyItem(rest)
+		if err != nil {
+			return 0, a.lineError(col, err)
+		}
+		rest = r
+		us, null, err := unitTime(tag, payload, a.opt.TimeUnit)
+		if err != nil {
+			return 0, a.lineError(col, err)
+		}
+		if null {
+			return 0, a.lineError(col, errors.New(what+" is null"))
+		}
+		return us, nil
+	}
+	if et, err = read(a.opt.Time, "event time"); err != nil {
+		return 0, 0, 0, err
+	}
+	if a.opt.Arrival != "" {
+		if arr, err = read(a.opt.Arrival, "arrival time"); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	for i, item := range keyItems {
+		if a.timeInKey[i] {
+			items = row.AppendKeyEventTime(items, et, false)
+		} else {
+			items = append(items, item...)
+		}
+	}
+	a.keyBuf, a.itemBuf = items, keyItems[:0]
+	return hashKey(items), et, arr, nil
+}
+
+func (a *Analyzer) lineTooLong() *LineError {
+	return &LineError{File: a.opt.File, Line: a.lines, Err: fmt.Errorf("line longer than %d MiB, the limit of one event (is this JSON Lines? a file without newlines, or /dev/zero, reads as one endless line)", MaxLineBytes>>20)}
 }
 
 func (a *Analyzer) lineError(field string, err error) *LineError {
@@ -357,6 +507,9 @@ func (a *Analyzer) diagnose(t []byte, err error) error {
 			msg = strings.TrimPrefix(msg, "column "+q+" ")
 		default:
 			msg = strings.TrimPrefix(msg, "event-time column "+q+": ")
+		}
+		if a.opt.TimeUnit == Seconds && strings.Contains(msg, "seconds is out of range") {
+			msg += "; epoch milliseconds or microseconds? give --time-unit ms or us"
 		}
 		return a.lineError(c.name, errors.New(msg))
 	}
@@ -393,7 +546,7 @@ func (a *Analyzer) flush() {
 		switch {
 		case p.et < 0:
 			a.beforeEpoch++
-		case a.arrDec != nil && p.et > p.arr+a.tol, a.arrDec == nil && p.et > med+a.tol:
+		case a.opt.Arrival != "" && p.et > p.arr+a.tol, a.opt.Arrival == "" && p.et > med+a.tol:
 			a.future++
 		default:
 			a.track(p)
@@ -417,9 +570,19 @@ func (a *Analyzer) track(p pending) {
 		a.late.Add(a.runMax - p.et)
 	}
 
+	w := a.rate.of(p.et)
 	i, slot, promoted, ok := a.win.find(p.hash)
 	if ok {
 		r := a.win.at(i)
+		// A copy is new to its window unless the key's first or last copy
+		// so far is in it (see rateWindows).
+		first, last := r.et, r.et
+		if promoted {
+			first, last = a.dups[r.et].etMin, a.dups[r.et].etMax
+		}
+		if wf, wl := a.rate.of(first), a.rate.of(last); w != wf && w != wl {
+			a.rate.add(w)
+		}
 		if !promoted {
 			k := len(a.dups)
 			if n := len(a.free); n > 0 {
@@ -447,10 +610,12 @@ func (a *Analyzer) track(p pending) {
 		if a.win.evictedBefore(p.hash) {
 			a.beyond++
 			a.extra++
+			a.rate.add(w) // its earlier copies are long gone: new to this window
 			return
 		}
 	}
 	a.distinct++
+	a.rate.add(w)
 	if old, promoted, evicted := a.win.insert(p.hash, slot, p.et, p.arr); evicted {
 		a.evicted++
 		a.finalize(&old, promoted)
@@ -479,6 +644,7 @@ func (a *Analyzer) Finish() *Report {
 	if !a.finished {
 		a.flush()
 		a.win.each(a.finalize)
+		a.rate.finish()
 		a.win, a.dups, a.free = nil, nil, nil
 		a.finished = true
 	}
@@ -508,6 +674,10 @@ func (a *Analyzer) Read(r io.Reader) error {
 		line, err := br.ReadSlice('\n')
 		read += int64(len(line))
 		if err == bufio.ErrBufferFull {
+			if len(long)+len(line) > MaxLineBytes {
+				a.lines++
+				return a.lineTooLong()
+			}
 			long = append(long, line...)
 			continue
 		}

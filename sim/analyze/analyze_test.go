@@ -61,6 +61,13 @@ func TestFigures(t *testing.T) {
 		ArrivalGap:      Quantiles{Count: 3, P50: 3, P99: 3, P999: 3, P9999: 3, Max: 3}, ArrivalGapUnit: "events",
 		LatenessMs: Quantiles{Count: 7, P99: 100000, P999: 100000, P9999: 100000, Max: 100000},
 		SpanSec:    150, SpanBasis: "earliest to latest event time", KeyRatePerSec: 0.02,
+		// Distinct keys per minute of event time: [60, 120) a and b; [120,
+		// 180) a again (its first copy was in the window before); [180,
+		// 240) c (b's second copy at 100 and c's at 230 are not new to
+		// their windows); [240, 300) c again. p99 of {2, 1, 1, 1} is 2
+		// keys a minute, above the mean 0.02/s: the state is sized from it.
+		RateWindows:      RateWindows{WindowSec: 60, Windows: 4, Percentile: 99, AtPercentile: 2.0 / 60, P50: 1.0 / 60, Max: 2.0 / 60},
+		SizingRatePerSec: 2.0 / 60, SizingRateBasis: "p99 of the distinct keys per 1m window of event time",
 	}
 	rec := r.Recommendation
 	r.Recommendation, r.Notes = nil, nil
@@ -75,11 +82,12 @@ func TestFigures(t *testing.T) {
 	if len(rec.State) != 2 {
 		t.Fatalf("state %+v (%s)", rec.State, rec.StateNote)
 	}
+	// At 2 keys a minute: 75 s x 1/30 = 2.5 keys, 150 s x 1/30 = 5 keys.
 	dd, dw := rec.State[0], rec.State[1]
-	if dd.API != "dropDuplicates" || dd.Keys != "[id, ts]" || dd.RetentionSec != 75 || math.Abs(dd.KeysInState-1.5) > 1e-9 || math.Abs(dd.TotalBytes-150) > 1e-6 {
+	if dd.API != "dropDuplicates" || dd.Keys != "[id, ts]" || dd.RetentionSec != 75 || math.Abs(dd.KeysInState-2.5) > 1e-9 || math.Abs(dd.TotalBytes-250) > 1e-6 {
 		t.Errorf("dropDuplicates %+v", dd)
 	}
-	if dw.API != "dropDuplicatesWithinWatermark" || dw.Keys != "[id]" || dw.RetentionSec != 150 || math.Abs(dw.KeysInState-3) > 1e-9 || math.Abs(dw.PerPartition-1.5) > 1e-9 {
+	if dw.API != "dropDuplicatesWithinWatermark" || dw.Keys != "[id]" || dw.RetentionSec != 150 || math.Abs(dw.KeysInState-5) > 1e-9 || math.Abs(dw.PerPartition-2.5) > 1e-9 {
 		t.Errorf("dropDuplicatesWithinWatermark %+v", dw)
 	}
 

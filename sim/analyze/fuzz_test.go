@@ -19,10 +19,11 @@ func FuzzLine(f *testing.F) {
 		`{"id":"a","ts":99999999999,"at":1,"acct":"\u00e9"}`,
 		`# comment`, ``, `{`, `[]`, `{"id":"a","id":"a"}`, `{"ts":null}`, "{\"id\":\"\\ud800\",\"acct\":1,\"ts\":1,\"at\":1}",
 	} {
-		f.Add([]byte(s), []byte(`{"id":"a","acct":1,"ts":160,"at":170}`), false)
+		f.Add([]byte(s), []byte(`{"id":"a","acct":1,"ts":160,"at":170}`), false, uint8(0))
 	}
-	f.Fuzz(func(t *testing.T, line, next []byte, arrival bool) {
-		opt := Options{File: "f", Keys: []string{"id", "acct"}, Time: "ts", MaxKeys: 2, SkipBad: false, Margin: DefaultMargin}
+	f.Add([]byte(`{"id":"a","acct":1,"ts":1717200000000,"at":1717200000001}`), []byte(`{"id":"a","acct":1,"ts":1717200060000,"at":1717200060000}`), true, uint8(1))
+	f.Fuzz(func(t *testing.T, line, next []byte, arrival bool, unit uint8) {
+		opt := Options{File: "f", Keys: []string{"id", "acct"}, Time: "ts", MaxKeys: 2, SkipBad: false, Margin: DefaultMargin, TimeUnit: TimeUnit(unit % 3)}
 		if arrival {
 			opt.Arrival = "at"
 		}

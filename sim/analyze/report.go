@@ -51,12 +51,35 @@ type Report struct {
 	// time before it in the file.
 	LatenessMs Quantiles `json:"lateness_ms"`
 
-	SpanSec       float64 `json:"event_time_span_s"`
-	SpanBasis     string  `json:"span_basis"`
+	SpanSec   float64 `json:"event_time_span_s"`
+	SpanBasis string  `json:"span_basis"`
+	// KeyRatePerSec is the mean: distinct keys over the span.
 	KeyRatePerSec float64 `json:"key_rate_per_s"`
+	// RateWindows: distinct keys per window of event time.
+	RateWindows RateWindows `json:"rate_windows"`
+	// SizingRatePerSec is the rate the state is sized from: --rate, else
+	// the percentile of the per-window rates, but never below the mean.
+	SizingRatePerSec float64 `json:"sizing_rate_per_s"`
+	SizingRateBasis  string  `json:"sizing_rate_basis"`
 
 	Recommendation *Recommendation `json:"recommendation,omitempty"`
 	Notes          []string        `json:"notes,omitempty"`
+}
+
+// RateWindows is the distribution of the distinct-key rate over tumbling
+// windows of event time (windows without events are not counted: a quiet
+// hour does not dilute the peak).
+type RateWindows struct {
+	WindowSec  float64 `json:"window_s"`
+	Windows    int64   `json:"windows"`
+	Percentile float64 `json:"percentile"`
+	// AtPercentile, P50 and Max are keys per second.
+	AtPercentile float64 `json:"at_percentile_per_s"`
+	P50          float64 `json:"p50_per_s"`
+	Max          float64 `json:"max_per_s"`
+	// Late counts copies whose window had closed (more than a day of event
+	// time behind the newest) before they came: not in the rate.
+	Late int64 `json:"late"`
 }
 
 // Quantiles of a distribution (nearest rank).
@@ -96,9 +119,15 @@ type Recommendation struct {
 	Percentile float64 `json:"percentile"`
 	Margin     float64 `json:"margin"`
 	GapMs      float64 `json:"gap_at_percentile_ms"`
-	DelayMs    int64   `json:"delay_ms"`
-	Delay      string  `json:"delay"`       // "50m"
-	SparkDelay string  `json:"spark_delay"` // "50 minutes", for withWatermark
+	// NoDelay says why no delay is recommended: the gap is at least
+	// sizing.MaxDelay (then DelayMs is 0 and nothing below is set).
+	NoDelay    string `json:"no_delay,omitempty"`
+	DelayMs    int64  `json:"delay_ms"`
+	Delay      string `json:"delay"`       // "50m"
+	SparkDelay string `json:"spark_delay"` // "50 minutes", for withWatermark
+	// Saturated: gap x (1 + margin) is beyond sizing.MaxDelay, so the
+	// delay is MaxDelay: above the gap, with less margin than asked.
+	Saturated bool `json:"saturated,omitempty"`
 	// KeysNotCovered: keys with copies whose gap is at least the delay;
 	// dropDuplicatesWithinWatermark lets a copy of each through.
 	KeysNotCovered int64 `json:"keys_not_covered"`
@@ -179,6 +208,7 @@ func (a *Analyzer) report() *Report {
 	if r.SpanSec > 0 {
 		r.KeyRatePerSec = float64(a.distinct) / r.SpanSec
 	}
+	a.sizingRate(r)
 	a.recommend(r)
 	a.notes(r)
 	return r
@@ -186,30 +216,72 @@ func (a *Analyzer) report() *Report {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// sizingRate reads the per-window rates and picks the rate the state is
+// sized from.
+func (a *Analyzer) sizingRate(r *Report) {
+	o, rw := a.opt, a.rate
+	w := o.RateWindow.Seconds()
+	r.RateWindows = RateWindows{WindowSec: w, Windows: rw.counts.Count(), Percentile: o.RatePercentile,
+		AtPercentile: rw.counts.Quantile(o.RatePercentile) / w, P50: rw.counts.Quantile(50) / w,
+		Max: float64(rw.counts.Max()) / w, Late: rw.late}
+	p := "p" + strconv.FormatFloat(o.RatePercentile, 'f', -1, 64)
+	peak := r.RateWindows.AtPercentile
+	switch {
+	case o.Rate > 0:
+		r.SizingRatePerSec, r.SizingRateBasis = o.Rate, "--rate"
+	case peak > 0 && peak >= r.KeyRatePerSec:
+		r.SizingRatePerSec = peak
+		r.SizingRateBasis = fmt.Sprintf("%s of the distinct keys per %s window of event time", p, Human(w*1e3))
+	case r.KeyRatePerSec > 0:
+		// Fewer full windows than the percentile can use (a trace shorter
+		// than a few windows): never size below the mean.
+		r.SizingRatePerSec = r.KeyRatePerSec
+		r.SizingRateBasis = fmt.Sprintf("the mean, above %s of the %s windows (the trace covers few of them)", p, Human(w*1e3))
+	}
+}
+
 func (a *Analyzer) recommend(r *Report) {
 	if a.keysWithCopies == 0 {
 		return
 	}
 	o := a.opt
-	gap := a.gapET.Quantile(o.Percentile) // µs
-	d := max(RoundDelay(time.Duration(gap*(1+o.Margin)*float64(time.Microsecond))), MinDelay)
-	rec := &Recommendation{
-		Percentile: o.Percentile, Margin: o.Margin, GapMs: gap / 1e3,
-		DelayMs: d.Milliseconds(), Delay: Human(ms(d)), SparkDelay: SparkInterval(d),
-		// dropDuplicatesWithinWatermark covers gaps below the delay.
-		KeysNotCovered: a.gapET.CountAbove(float64(d.Microseconds()) - 1),
-		LateEvents:     a.late.CountAbove(float64(d.Microseconds())),
-		BytesPerKey:    o.BytesPerKey, Partitions: o.Partitions,
-	}
+	gap := a.gapET.Quantile(o.Percentile) // µs, at most ~3.2e17 (years 0000-9999)
+	rec := &Recommendation{Percentile: o.Percentile, Margin: o.Margin, GapMs: gap / 1e3,
+		BytesPerKey: o.BytesPerKey, Partitions: o.Partitions}
 	r.Recommendation = rec
-	if r.KeyRatePerSec <= 0 {
+	// All in float microseconds until the delay is known to fit a
+	// time.Duration: gap x (1 + margin) is at most ~3.5e18 µs, finite.
+	maxUs := float64(sizing.MaxDelay.Microseconds())
+	want := math.Ceil(gap * (1 + o.Margin))
+	var d time.Duration
+	switch {
+	case gap >= maxUs:
+		rec.NoDelay = fmt.Sprintf("the event-time gap at p%s, %s, is at least %s, the longest delay dedupsim sizes: a watermark cannot deduplicate copies this far apart (wrong timestamps, e.g. zeros or a unit mistake, are the likelier cause); catch them at the sink (a MERGE on the id, seed 000)",
+			strconv.FormatFloat(o.Percentile, 'f', -1, 64), Human(gap/1e3), Human(ms(sizing.MaxDelay)))
+		return
+	case want > maxUs:
+		d, rec.Saturated = sizing.MaxDelay, true
+	default:
+		d = min(RoundDelay(time.Duration(want)*time.Microsecond), sizing.MaxDelay)
+	}
+	d = max(d, MinDelay)
+	rec.DelayMs, rec.Delay, rec.SparkDelay = d.Milliseconds(), Human(ms(d)), SparkInterval(d)
+	// dropDuplicatesWithinWatermark covers gaps below the delay.
+	rec.KeysNotCovered = a.gapET.CountAbove(float64(d.Microseconds()) - 1)
+	rec.LateEvents = a.late.CountAbove(float64(d.Microseconds()))
+	switch {
+	case r.SizingRatePerSec <= 0:
 		rec.StateNote = "no state estimate: the events span no event time"
+		return
+	case r.SizingRatePerSec > sizing.MaxRatePerSec:
+		rec.StateNote = fmt.Sprintf("no state estimate: a key rate of %s keys/s is beyond a billion: the events span too little event time to measure a rate; give --rate",
+			rate(r.SizingRatePerSec))
 		return
 	}
 	keys := "[" + strings.Join(o.Keys, ", ") + "]"
 	withTime := "[" + strings.Join(append(append([]string{}, o.Keys...), o.Time), ", ") + "]"
 	for _, api := range []query.API{query.DropDuplicates, query.DropDuplicatesWithinWatermark} {
-		e, err := sizing.Compute(sizing.Params{RatePerSec: r.KeyRatePerSec, Delay: d, API: api,
+		e, err := sizing.Compute(sizing.Params{RatePerSec: r.SizingRatePerSec, Delay: d, API: api,
 			Partitions: o.Partitions, BytesPerKey: o.BytesPerKey, EventTimeInKey: true})
 		if err != nil {
 			rec.StateNote = "no state estimate: " + err.Error()
@@ -237,6 +309,10 @@ func (a *Analyzer) notes(r *Report) {
 		add("the key window (--max-keys %s) overflowed: %s evicted; %s of evicted keys counted beyond the window (about %.0f of them may be false positives); their gaps are wider than the window and not in the gap figures",
 			Group(int64(w.MaxKeys)), plural(w.Evicted, "key", "keys"), plural(w.Beyond, "later copy", "later copies"), w.ExpectedFalseBeyond)
 	}
+	if n := r.RateWindows.Late; n > 0 {
+		add("%s more than %s of event time behind the newest: their windows had closed, so they are not in the key rate",
+			plural(n, "copy came", "copies came"), Human(ms(RateTolerance)))
+	}
 	if a.opt.Arrival == "" && a.blocks >= 2 && a.medDrops*10 > a.blocks-1 {
 		add("the median event time fell from one block of %s events to the next %s of %s times: the file does not look like it is in arrival order, which the future-timestamp rule and the key rate assume; give --arrival",
 			Group(BlockEvents), Group(int64(a.medDrops)), Group(int64(a.blocks-1)))
@@ -250,9 +326,15 @@ func (a *Analyzer) notes(r *Report) {
 	}
 	n := r.KeysWithCopies
 	p := "p" + strconv.FormatFloat(rec.Percentile, 'f', -1, 64)
-	if left := n - Rank(rec.Percentile, n); left == 0 {
+	if left := n - Rank(rec.Percentile, n); left == 0 && rec.Percentile < 100 {
+		// 1 / (1 - p/100) is finite below p100; capped so it prints.
+		need := math.Min(math.Ceil(1/(1-rec.Percentile/100)-1e-9), math.MaxInt64/2)
 		add("%s of %s keys with copies is their largest gap: %s needs at least %s keys with copies to leave any out",
-			p, Group(n), p, Group(int64(math.Ceil(1/(1-rec.Percentile/100)-1e-9))))
+			p, Group(n), p, Group(int64(need)))
+	}
+	if rec.Saturated {
+		add("the gap x %s is beyond %s, the longest delay dedupsim sizes: the delay is %s, above the gap but with less margin than --margin asks",
+			trim(1+rec.Margin, 4), Human(ms(sizing.MaxDelay)), rec.Delay)
 	}
 	if r.Window.Beyond > 0 && r.Window.Beyond > n-Rank(rec.Percentile, n) {
 		add("copies beyond the window outnumber the keys above %s: the delay may be too short; raise --max-keys", p)
@@ -338,30 +420,7 @@ func SparkInterval(d time.Duration) string {
 
 // Human writes milliseconds in the largest units that fit, two at most:
 // "350ms", "12.5s", "39m 58s", "2h 5m", "3d 4h".
-func Human(ms float64) string {
-	switch {
-	case ms == 0:
-		return "0"
-	case ms < 1000:
-		return trim(ms, 3) + "ms"
-	case ms < 60e3:
-		return trim(ms/1e3, 1) + "s"
-	}
-	s := int64(math.Round(ms / 1e3))
-	two := func(a int64, ua string, b int64, ub string) string {
-		if b == 0 {
-			return strconv.FormatInt(a, 10) + ua
-		}
-		return fmt.Sprintf("%d%s %d%s", a, ua, b, ub)
-	}
-	switch {
-	case s < 3600:
-		return two(s/60, "m", s%60, "s")
-	case s < 86400:
-		return two(s/3600, "h", s%3600/60, "m")
-	}
-	return two(s/86400, "d", s%86400/3600, "h")
-}
+func Human(ms float64) string { return sizing.Human(ms) }
 
 func trim(v float64, decimals int) string {
 	s := strconv.FormatFloat(v, 'f', decimals, 64)
@@ -463,15 +522,29 @@ func (r *Report) WriteText(w io.Writer) {
 	line("lateness (ms)", r.LatenessMs, msFigure)
 
 	pf("\n")
-	if r.KeyRatePerSec > 0 {
-		row("key rate", fmt.Sprintf("%s distinct keys/s of event time (over %s, %s)", trim(r.KeyRatePerSec, 2), Human(r.SpanSec*1e3), r.SpanBasis))
-	} else {
-		row("key rate", "unknown: the events span no event time")
+	rw := r.RateWindows
+	win := Human(rw.WindowSec * 1e3)
+	if rw.Windows > 0 {
+		row("key rate", fmt.Sprintf("per %s window of event time (%s windows with events): p%s %s/s, p50 %s/s, max %s/s",
+			win, Group(rw.Windows), strconv.FormatFloat(rw.Percentile, 'f', -1, 64), rate(rw.AtPercentile), rate(rw.P50), rate(rw.Max)))
 	}
-	if rec := r.Recommendation; rec != nil {
+	if r.KeyRatePerSec > 0 {
+		row("", fmt.Sprintf("mean %s/s (distinct keys over %s, %s)", rate(r.KeyRatePerSec), Human(r.SpanSec*1e3), r.SpanBasis))
+	}
+	if r.SizingRatePerSec > 0 {
+		row("sizing rate", fmt.Sprintf("%s keys/s: %s", rate(r.SizingRatePerSec), r.SizingRateBasis))
+	} else {
+		row("sizing rate", "unknown: the events span no event time")
+	}
+	if rec := r.Recommendation; rec != nil && rec.NoDelay != "" {
+		row("recommended delay", "none: "+rec.NoDelay)
+	} else if rec != nil {
 		p := "p" + strconv.FormatFloat(rec.Percentile, 'f', -1, 64)
 		how := "rounded up"
-		if rec.DelayMs == MinDelay.Milliseconds() {
+		switch {
+		case rec.Saturated:
+			how = "capped at " + Human(ms(sizing.MaxDelay))
+		case rec.DelayMs == MinDelay.Milliseconds():
 			how = "rounded up, at least " + Human(ms(MinDelay))
 		}
 		row("recommended delay", fmt.Sprintf("%s = %s of the event-time gap (%s) x %s, %s", rec.Delay, p, Human(rec.GapMs), trim(1+rec.Margin, 4), how))
@@ -482,7 +555,7 @@ func (r *Report) WriteText(w io.Writer) {
 			row("state", rec.StateNote)
 		}
 		if len(rec.State) > 0 {
-			pf("\nstate at %s (%s keys/s, %s B/key, %d partitions)\n", rec.Delay, trim(r.KeyRatePerSec, 2), trim(rec.BytesPerKey, 2), rec.Partitions)
+			pf("\nstate at %s (%s keys/s, %s B/key, %d partitions)\n", rec.Delay, rate(r.SizingRatePerSec), trim(rec.BytesPerKey, 2), rec.Partitions)
 			for _, s := range rec.State {
 				pf("  %-46s retention %-8s %14s keys %12s %12s/partition\n", s.API+"("+s.Keys+")", Human(s.RetentionSec*1e3), count(s.KeysInState), sizing.Bytes(s.TotalBytes), sizing.Bytes(s.PerPartition))
 			}
@@ -494,6 +567,14 @@ func (r *Report) WriteText(w io.Writer) {
 			pf("  - %s\n", n)
 		}
 	}
+}
+
+// rate writes keys per second: separators above 1,000, two decimals below.
+func rate(v float64) string {
+	if v >= 1000 {
+		return Group(int64(math.Round(v)))
+	}
+	return trim(v, 2)
 }
 
 func count(v float64) string {

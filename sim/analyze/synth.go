@@ -50,6 +50,16 @@ func Payments(n int) Synth {
 		Start: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), Seed: 1}
 }
 
+// RetriedBurst is issue 11's trace: 1,000 new ids a second for 5 minutes
+// (300,000 ids), 3% of them retried once, up to 6 hours later (uniformly),
+// each retry written where its event time falls. Its mean key rate over
+// the whole span is a few keys a second; its peak is 1,000.
+func RetriedBurst() Synth {
+	return Synth{Keys: 300_000, RatePerSec: 1000, DupFraction: 0.03,
+		Gap:   func(_ int, r *rand.Rand) time.Duration { return time.Duration(1 + r.Int64N(int64(6*time.Hour))) },
+		Start: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), Seed: 11}
+}
+
 type copyEvent struct {
 	at time.Duration // since Start
 	id int

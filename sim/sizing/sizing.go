@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,8 +66,8 @@ func Retention(api query.API, delay time.Duration, eventTimeInKey bool) (sec flo
 
 // Compute returns the analytic estimate.
 func Compute(p Params) (Estimate, error) {
-	if p.RatePerSec <= 0 || p.Delay < 0 || p.Partitions < 1 || p.BytesPerKey <= 0 {
-		return Estimate{}, fmt.Errorf("size: want --rate > 0, --delay >= 0, --partitions >= 1, --bytes-per-key > 0")
+	if err := p.Check(); err != nil {
+		return Estimate{}, err
 	}
 	e := Estimate{Params: p}
 	e.RetentionSec, e.Unbounded = Retention(p.API, p.Delay, p.EventTimeInKey)
@@ -83,7 +84,7 @@ func Compute(p Params) (Estimate, error) {
 		ret = "2 x delay"
 	}
 	e.Formula = fmt.Sprintf("keys = rate x retention = %s/s x %s (%s) = %s; state = keys x %s B = %s; per partition = %s / %d = %s",
-		num(p.RatePerSec), secs(e.RetentionSec), ret, num(e.Keys), num(p.BytesPerKey), Bytes(e.TotalBytes), Bytes(e.TotalBytes), p.Partitions, Bytes(e.PerPartition))
+		num(p.RatePerSec), Seconds(e.RetentionSec), ret, num(e.Keys), num(p.BytesPerKey), Bytes(e.TotalBytes), Bytes(e.TotalBytes), p.Partitions, Bytes(e.PerPartition))
 	switch {
 	case p.MemoryBytes <= 0:
 		e.Store, e.StoreReason = "", "give --memory to compare with a budget"
@@ -93,6 +94,30 @@ func Compute(p Params) (Estimate, error) {
 		e.Store, e.StoreReason = "pebble", fmt.Sprintf("%s of state does not fit comfortably in %s of executor memory (keep it under half): use RocksDB (dedupsim: state_store: pebble)", Bytes(e.TotalBytes), Bytes(p.MemoryBytes))
 	}
 	return e, nil
+}
+
+// Stores are the state stores --measure runs on: dedupsim's memory store
+// (Spark's HDFS-backed store) and Pebble (Spark's RocksDB store).
+var Stores = []string{"memory", "pebble"}
+
+// ParseStore reads --store, with a "did you mean".
+func ParseStore(s string) (string, error) {
+	for _, k := range Stores {
+		if s == k {
+			return s, nil
+		}
+	}
+	hint := ""
+	if m := Suggest(s, append([]string{"rocksdb", "hdfs"}, Stores...)); m != "" {
+		switch m {
+		case "rocksdb":
+			m = "pebble, dedupsim's RocksDB"
+		case "hdfs":
+			m = "memory, dedupsim's HDFS-backed store"
+		}
+		hint = fmt.Sprintf(" (did you mean %s?)", m)
+	}
+	return "", fmt.Errorf("--store %q: unknown store%s; want memory or pebble", s, hint)
 }
 
 // Measurement is what a scaled-down simulation measured.
@@ -120,8 +145,14 @@ func Measure(p Params, store string, seed uint64) (Measurement, error) {
 	if err != nil {
 		return Measurement{}, err
 	}
+	if _, err := ParseStore(store); err != nil {
+		return Measurement{}, err
+	}
 	if e.Unbounded {
 		return Measurement{}, fmt.Errorf("size --measure: state has no plateau for this API")
+	}
+	if e.RetentionSec == 0 {
+		return Measurement{}, fmt.Errorf("size --measure: no state is kept across batches (retention 0): nothing to measure")
 	}
 	// Scale so that the simulated retention is 60 s, and the simulated
 	// plateau about 20,000 keys: seconds of work, enough keys to measure.
@@ -200,13 +231,27 @@ func progressBytes(b history.Batch) byteFigures {
 
 // Bytes formats a byte count in decimal units (the seed article's 72 GB).
 func Bytes(b float64) string {
-	units := []string{"B", "KB", "MB", "GB", "TB", "PB"}
+	return scaled(b, 1000, []string{"B", "KB", "MB", "GB", "TB", "PB", "EB"})
+}
+
+// BinaryBytes formats a byte count in binary units, the units of Spark's
+// memory strings (8g is 8 GiB).
+func BinaryBytes(b float64) string {
+	return scaled(b, 1024, []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"})
+}
+
+func scaled(b, step float64, units []string) string {
 	i := 0
-	for b >= 1000 && i < len(units)-1 {
-		b /= 1000
+	for math.Abs(b) >= step && i < len(units)-1 {
+		b /= step
 		i++
 	}
-	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.2f", b), "0"), ".0") + " " + units[i]
+	// Round first, so 999.999 KB is "1 MB", not "1000 KB".
+	if r := math.Round(b*100) / 100; math.Abs(r) >= step && i < len(units)-1 {
+		b, i = r/step, i+1
+	}
+	s := strings.TrimRight(fmt.Sprintf("%.2f", b), "0")
+	return strings.TrimSuffix(s, ".") + " " + units[i]
 }
 
 func num(v float64) string {
@@ -225,4 +270,53 @@ func trimNum(v float64) string {
 	return s
 }
 
-func secs(s float64) string { return (time.Duration(s * float64(time.Second))).String() }
+// Human writes milliseconds in the largest units that fit, two at most:
+// "350ms", "12.5s", "39m 58s", "2h 5m", "3d 4h". It takes a float so that
+// no figure overflows a time.Duration. (analyze and size share it.)
+func Human(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 1000:
+		return trimTo(ms, 3) + "ms"
+	case ms < 60e3:
+		return trimTo(ms/1e3, 1) + "s"
+	}
+	s := int64(math.Round(ms / 1e3))
+	two := func(a int64, ua string, b int64, ub string) string {
+		if b == 0 {
+			return strconv.FormatInt(a, 10) + ua
+		}
+		return fmt.Sprintf("%d%s %d%s", a, ua, b, ub)
+	}
+	switch {
+	case s < 3600:
+		return two(s/60, "m", s%60, "s")
+	case s < 86400:
+		return two(s/3600, "h", s%3600/60, "m")
+	}
+	return two(s/86400, "d", s%86400/3600, "h")
+}
+
+// Seconds is Human for a figure in seconds.
+func Seconds(s float64) string { return Human(s * 1e3) }
+
+func trimTo(v float64, decimals int) string {
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// BytesPerKey is the measured figure the recommendation uses, and where it
+// comes from: on the memory store, memoryUsedBytes / numRowsTotal, which is
+// dedupsim's estimate of a Go map entry (key + value + 64 B), not the JVM's;
+// on Pebble (dedupsim's RocksDB), the sstable bytes on disk per key, the
+// figure seed 000's 100 B stands for.
+func (m Measurement) BytesPerKey() (float64, string) {
+	if m.Store == "pebble" {
+		return m.DiskPerKey, "measured on dedupsim's Pebble store (its RocksDB): sstable bytes on disk per key, the kind of figure seed 000's 100 B assumes"
+	}
+	return m.MemoryPerKey, "measured on dedupsim's memory store: key + value bytes + 64 B per entry, a Go estimate; Spark's HDFS-backed store holds each key as Java objects on the heap and keeps 2 versions (spark.sql.streaming.maxBatchesToRetainInMemory), so read memoryUsedBytes / numRowsTotal from a staging run"
+}
