@@ -169,8 +169,15 @@ func TestCleanRunsPerAPI(t *testing.T) {
 				if !r.Counts.Conservation || r.Counts.Reads != r.Counts.Copies || r.Counts.Events != 300 {
 					t.Errorf("counts %+v", r.Counts)
 				}
-				if !strings.HasPrefix(r.Verdict.Summary, "exactly-once: yes") {
+				head := "table: "
+				if sink == "foreachBatch" {
+					head = "sink deliveries: "
+				}
+				if !strings.HasPrefix(r.Verdict.Summary, head) || !strings.Contains(r.Verdict.Summary, "; API contract kept") {
 					t.Errorf("summary %q", r.Verdict.Summary)
+				}
+				if tb := r.Table; tb.Events != 300 || tb.Never != 0 || tb.Once+tb.MoreThanOnce != 300 || (!slices.Contains(allowed, TableDuplicate) && !slices.Contains(allowed, DuplicateEmittedOutsideGuarantee) && tb.Once != 300) {
+					t.Errorf("table %+v", tb)
 				}
 			})
 		}

@@ -23,6 +23,8 @@ type checker struct {
 	counts   Counts
 
 	stateOverAtEnd bool
+	table          Table
+	margin         *Margin
 
 	// Query shapes: per checkpoint epoch, and the final one (the history's
 	// fields).
