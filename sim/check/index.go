@@ -82,6 +82,11 @@ func (c *checker) bad(e Example) { c.malformed = append(c.malformed, e) }
 func (c *checker) index() {
 	h := c.h
 	c.nCopies = len(h.Copies)
+	for i, cp := range h.Copies {
+		if i == 0 || cp.AppendedAtMs < c.counts.StartMs {
+			c.counts.StartMs = cp.AppendedAtMs
+		}
+	}
 	c.resolveShapes(c.assignEpochs())
 
 	// Rows, with validation.

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -156,5 +157,34 @@ func TestTableOutcome(t *testing.T) {
 	r = check(h)
 	if tb := r.Table; tb.NeverFiltered != 1 || tb.NeverLost != 0 || !tb.Clean() {
 		t.Fatalf("filtered: %+v", tb)
+	}
+}
+
+func TestDur(t *testing.T) {
+	for _, tc := range []struct {
+		ms   int64
+		want string
+	}{{0, "0ms"}, {250, "250ms"}, {4200, "4.2s"}, {30_000, "30s"}, {220_000, "3m40s"}, {7_500_000, "2h05m"}, {365 * 86_400_000, "365d"}, {90_000_000 * 3, "3d03h"}, {-1500, "-1.5s"}} {
+		if got := Dur(tc.ms); got != tc.want {
+			t.Errorf("Dur(%d) = %q, want %q", tc.ms, got, tc.want)
+		}
+	}
+}
+
+// TestTimeline: an example's timeline follows every copy of its event, with
+// the batch that read it, its fate and the watermarks; details state times
+// as ISO-8601 and seconds since the run's start.
+func TestTimeline(t *testing.T) {
+	r := check(simulate(presetB1, steady("e", 20, 400, 5000, 5000)))
+	f := finding(r, DuplicateEmittedOutsideGuarantee)
+	if f == nil || len(f.Examples) == 0 {
+		t.Fatalf("%s", dump(r))
+	}
+	e := f.Examples[0]
+	if len(e.Timeline) != 2 || e.Timeline[0].Copy != e.Copies[0] || e.Timeline[1].Outcome != "emitted" || e.Timeline[1].BatchID < 0 || e.Timeline[1].InTable != 1 {
+		t.Fatalf("timeline %+v", e.Timeline)
+	}
+	if !strings.Contains(e.Detail, "1970-01-01T00:00:01Z (+0s)") || !strings.Contains(e.Detail, "different event times (5s apart, appended 5s apart)") {
+		t.Fatalf("detail %q", e.Detail)
 	}
 }
