@@ -194,6 +194,9 @@ type Verdict struct {
 	// Converged: no not-converged finding, and the state was back under its
 	// bound at the last batch (when a bound applies).
 	Converged bool `json:"converged"`
+	// Contract is the API's promise in one phrase ("dropDuplicates: no two
+	// copies with the same event time emitted").
+	Contract string `json:"contract"`
 	// Violations is the number of violation findings.
 	Violations int    `json:"violations"`
 	Summary    string `json:"summary"`
@@ -345,6 +348,11 @@ func (c *checker) finish() Report {
 		}
 	}
 	r.Verdict.ExactlyOnce = len(bad) == 0
+	if c.mixedShapes {
+		r.Verdict.Contract = "the query of each checkpoint (the shape changed); final: " + c.final.name() + ": " + c.final.guarantee()
+	} else {
+		r.Verdict.Contract = c.final.name() + ": " + c.final.guarantee()
+	}
 	r.Verdict.Converged = !c.has(NotConverged) && !c.stateOverAtEnd && !c.has(MalformedHistory)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s; ", r.Table.Name(), r.Table.Line())
@@ -525,30 +533,37 @@ func relSec(ms int64) string {
 	return s + "s"
 }
 
-// Dur renders a span of milliseconds in human units: 250ms, 4.2s, 3m40s,
-// 2h05m, 365d.
+// Dur renders a span of milliseconds in human units, exactly (a delay
+// threshold must not be rounded): 250ms, 4.676s, 30s, 1m42.904s, 2h5m,
+// 365d, 3d3h.
 func Dur(ms int64) string {
+	if ms == 0 {
+		return "0ms"
+	}
 	neg := ""
 	if ms < 0 {
 		neg, ms = "-", satMul(ms, -1)
 	}
-	var s string
-	switch {
-	case ms < 1000:
-		s = fmt.Sprintf("%dms", ms)
-	case ms < 60_000:
-		s = strconv.FormatFloat(float64(ms/100)/10, 'f', -1, 64) + "s"
-	case ms < 3_600_000:
-		s = fmt.Sprintf("%dm%02ds", ms/60_000, ms%60_000/1000)
-	case ms < 48*3_600_000:
-		s = fmt.Sprintf("%dh%02dm", ms/3_600_000, ms%3_600_000/60_000)
-	default:
-		s = fmt.Sprintf("%dd", ms/86_400_000)
-		if r := ms % 86_400_000 / 3_600_000; r > 0 {
-			s += fmt.Sprintf("%02dh", r)
+	if ms < 1000 {
+		return neg + fmt.Sprintf("%dms", ms)
+	}
+	d, rest := ms/86_400_000, ms%86_400_000
+	h, rest := rest/3_600_000, rest%3_600_000
+	m, rest := rest/60_000, rest%60_000
+	var b strings.Builder
+	b.WriteString(neg)
+	for _, p := range []struct {
+		v    int64
+		unit string
+	}{{d, "d"}, {h, "h"}, {m, "m"}} {
+		if p.v > 0 {
+			fmt.Fprintf(&b, "%d%s", p.v, p.unit)
 		}
 	}
-	return neg + s
+	if rest > 0 {
+		b.WriteString(strconv.FormatFloat(float64(rest)/1000, 'f', -1, 64) + "s")
+	}
+	return b.String()
 }
 
 // durUs renders a span of microseconds (sub-millisecond kept below 1s).
