@@ -767,6 +767,17 @@ func TestMalformedHistory(t *testing.T) {
 		"write row out of range": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, -5) },
 		"kept above rows":        func(h *history.History) { h.Writes[0].Kept = 99 },
 		"unknown api":            func(h *history.History) { h.API = "dropDuplicatez" },
+		"write for a batch that never ran": func(h *history.History) {
+			h.Writes = append(h.Writes, history.SinkWrite{BatchID: 1_000_000_000, AtMs: 5000, Rows: []int{0}, Kept: 1})
+		},
+		"write of a row its batch did not emit": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, len(h.Copies)-1) },
+		"table with no sink writes":             func(h *history.History) { h.Writes = nil },
+		"table row no write kept":               func(h *history.History) { h.Table = append(h.Table, h.Table[0]) },
+		"table sink without a table":            func(h *history.History) { h.HasTable, h.Table = false, nil },
+		"two copies at one offset": func(h *history.History) {
+			h.Copies[1].Offset = h.Copies[0].Offset
+			h.Copies[1].Partition = h.Copies[0].Partition
+		},
 		"within watermark without a watermark": func(h *history.History) {
 			h.API, h.DelayMs = apiDDW, -1
 			for i := range h.Batches {
