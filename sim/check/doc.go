@@ -41,9 +41,16 @@ time when the event time is in the key.
 
 malformed-history, violation: an input or table or sink row that is not a copy
 index, len(Outcomes) != len(Input), an outcome other than
-emitted/duplicate/late, kept < 0 or > rows, a table with hasTable false, an
-unknown api, or dropDuplicatesWithinWatermark without a watermark. Bad rows
-are ignored by the other rules. Count: contradictions.
+emitted/duplicate/late/filtered, kept < 0 or > rows, a table with hasTable
+false, a sink that keeps a table (table, merge, append) with hasTable false,
+a sink write for a batch id that never ran or delivering a copy no execution
+of its batch emitted, a table with rows but no sink write that kept any, a
+copy held in the table more often than sink writes that kept rows delivered
+it, two copies at one (source, partition, offset), an unknown api, or
+dropDuplicatesWithinWatermark without a watermark. Bad rows are ignored by
+the other rules. Count: contradictions. (history.Read refuses values out of
+their domain before the checker sees them; `dedupsim check` exits 2 on
+this finding.)
 
 lost, violation: conservation. Every copy must be read by exactly one
 authoritative batch of a checkpoint, with one outcome, so that
