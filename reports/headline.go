@@ -136,8 +136,9 @@ func pct(tb check.Table, n int) string {
 // split of every event.
 func tableLine(tb check.Table) Line {
 	l := Line{Label: "Table", Tone: Good}
+	it := "the table"
 	if tb.Source == "deliveries" {
-		l.Label = "Sink deliveries"
+		l.Label, it = "Sink deliveries", "the deliveries"
 	}
 	var say []string
 	if tb.MoreThanOnce > 0 {
@@ -145,13 +146,13 @@ func tableLine(tb check.Table) Line {
 		if tb.ExtraRows == tb.MoreThanOnce {
 			twice = "twice"
 		}
-		say = append(say, fmt.Sprintf("%s events are in it %s", num(tb.MoreThanOnce), twice))
+		say = append(say, fmt.Sprintf("%s events are in %s %s", num(tb.MoreThanOnce), it, twice))
 	}
 	if tb.NeverLost > 0 {
-		say = append(say, fmt.Sprintf("%s events are lost (never reached it, not dropped as late or filtered)", num(tb.NeverLost)))
+		say = append(say, fmt.Sprintf("%s events are lost (never reached %s, not dropped as late or filtered)", num(tb.NeverLost), it))
 	}
 	if d := tb.NeverLate + tb.NeverFiltered; d > 0 {
-		say = append(say, fmt.Sprintf("%s events never reached it because they were dropped on purpose (late or filtered)", num(d)))
+		say = append(say, fmt.Sprintf("%s events never reached %s because they were dropped on purpose (late or filtered)", num(d), it))
 	}
 	switch {
 	case !tb.Clean():
@@ -159,7 +160,7 @@ func tableLine(tb check.Table) Line {
 	case !tb.Exact():
 		l.Tone = Caution
 	default:
-		say = append(say, "every event is in it exactly once")
+		say = append(say, "every event is in "+it+" exactly once")
 	}
 	if tb.Events == 0 {
 		say = []string{"no events were sent"}

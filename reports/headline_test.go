@@ -45,7 +45,7 @@ func TestHeadlineSaysWhatReachedTheTable(t *testing.T) {
 	if len(lines) != 4 || lines[0].Label != "Table" || lines[1].Label != "API contract" || lines[2].Label != "Expectations" || lines[3].Label != "Margin" {
 		t.Fatalf("headline %+v", lines)
 	}
-	want := fmt.Sprintf("%d events are in it twice.", tb.MoreThanOnce)
+	want := fmt.Sprintf("%d events are in the table twice.", tb.MoreThanOnce)
 	if !strings.HasPrefix(lines[0].Text, want) || lines[0].Tone != reports.Bad {
 		t.Errorf("table line %+v, want it to start %q in red", lines[0], want)
 	}
@@ -100,7 +100,7 @@ func TestHeadlineSaysWhatReachedTheTable(t *testing.T) {
 
 	r = runCatalogue(t, "future-clock-drags-watermark", 1)
 	lines = reports.HeadlineLines(r)
-	if tb := r.Report.Table; !strings.Contains(lines[0].Text, "never reached it because they were dropped on purpose") ||
+	if tb := r.Report.Table; !strings.Contains(lines[0].Text, "never reached the table because they were dropped on purpose") ||
 		!strings.Contains(lines[0].Text, fmt.Sprintf("%s dropped as late", thousands(tb.NeverLate))) || lines[0].Tone != reports.Caution {
 		t.Errorf("future clock: %+v", lines[0])
 	}

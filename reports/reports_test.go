@@ -22,8 +22,8 @@ func sample() *Run {
 		DelayMs: 10_000, Partitions: 2, SinkKind: "append", HealAtMs: 3_000, EndMs: 4_000, ArrivalRatePerSec: 1,
 		Copies: []history.Copy{
 			{Event: "a", EventTimeUs: 1_000_000, AppendedAtMs: 1_000},
-			{Event: "a", CopyNo: 1, EventTimeUs: 1_000_000, AppendedAtMs: 1_500, Fault: "producer-retry"},
-			{Event: "b", EventTimeUs: 2_000_000, AppendedAtMs: 2_000},
+			{Event: "a", CopyNo: 1, Offset: 1, EventTimeUs: 1_000_000, AppendedAtMs: 1_500, Fault: "producer-retry"},
+			{Event: "b", Offset: 2, EventTimeUs: 2_000_000, AppendedAtMs: 2_000},
 		},
 		Batches: []history.Batch{
 			{BatchID: 0, AtMs: 1_000, Input: []int{0}, Outcomes: []string{history.Emitted}, NumRowsTotal: 1, MaxEventTimeMs: 1_000, Progress: json.RawMessage(`{"batchId":0}`)},
@@ -217,7 +217,7 @@ func TestJUnitFailureNamesTheReplay(t *testing.T) {
 			t.Errorf("failure %+v lacks %q", c.Failure, w)
 		}
 	}
-	if !strings.HasPrefix(c.Failure.Text, "Table: 1 events are in it twice.") || !strings.HasPrefix(c.SystemOut, "Table: ") || !strings.Contains(c.SystemOut, "API contract: BROKEN: sink-replay-duplicate (1)") {
+	if !strings.HasPrefix(c.Failure.Text, "Table: 1 events are in the table twice.") || !strings.HasPrefix(c.SystemOut, "Table: ") || !strings.Contains(c.SystemOut, "API contract: BROKEN: sink-replay-duplicate (1)") {
 		t.Errorf("headline missing: %+v", c)
 	}
 }
