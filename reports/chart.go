@@ -22,10 +22,12 @@ type Series struct {
 }
 
 // Marker is a vertical line at X with a label (a crash, the heal point).
+// Markers with the same Legend share one legend entry.
 type Marker struct {
-	X     float64
-	Label string
-	Color string
+	X      float64
+	Label  string
+	Legend string
+	Color  string
 }
 
 // Chart is a small time chart.
@@ -49,11 +51,72 @@ type HLine struct {
 const (
 	chartW, chartH = 760.0, 240.0
 	padL, padR     = 64.0, 16.0
-	padT, padB     = 28.0, 40.0
+	padB           = 40.0
+	legendRowH     = 14.0
 )
+
+// legendItem is one legend entry: a filled swatch (a series) or a dashed
+// line (a marker or reference line).
+type legendItem struct {
+	name, color string
+	dashed      bool
+}
+
+// legend lists every series, every kind of marker (with how many) and
+// every reference line.
+func (c Chart) legend() []legendItem {
+	var out []legendItem
+	for _, s := range c.Series {
+		out = append(out, legendItem{name: s.Name, color: s.Color, dashed: s.Dashed})
+	}
+	count := map[string]int{}
+	var order []Marker
+	for _, m := range c.Markers {
+		k := m.Legend
+		if k == "" {
+			k = m.Label
+		}
+		if count[k] == 0 {
+			order = append(order, Marker{Legend: k, Color: m.Color})
+		}
+		count[k]++
+	}
+	for _, m := range order {
+		name := m.Legend
+		if n := count[m.Legend]; n > 1 {
+			name = fmt.Sprintf("%s (%d)", name, n)
+		}
+		out = append(out, legendItem{name: name + " (dashed line)", color: m.Color, dashed: true})
+	}
+	for _, h := range c.HLines {
+		out = append(out, legendItem{name: h.Label, color: h.Color, dashed: true})
+	}
+	return out
+}
+
+// layoutLegend places the items in rows that fit the chart's width and
+// returns their positions and the number of rows.
+func layoutLegend(items []legendItem) (xs, ys []float64, rows int) {
+	lx, row := padL, 0
+	for _, it := range items {
+		w := 24 + 5.6*float64(len(it.name))
+		if lx+w > chartW-padR && lx > padL {
+			lx, row = padL, row+1
+		}
+		xs, ys = append(xs, lx), append(ys, 36+legendRowH*float64(row))
+		lx += w + 6
+	}
+	if len(items) > 0 {
+		rows = row + 1
+	}
+	return xs, ys, rows
+}
 
 // SVG renders the chart as a self-contained <svg> element.
 func (c Chart) SVG() string {
+	items := c.legend()
+	lxs, lys, rows := layoutLegend(items)
+	padT := 34 + legendRowH*float64(rows)
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), 0.0, math.Inf(-1)
 	for _, s := range c.Series {
 		for i := range s.X {
@@ -133,12 +196,15 @@ func (c Chart) SVG() string {
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`, s.Color, dash, strings.TrimSpace(pts.String()))
 	}
-	// Legend.
-	lx := padL + 8
-	for _, s := range c.Series {
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" y="%.1f" font-size="10">%s</text>`,
-			lx, padT+2, s.Color, lx+14, padT+11, html.EscapeString(s.Name))
-		lx += 24 + 6*float64(len(s.Name))
+	// Legend: every series, marker kind and reference line.
+	for i, it := range items {
+		x, y := lxs[i], lys[i]
+		if it.dashed {
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2" stroke-dasharray="3,2"/>`, x, y-4, x+10, y-4, it.color)
+		} else {
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/>`, x, y-9, it.color)
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10">%s</text>`, x+14, y, html.EscapeString(it.name))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
@@ -187,6 +253,9 @@ func short(v float64) string {
 }
 
 func trim(v float64) string {
-	s := fmt.Sprintf("%.1f", v)
-	return strings.TrimSuffix(s, ".0")
+	s := strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0")
+	if s == "-0" {
+		return "0"
+	}
+	return s
 }

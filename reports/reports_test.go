@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -20,8 +22,8 @@ func sample() *Run {
 		DelayMs: 10_000, Partitions: 2, SinkKind: "append", HealAtMs: 3_000, EndMs: 4_000, ArrivalRatePerSec: 1,
 		Copies: []history.Copy{
 			{Event: "a", EventTimeUs: 1_000_000, AppendedAtMs: 1_000},
-			{Event: "a", CopyNo: 1, EventTimeUs: 1_000_000, AppendedAtMs: 1_500, Fault: "producer-retry"},
-			{Event: "b", EventTimeUs: 2_000_000, AppendedAtMs: 2_000},
+			{Event: "a", CopyNo: 1, Offset: 1, EventTimeUs: 1_000_000, AppendedAtMs: 1_500, Fault: "producer-retry"},
+			{Event: "b", Offset: 2, EventTimeUs: 2_000_000, AppendedAtMs: 2_000},
 		},
 		Batches: []history.Batch{
 			{BatchID: 0, AtMs: 1_000, Input: []int{0}, Outcomes: []string{history.Emitted}, NumRowsTotal: 1, MaxEventTimeMs: 1_000, Progress: json.RawMessage(`{"batchId":0}`)},
@@ -29,6 +31,9 @@ func sample() *Run {
 			{BatchID: 1, AtMs: 2_500, Replay: true, Input: []int{1, 2}, Outcomes: []string{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Progress: json.RawMessage(`{"batchId":1,"try":2}`)},
 		},
 		Crashes: []history.Crash{{AtMs: 2_000, Point: "after-sink-write", BatchID: 1}},
+		Writes: []history.SinkWrite{{BatchID: 0, AtMs: 1_000, Rows: []int{0}, Kept: 1}, {BatchID: 1, AtMs: 2_000, Rows: []int{2}, Kept: 1},
+			{BatchID: 1, AtMs: 2_500, Rows: []int{2}, Kept: 1}},
+		Table: []int{0, 2, 2}, HasTable: true,
 	}
 	rep := check.Check(h, check.DefaultOptions())
 	return &Run{Scenario: "sample", Seed: 7, Passed: false, Replay: "dedupsim replay --seed 7 sample.yaml", History: h, Report: rep,
@@ -147,5 +152,145 @@ func TestLiveRunIsSaid(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err := json.Unmarshal(data, &jr); err != nil || jr.Live == nil || jr.Live.KilledAtRandom != 7 {
 		t.Errorf("report.json live = %+v, %v", jr.Live, err)
+	}
+}
+
+// TestMarkdownEscapesScenarioText: names and descriptions reach summary.md
+// as text, never as Markdown or HTML; the replay command is a code span
+// whatever backticks it holds.
+func TestMarkdownEscapesScenarioText(t *testing.T) {
+	r := sample()
+	r.Scenario = `x<img src=x onerror=alert(1)>|**b**`
+	r.Description = "1. <script>alert(1)</script> [link](javascript:x) &amp; `code`\nsecond line"
+	r.Replay = "dedupsim replay --seed 7 'a`b``c'"
+	md := Markdown([]*Run{r})
+	for _, bad := range []string{"<img", "<script", "](javascript", "&amp;", "|**b**"} {
+		for i := strings.Index(md, bad); i >= 0; i = indexFrom(md, bad, i+1) {
+			if i == 0 || md[i-1] != '\\' {
+				t.Errorf("summary.md holds %q unescaped:\n%s", bad, md)
+				break
+			}
+		}
+	}
+	if !strings.Contains(md, "1\\. \\<script\\>") || !strings.Contains(md, "x\\<img src=x onerror=alert(1)\\>\\|\\*\\*b\\*\\*") {
+		t.Errorf("summary.md:\n%s", md)
+	}
+	if !strings.Contains(md, "Replay: ```dedupsim replay --seed 7 'a`b``c'```") {
+		t.Errorf("replay code span:\n%s", md)
+	}
+	if strings.Contains(md, "second line") {
+		t.Errorf("only the description's first line belongs in summary.md:\n%s", md)
+	}
+}
+
+func indexFrom(s, sub string, from int) int {
+	if from >= len(s) {
+		return -1
+	}
+	i := strings.Index(s[from:], sub)
+	if i < 0 {
+		return -1
+	}
+	return from + i
+}
+
+// TestJUnitFailureNamesTheReplay: a failure's message and body carry the
+// unmet expectations and the replay command, the body and system-out the
+// headline; every case and the suite have a time.
+func TestJUnitFailureNamesTheReplay(t *testing.T) {
+	r := sample()
+	r.Elapsed = 2*time.Second + 250*time.Millisecond
+	b, err := JUnit([]*Run{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s junitSuites
+	if err := xml.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Suites[0].Cases[0]
+	if c.Time != "2.250" || s.Suites[0].Time != "2.250" || c.Failure == nil {
+		t.Fatalf("junit %+v", s)
+	}
+	for _, w := range []string{"expected exactly-once present, got 0", "replay: dedupsim replay --seed 7 sample.yaml"} {
+		if !strings.Contains(c.Failure.Message, w) || !strings.Contains(c.Failure.Text, w) {
+			t.Errorf("failure %+v lacks %q", c.Failure, w)
+		}
+	}
+	if !strings.HasPrefix(c.Failure.Text, "Table: 1 events are in the table twice.") || !strings.HasPrefix(c.SystemOut, "Table: ") || !strings.Contains(c.SystemOut, "API contract: BROKEN: sink-replay-duplicate (1)") {
+		t.Errorf("headline missing: %+v", c)
+	}
+}
+
+// TestChartsWithoutAWatermark: a query with no watermark gets no
+// watermark chart (its axis ran to -1.5 G, the epoch seen from 2026) and a
+// note saying why; the event-time series start where they are known.
+func TestChartsWithoutAWatermark(t *testing.T) {
+	r := sample()
+	r.History.DelayMs = -1
+	charts, notes := chartsAndNotes(r)
+	for _, c := range charts {
+		if strings.Contains(c.Title, "Watermark") {
+			t.Fatalf("a watermark chart for a query without a watermark")
+		}
+		if svg := c.SVG(); strings.Contains(svg, "G<") {
+			t.Fatalf("giga ticks in %s", c.Title)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "no watermark") {
+		t.Fatalf("notes %v", notes)
+	}
+	for _, p := range Points(r.History) {
+		if p.WatermarkSec != nil {
+			t.Fatalf("a watermark point for a query without a watermark: %+v", p)
+		}
+	}
+	page, _ := HTML(r)
+	if !bytes.Contains(page, []byte("No watermark chart: the query has no watermark")) {
+		t.Fatal("report.html does not say why the watermark chart is missing")
+	}
+}
+
+// TestChartUnitsAndLegends: a long run's axis is in minutes or hours;
+// every series, marker kind and reference line is in the legend.
+func TestChartUnitsAndLegends(t *testing.T) {
+	for _, tc := range []struct {
+		sec  float64
+		want string
+	}{{30, "s"}, {600, "s"}, {3600, "min"}, {7 * 3600, "min"}, {24 * 3600, "h"}, {365 * 86400, "days"}} {
+		if got := unitFor(tc.sec).name; got != tc.want {
+			t.Errorf("unitFor(%g) = %s, want %s", tc.sec, got, tc.want)
+		}
+	}
+	r := sample()
+	r.History.Copies[2].AppendedAtMs = 2 * 3600 * 1000
+	r.History.Batches[2].AtMs = 2 * 3600 * 1000
+	r.History.Crashes = append(r.History.Crashes, history.Crash{AtMs: 3_000, Point: "random", BatchID: 1})
+	charts := Charts(r)
+	if !strings.Contains(charts[0].XLabel, "(min)") {
+		t.Errorf("x label %q for a two-hour run", charts[0].XLabel)
+	}
+	svg := charts[0].SVG()
+	for _, w := range []string{"numRowsTotal", "driver crash (2) (dashed line)", "faults healed (dashed line)"} {
+		if !strings.Contains(svg, w) {
+			t.Errorf("legend lacks %q", w)
+		}
+	}
+}
+
+// TestSkippedChecksAreProminent: the checks not run are listed under the
+// headline, not in italics at the bottom.
+func TestSkippedChecksAreProminent(t *testing.T) {
+	r := sample()
+	if len(SkippedChecks(r)) == 0 {
+		t.Fatal("the sample has no skipped check")
+	}
+	page, _ := HTML(r)
+	i, j := bytes.Index(page, []byte("Checks not run")), bytes.Index(page, []byte("<h2>Findings</h2>"))
+	if i < 0 || i > j || !bytes.Contains(page, []byte(html.EscapeString(SkippedChecks(r)[0]))) {
+		t.Fatalf("skipped checks not under the headline")
+	}
+	if md := Markdown([]*Run{r}); !strings.Contains(md, "Checks not run") {
+		t.Fatalf("summary.md:\n%s", md)
 	}
 }

@@ -39,7 +39,10 @@ type Run struct {
 	Elapsed time.Duration `json:"-"`
 }
 
-// Point is one authoritative batch, as the charts see it.
+// Point is one authoritative batch, as the charts see it. Times are seconds
+// since the run's start (the first append; check.Counts.StartMs), processing
+// time and event time alike, so that a watermark can be read against the
+// clock.
 type Point struct {
 	BatchID        int64   `json:"batchId"`
 	AtSec          float64 `json:"atSec"`
@@ -50,17 +53,18 @@ type Point struct {
 	DuplicatesPass int     `json:"duplicatesPassed"`
 	// SinkReplayed counts rows a sink kept again when the batch was
 	// delivered a second time (replay duplicates that reached the table).
-	SinkReplayed    int     `json:"sinkReplayed"`
-	StateRows       int64   `json:"stateRows"`
-	WatermarkSec    float64 `json:"watermarkSec"`
-	MaxEventTimeSec float64 `json:"maxEventTimeSec"`
+	SinkReplayed int   `json:"sinkReplayed"`
+	StateRows    int64 `json:"stateRows"`
+	// WatermarkSec is null when the query has no streaming watermark or it
+	// is still at its initial 0; MaxEventTimeSec is null until a batch has
+	// read a row.
+	WatermarkSec    *float64 `json:"watermarkSec"`
+	MaxEventTimeSec *float64 `json:"maxEventTimeSec"`
 }
 
 // Points extracts the per-batch series from a history: the last execution
 // of each batch id (a replay supersedes the crashed attempt), in batch
-// order. Times are seconds since the run's first append (processing time)
-// and since the smallest event time (event time), so charts of simulated
-// runs that start at arbitrary epochs stay readable.
+// order.
 func Points(h *history.History) []Point {
 	if h == nil {
 		return nil
@@ -74,7 +78,7 @@ func Points(h *history.History) []Point {
 		last[b.BatchID] = i
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	t0, e0 := origin(h)
+	t0 := origin(h)
 	replayed := map[int64]int{}
 	delivered := map[int64]bool{}
 	for _, w := range h.Writes {
@@ -83,6 +87,7 @@ func Points(h *history.History) []Point {
 		}
 		delivered[w.BatchID] = true
 	}
+	wm := hasWatermark(h)
 	emitted := map[string]bool{}
 	maxET := int64(0)
 	haveET := false
@@ -111,26 +116,30 @@ func Points(h *history.History) []Point {
 		if len(b.Input) > 0 && (!haveET || b.MaxEventTimeMs > maxET) {
 			maxET, haveET = b.MaxEventTimeMs, true
 		}
-		p.WatermarkSec = float64(b.WatermarkMs-e0) / 1000
-		if p.WatermarkSec < 0 {
-			p.WatermarkSec = 0
+		if wm && b.WatermarkMs > 0 {
+			v := float64(b.WatermarkMs-t0) / 1000
+			p.WatermarkSec = &v
 		}
-		p.MaxEventTimeSec = float64(maxET-e0) / 1000
+		if haveET {
+			v := float64(maxET-t0) / 1000
+			p.MaxEventTimeSec = &v
+		}
 		out = append(out, p)
 	}
 	return out
 }
 
-// origin returns the first append time and the smallest event time (ms).
-func origin(h *history.History) (t0, e0 int64) {
+// hasWatermark: the query defines a watermark (a batch dedup never sets
+// one, §5.2, so its batches record 0, which is left out).
+func hasWatermark(h *history.History) bool { return h.DelayMs >= 0 }
+
+// origin is the run's start: the first append time (ms), as
+// check.Counts.StartMs.
+func origin(h *history.History) (t0 int64) {
 	for i, c := range h.Copies {
-		et := c.EventTimeUs / 1000
 		if i == 0 || c.AppendedAtMs < t0 {
 			t0 = c.AppendedAtMs
 		}
-		if i == 0 || et < e0 {
-			e0 = et
-		}
 	}
-	return t0, e0
+	return t0
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -12,24 +17,34 @@ import (
 )
 
 func newCheckCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, strict bool
 	var scenario string
 	cmd := &cobra.Command{
-		Use:   "check HISTORY",
-		Short: "Re-check a saved history (history.json from run, sweep or replay)",
-		Long: `check runs the checker over a history saved by an earlier run, so that old runs can be
-re-judged when the checker improves. Exit status: 0 when the history is exactly-once, 1 when it
-has a violation, 2 when the file is not a history.`,
+		Use:   "check [--strict] HISTORY",
+		Short: "Re-check a saved history (history.json or history.json.gz from run, sweep or replay)",
+		Long: `check runs the checker over a history saved by an earlier run (plain or gzip-compressed), so
+that old runs can be re-judged when the checker improves. It prints what reached the table
+first (events once, more than once, never: dropped as late, filtered or lost), then whether the
+API kept its contract, the margin, the checks it could not run, and the findings.
+
+Exit status: 0 when the API contract was kept, 1 when it was broken (with --strict, also when the
+table holds an event more than once or misses one that was not dropped as late or filtered,
+whatever the API promises), 2 when the file is not a history or contradicts itself
+(malformed-history).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := os.Open(args[0])
+			path := args[0]
+			f, err := os.Open(path)
 			if err != nil {
 				return badInput(err)
 			}
 			defer f.Close()
 			h, err := history.Read(f)
 			if err != nil {
-				return badInput(fmt.Errorf("%s: %w", args[0], err))
+				if hint := notAHistory(path); hint != "" {
+					return badInput(fmt.Errorf("%s: %s", path, hint))
+				}
+				return badInput(fmt.Errorf("%s: %w", path, err))
 			}
 			opts := check.DefaultOptions()
 			if scenario != "" {
@@ -45,23 +60,74 @@ has a violation, 2 when the file is not a history.`,
 				b, _ := json.MarshalIndent(rep, "", "  ")
 				fmt.Fprintln(w, string(b))
 			} else {
-				fmt.Fprintln(w, rep.Verdict.Summary)
-				for _, fd := range rep.Findings {
-					fmt.Fprintf(w, "  %s (%s, %d): %s\n", fd.Kind, fd.Severity, fd.Count, fd.Message)
-					for _, ex := range fd.Examples {
-						fmt.Fprintf(w, "    event %s copies %v batches %v: %s\n", ex.Event, ex.Copies, ex.Batches, ex.Detail)
-					}
-				}
+				printCheck(w, &reports.Run{Report: rep, History: h})
+			}
+			if f := rep.Find(check.MalformedHistory); f != nil {
+				return badInput(fmt.Errorf("%s: malformed-history: %d contradictions, e.g. %s", path, f.Count, f.Examples[0].Detail))
 			}
 			if !rep.Verdict.ExactlyOnce {
-				return &exitError{code: 1, err: fmt.Errorf("%s: not exactly-once", args[0])}
+				var kinds []string
+				for _, f := range rep.Findings {
+					if f.Severity == check.Violation {
+						kinds = append(kinds, fmt.Sprintf("%s (%d)", f.Kind, f.Count))
+					}
+				}
+				return &exitError{code: 1, err: fmt.Errorf("%s: API contract broken: %s", path, strings.Join(kinds, ", "))}
+			}
+			if strict && !rep.Table.Clean() {
+				return &exitError{code: 1, err: fmt.Errorf("%s: --strict: the %s holds %d events more than once and lost %d (%s)", path, rep.Table.Name(), rep.Table.MoreThanOnce, rep.Table.NeverLost, rep.Table.Line())}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the full report as JSON")
+	cmd.Flags().BoolVar(&strict, "strict", false, "also exit 1 when the table holds an event more than once or misses one not dropped as late or filtered, whatever the API promises")
 	cmd.Flags().StringVar(&scenario, "scenario", "", "judge with this scenario's check thresholds (state margin, stall span)")
 	return cmd
+}
+
+// printCheck prints a checked history: the headline, the checks not run,
+// the findings with their examples.
+func printCheck(w io.Writer, r *reports.Run) {
+	fmt.Fprintln(w, reports.Headline(r))
+	if notes := reports.SkippedChecks(r); len(notes) > 0 {
+		fmt.Fprintf(w, "Checks not run (%d):\n", len(notes))
+		for _, n := range notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
+	}
+	fmt.Fprintln(w, r.Report.Verdict.Summary)
+	for _, fd := range r.Report.Findings {
+		fmt.Fprintf(w, "  %s (%s, %d): %s\n", fd.Kind, fd.Severity, fd.Count, fd.Message)
+		for _, ex := range fd.Examples {
+			fmt.Fprintf(w, "    event %s copies %v batches %v: %s\n", ex.Event, ex.Copies, ex.Batches, ex.Detail)
+		}
+	}
+}
+
+// notAHistory recognises the files a run writes beside its history (the
+// usual mistake is passing report.json) and says which file to pass.
+func notAHistory(path string) string {
+	const pass = "pass history.json (or history.json.gz) from the same folder"
+	switch base := filepath.Base(path); base {
+	case "report.json", "report.html", "summary.md", "junit.xml", "index.html":
+		return fmt.Sprintf("this is %s, a report, not a history: %s", base, pass)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	head = bytes.TrimSpace(head[:n])
+	switch {
+	case bytes.HasPrefix(head, []byte("{")) && (bytes.Contains(head, []byte(`"headline"`)) || bytes.Contains(head, []byte(`"scenario"`))):
+		return "this is a report (report.json), not a history: " + pass
+	case bytes.HasPrefix(head, []byte("<")):
+		return "this is an HTML or XML file, not a history: " + pass
+	}
+	return ""
 }
 
 func newListCmd() *cobra.Command {

@@ -169,8 +169,15 @@ func TestCleanRunsPerAPI(t *testing.T) {
 				if !r.Counts.Conservation || r.Counts.Reads != r.Counts.Copies || r.Counts.Events != 300 {
 					t.Errorf("counts %+v", r.Counts)
 				}
-				if !strings.HasPrefix(r.Verdict.Summary, "exactly-once: yes") {
+				head := "table: "
+				if sink == "foreachBatch" {
+					head = "sink deliveries: "
+				}
+				if !strings.HasPrefix(r.Verdict.Summary, head) || !strings.Contains(r.Verdict.Summary, "; API contract kept") {
 					t.Errorf("summary %q", r.Verdict.Summary)
+				}
+				if tb := r.Table; tb.Events != 300 || tb.Never != 0 || tb.Once+tb.MoreThanOnce != 300 || (!slices.Contains(allowed, TableDuplicate) && !slices.Contains(allowed, DuplicateEmittedOutsideGuarantee) && tb.Once != 300) {
+					t.Errorf("table %+v", tb)
 				}
 			})
 		}
@@ -444,7 +451,7 @@ func TestLateDropped(t *testing.T) {
 		r := check(h)
 		mustHave(t, r, LateDropped, WatermarkStalled)
 		f := finding(r, LateDropped)
-		if !strings.Contains(f.Message, "a future-clock producer was active (1 copies carry an event time more than the delay ahead of their append time, up to 9995000ms ahead; future-timestamp fired 1 times)") || f.Count < 50 {
+		if !strings.Contains(f.Message, "a future-clock producer was active (1 copies carry an event time more than the delay ahead of their append time, up to 2h46m35s ahead; future-timestamp fired 1 times)") || f.Count < 50 {
 			t.Fatalf("%+v", f)
 		}
 		if !strings.Contains(f.Message, "74 of them honest") {
@@ -760,6 +767,17 @@ func TestMalformedHistory(t *testing.T) {
 		"write row out of range": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, -5) },
 		"kept above rows":        func(h *history.History) { h.Writes[0].Kept = 99 },
 		"unknown api":            func(h *history.History) { h.API = "dropDuplicatez" },
+		"write for a batch that never ran": func(h *history.History) {
+			h.Writes = append(h.Writes, history.SinkWrite{BatchID: 1_000_000_000, AtMs: 5000, Rows: []int{0}, Kept: 1})
+		},
+		"write of a row its batch did not emit": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, len(h.Copies)-1) },
+		"table with no sink writes":             func(h *history.History) { h.Writes = nil },
+		"table row no write kept":               func(h *history.History) { h.Table = append(h.Table, h.Table[0]) },
+		"table sink without a table":            func(h *history.History) { h.HasTable, h.Table = false, nil },
+		"two copies at one offset": func(h *history.History) {
+			h.Copies[1].Offset = h.Copies[0].Offset
+			h.Copies[1].Partition = h.Copies[0].Partition
+		},
 		"within watermark without a watermark": func(h *history.History) {
 			h.API, h.DelayMs = apiDDW, -1
 			for i := range h.Batches {

@@ -6,7 +6,8 @@ report for the same history and options, so a saved run can be re-checked
 whenever the checker improves:
 
 	r := check.Check(h, check.DefaultOptions())
-	if !r.Verdict.ExactlyOnce { ... r.Findings ... }
+	if !r.Table.Clean() { ... the table holds duplicates or lost events ... }
+	if !r.Verdict.ExactlyOnce { ... the API contract was broken: r.Findings ... }
 
 Each finding has a stable kind, a fixed severity (violation, counted,
 warning), a count and a few examples (event, copies, batches, detail);
@@ -40,9 +41,16 @@ time when the event time is in the key.
 
 malformed-history, violation: an input or table or sink row that is not a copy
 index, len(Outcomes) != len(Input), an outcome other than
-emitted/duplicate/late, kept < 0 or > rows, a table with hasTable false, an
-unknown api, or dropDuplicatesWithinWatermark without a watermark. Bad rows
-are ignored by the other rules. Count: contradictions.
+emitted/duplicate/late/filtered, kept < 0 or > rows, a table with hasTable
+false, a sink that keeps a table (table, merge, append) with hasTable false,
+a sink write for a batch id that never ran or delivering a copy no execution
+of its batch emitted, a table with rows but no sink write that kept any, a
+copy held in the table more often than sink writes that kept rows delivered
+it, two copies at one (source, partition, offset), an unknown api, or
+dropDuplicatesWithinWatermark without a watermark. Bad rows are ignored by
+the other rules. Count: contradictions. (history.Read refuses values out of
+their domain before the checker sees them; `dedupsim check` exits 2 on
+this finding.)
 
 lost, violation: conservation. Every copy must be read by exactly one
 authoritative batch of a checkpoint, with one outcome, so that
@@ -144,10 +152,44 @@ read, stateOperators[0].numRowsDroppedByWatermark = late rows,
 customMetrics.numDroppedDuplicateRows = duplicate rows, numRowsUpdated = rows
 emitted, numRowsTotal = Batch.NumRowsTotal. Count: batches.
 
+# The table (Report.Table)
+
+What reached the sink, per logical event: in the final table once, more
+than once (with the extra rows), or never; never splits into dropped as
+late (never emitted, a copy dropped by the late filter), filtered (never
+emitted, removed by drop_future_events) and lost (everything else: never
+read, dropped as a duplicate of nothing, not consumed by the end of the
+run, or emitted and missing from the table). Without a final table
+(foreachBatch) "the table" is what the sink received: every row of every
+delivery, replays counted again. Table.Clean (no event more than once,
+none lost) is what --strict tests, whatever the API promises.
+
+# The margin (Report.Margin)
+
+For a streaming query with a watermark: the later copies of each event
+(read after its first emitted copy, same checkpoint) by fate (caught by
+state, caught as late, escaped), the largest gap still caught, the
+retention (2 x delay of event time for dropDuplicatesWithinWatermark, the
+delay with the event time in the key, forever otherwise), and the delays
+from which every larger delay catches every copy: over the events this run
+caught (KeptDelayMs: the delay could have come down to it) and over all of
+them (NeededDelayMs: the delay that would have caught the escaped ones; -1
+when none would). They come from replaying each event's reads with another
+delay d, the run's arrivals and batches held, every recorded watermark
+shifted by (delay - d) (margin.go says the rules). A watermark still at 0
+is taken to stay 0, so copies read before the watermark first moved are
+judged as if it had not moved under a smaller delay either.
+
 # Verdict
 
-ExactlyOnce: no finding of severity violation. Converged: no not-converged
+ExactlyOnce: no finding of severity violation: the API contract was kept
+(reports say "API contract kept"; the field keeps its name for
+compatibility). It says nothing about the table: re-stamped retries under
+dropDuplicates on (id, event time) keep the contract and fill the table
+with duplicates. Converged: no not-converged
 and no malformed-history finding, and the state back under its bound at the
-last batch (when a bound applies). Summary: one line.
+last batch (when a bound applies). Summary: one line, the table first
+("table: 12017 of 12119 events once, 102 more than once (102 extra rows),
+0 never; API contract kept; counted: ...").
 */
 package check

@@ -112,8 +112,8 @@ func (c *checker) checkConservation() {
 				lostEvents[cp.Event] = true
 			} else {
 				ncEx = append(ncEx, Example{Event: cp.Event, Copies: []int{ci},
-					Detail: fmt.Sprintf("copy %d (source %d partition %d offset %d, appended at %dms%s) was never read by the end of the run (%dms)",
-						ci, cp.Source, cp.Partition, cp.Offset, cp.AppendedAtMs, c.phase(cp.AppendedAtMs), h.EndMs)})
+					Detail: fmt.Sprintf("copy %d (source %d partition %d offset %d, appended at %s%s) was never read by the end of the run (%s)",
+						ci, cp.Source, cp.Partition, cp.Offset, c.at(cp.AppendedAtMs), c.phase(cp.AppendedAtMs), c.at(h.EndMs))})
 			}
 			continue
 		}
@@ -201,7 +201,7 @@ func (c *checker) checkSpuriousDuplicates() {
 			sh := c.sh(c.epochOf[r.exec])
 			what := "its key"
 			if sh.timeInKey && !sh.batchAPI {
-				what = fmt.Sprintf("its key (%s, %s)", cp.Event, fmtUs(cp.EventTimeUs))
+				what = fmt.Sprintf("its key (%s, %s)", cp.Event, isoUs(cp.EventTimeUs))
 			}
 			scope := "in its checkpoint"
 			if sh.batchAPI {
@@ -250,9 +250,9 @@ func (c *checker) checkLateFilter() {
 				late := cp.EventTimeUs <= satMul(b.LateWatermarkMs, 1000)
 				switch {
 				case late && r.outcome != history.Late:
-					d = fmt.Sprintf("copy %d (t=%s) is at or below batch %d's late watermark %dms but was %s", ci, fmtUs(cp.EventTimeUs), b.BatchID, b.LateWatermarkMs, r.outcome)
+					d = fmt.Sprintf("copy %d (t=%s) is at or below batch %d's late watermark %s but was %s", ci, c.et(cp.EventTimeUs), b.BatchID, c.at(b.LateWatermarkMs), r.outcome)
 				case !late && r.outcome == history.Late:
-					d = fmt.Sprintf("copy %d (t=%s) is above batch %d's late watermark %dms but was dropped as late", ci, fmtUs(cp.EventTimeUs), b.BatchID, b.LateWatermarkMs)
+					d = fmt.Sprintf("copy %d (t=%s) is above batch %d's late watermark %s but was dropped as late", ci, c.et(cp.EventTimeUs), b.BatchID, c.at(b.LateWatermarkMs))
 				}
 			} else if r.outcome == history.Late {
 				why := "the query has no watermark"
@@ -328,7 +328,7 @@ func (c *checker) classify(ems []rd) (bool, string) {
 		return a.copy < b.copy
 	})
 	desc := func(r rd) string {
-		return fmt.Sprintf("copy %d (t=%s, batch %d)", r.copy, fmtUs(h.Copies[r.copy].EventTimeUs), c.batchID(r.exec))
+		return fmt.Sprintf("copy %d (t=%s, batch %d)", r.copy, c.et(h.Copies[r.copy].EventTimeUs), c.batchID(r.exec))
 	}
 	var outside string
 	for lo := 0; lo < len(ems); {
@@ -352,7 +352,8 @@ func (c *checker) classify(ems []rd) (bool, string) {
 				byExec[r.exec] = r
 			}
 			if outside == "" {
-				outside = fmt.Sprintf("%s and %s were emitted by different batches: batchDropDuplicates keeps no state across batches", desc(g[0]), desc(g[1]))
+				outside = fmt.Sprintf("%s and %s were emitted by different batches (appended %s apart): batchDropDuplicates keeps no state across batches",
+					desc(g[0]), desc(g[1]), Dur(satAdd(h.Copies[g[1].copy].AppendedAtMs, -h.Copies[g[0].copy].AppendedAtMs)))
 			}
 		case sh.timeInKey:
 			byT := map[int64]rd{}
@@ -364,7 +365,9 @@ func (c *checker) classify(ems []rd) (bool, string) {
 				byT[t] = r
 			}
 			if outside == "" {
-				outside = fmt.Sprintf("%s and %s have different event times, so different keys (a re-stamped retry)", desc(g[0]), desc(g[1]))
+				a, b := &h.Copies[g[0].copy], &h.Copies[g[1].copy]
+				outside = fmt.Sprintf("%s and %s have different event times (%s apart, appended %s apart), so different keys (a re-stamped retry)",
+					desc(g[0]), desc(g[1]), durUs(satAdd(b.EventTimeUs, -a.EventTimeUs)), Dur(satAdd(b.AppendedAtMs, -a.AppendedAtMs)))
 			}
 		case sh.withinWM && sh.hasWatermark:
 			s := append([]rd(nil), g...)
@@ -373,12 +376,12 @@ func (c *checker) classify(ems []rd) (bool, string) {
 			for i := 1; i < len(s); i++ {
 				d := h.Copies[s[i].copy].EventTimeUs - h.Copies[s[i-1].copy].EventTimeUs
 				if d >= 0 && d < delayUs {
-					return true, fmt.Sprintf("%s and %s are %s apart, less than the delay %dms", desc(s[i-1]), desc(s[i]), fmtUs(d), sh.delayMs)
+					return true, fmt.Sprintf("%s and %s are %s apart, less than the delay %s", desc(s[i-1]), desc(s[i]), durUs(d), Dur(sh.delayMs))
 				}
 			}
 			if outside == "" {
 				d := h.Copies[s[1].copy].EventTimeUs - h.Copies[s[0].copy].EventTimeUs
-				outside = fmt.Sprintf("%s and %s are %s apart, not less than the delay %dms", desc(s[0]), desc(s[1]), fmtUs(d), sh.delayMs)
+				outside = fmt.Sprintf("%s and %s are %s apart, not less than the delay %s", desc(s[0]), desc(s[1]), durUs(d), Dur(sh.delayMs))
 			}
 		default:
 			return true, fmt.Sprintf("%s and %s were both emitted in one checkpoint (%s)", desc(g[0]), desc(g[1]), sh.guarantee())
@@ -433,8 +436,8 @@ func (c *checker) checkLateDropped() {
 			continue
 		}
 		b := &h.Batches[firstLate.exec]
-		fl := fmt.Sprintf("copy %d (t=%s) dropped as late in batch %d (late watermark %dms)",
-			firstLate.copy, fmtUs(h.Copies[firstLate.copy].EventTimeUs), b.BatchID, b.LateWatermarkMs)
+		fl := fmt.Sprintf("copy %d (t=%s) dropped as late in batch %d at %s (late watermark %s)",
+			firstLate.copy, c.et(h.Copies[firstLate.copy].EventTimeUs), b.BatchID, c.at(b.AtMs), c.at(b.LateWatermarkMs))
 		var d string
 		if m == 0 {
 			never++
@@ -457,7 +460,7 @@ func (c *checker) checkLateDropped() {
 			laterCopy++
 			e := c.emits[ev][0]
 			d = fmt.Sprintf("original %s; emitted through copy %d (t=%s) in batch %d",
-				fl, e.copy, fmtUs(h.Copies[e.copy].EventTimeUs), c.batchID(e.exec))
+				fl, e.copy, c.et(h.Copies[e.copy].EventTimeUs), c.batchID(e.exec))
 		}
 		ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(lateCopies), Batches: sortedUniqueIDs(lateBatches), Detail: d})
 	}
@@ -495,7 +498,7 @@ func (c *checker) futureClock() string {
 	}
 	var parts []string
 	if n > 0 {
-		parts = append(parts, fmt.Sprintf("%d copies carry an event time more than the delay ahead of their append time, up to %dms ahead", n, lead))
+		parts = append(parts, fmt.Sprintf("%d copies carry an event time more than the delay ahead of their append time, up to %s ahead", n, Dur(lead)))
 	}
 	var keys []string
 	for k := range names {
@@ -587,10 +590,10 @@ func (c *checker) checkHealed() {
 			}
 		}
 		ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
-			Detail: fmt.Sprintf("an honest event of the healed phase (appended at or after %dms, no fault) was emitted %d times and never dropped as late", h.HealAtMs, m)})
+			Detail: fmt.Sprintf("an honest event of the healed phase (appended at or after %s, no fault) was emitted %d times and never dropped as late", c.at(h.HealAtMs), m)})
 	}
 	sortExamples(ex)
-	c.add(NotConverged, len(ex), fmt.Sprintf("the healed phase (from %dms to the end at %dms) did not converge: %d copies never consumed, %d honest healed-phase events not emitted exactly once", h.HealAtMs, h.EndMs, c.ncCopies, bad), ex)
+	c.add(NotConverged, len(ex), fmt.Sprintf("the healed phase (from %s to the end at %s) did not converge: %d copies never consumed, %d honest healed-phase events not emitted exactly once", c.at(h.HealAtMs), c.at(h.EndMs), c.ncCopies, bad), ex)
 }
 
 // healedHonest: every copy of ev was appended in the healed phase, with no

@@ -23,6 +23,8 @@ type checker struct {
 	counts   Counts
 
 	stateOverAtEnd bool
+	table          Table
+	margin         *Margin
 
 	// Query shapes: per checkpoint epoch, and the final one (the history's
 	// fields).
@@ -80,6 +82,11 @@ func (c *checker) bad(e Example) { c.malformed = append(c.malformed, e) }
 func (c *checker) index() {
 	h := c.h
 	c.nCopies = len(h.Copies)
+	for i, cp := range h.Copies {
+		if i == 0 || cp.AppendedAtMs < c.counts.StartMs {
+			c.counts.StartMs = cp.AppendedAtMs
+		}
+	}
 	c.resolveShapes(c.assignEpochs())
 
 	// Rows, with validation.
@@ -123,6 +130,7 @@ func (c *checker) index() {
 	if len(h.Table) > 0 && !h.HasTable {
 		c.bad(Example{Detail: fmt.Sprintf("table has %d rows but hasTable is false; the table is ignored", len(h.Table))})
 	}
+	c.contradictions()
 
 	// Authoritative executions: the last of each (epoch, batch id).
 	type bk struct {
@@ -275,3 +283,90 @@ func (c *checker) inferTrigger() int64 {
 }
 
 func (c *checker) batchID(exec int) int64 { return c.h.Batches[exec].BatchID }
+
+// contradictions finds records that cannot all be true: a sink write for a
+// batch that never ran or of a row its batch did not emit, a table row no
+// sink write kept, a sink that keeps a table recorded without one, two
+// copies at one offset.
+func (c *checker) contradictions() {
+	h := c.h
+	switch h.SinkKind {
+	case "table", "merge", "append":
+		if !h.HasTable {
+			c.bad(Example{Detail: fmt.Sprintf("sink kind %q keeps a table, but hasTable is false", h.SinkKind)})
+		}
+	}
+	type pk struct {
+		source, partition int
+		offset            int64
+	}
+	at := map[pk]int{}
+	for i, cp := range h.Copies {
+		k := pk{cp.Source, cp.Partition, cp.Offset}
+		if j, ok := at[k]; ok {
+			c.bad(Example{Event: cp.Event, Copies: []int{j, i}, Detail: fmt.Sprintf("copies %d and %d are both at source %d partition %d offset %d", j, i, cp.Source, cp.Partition, cp.Offset)})
+			continue
+		}
+		at[k] = i
+	}
+	emitted := map[int64]map[int]bool{} // batch id -> copies some execution of it emitted
+	for i := range h.Batches {
+		b := &h.Batches[i]
+		m := emitted[b.BatchID]
+		if m == nil {
+			m = map[int]bool{}
+			emitted[b.BatchID] = m
+		}
+		for j, ci := range b.Input {
+			if j < len(b.Outcomes) && b.Outcomes[j] == history.Emitted {
+				m[ci] = true
+			}
+		}
+	}
+	keptRows := map[int]int{} // copy -> deliveries with rows kept that hold it
+	anyKept := false
+	for wi, w := range h.Writes {
+		m, ran := emitted[w.BatchID]
+		if !ran {
+			c.bad(Example{Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d is for batch %d, which never ran", wi, w.BatchID)})
+			continue
+		}
+		for _, ci := range w.Rows {
+			if ci >= 0 && ci < c.nCopies && !m[ci] {
+				c.bad(Example{Copies: []int{ci}, Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d (batch %d) delivers copy %d, which no execution of batch %d emitted", wi, w.BatchID, ci, w.BatchID)})
+				break
+			}
+		}
+		if w.Kept > 0 {
+			anyKept = true
+			for _, ci := range w.Rows {
+				keptRows[ci]++
+			}
+		}
+	}
+	if !h.HasTable || len(h.Table) == 0 {
+		return
+	}
+	if !anyKept {
+		c.bad(Example{Detail: fmt.Sprintf("the table has %d rows but no sink write kept a row", len(h.Table))})
+		return
+	}
+	inTable := map[int]int{}
+	for _, ci := range h.Table {
+		inTable[ci]++
+	}
+	var over []int
+	for ci, n := range inTable {
+		if ci >= 0 && ci < c.nCopies && n > keptRows[ci] {
+			over = append(over, ci)
+		}
+	}
+	sort.Ints(over)
+	for _, ci := range over {
+		c.bad(Example{Event: h.Copies[ci].Event, Copies: []int{ci}, Detail: fmt.Sprintf("copy %d is in the table %d times, but only %d sink writes that kept rows delivered it", ci, inTable[ci], keptRows[ci])})
+		if len(over) > 1 {
+			c.bad(Example{Detail: fmt.Sprintf("%d more copies in the table have fewer sink writes that kept rows than table rows", len(over)-1)})
+			break
+		}
+	}
+}

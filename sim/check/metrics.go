@@ -72,7 +72,7 @@ func (c *checker) checkMetrics() {
 			}
 		}
 		if len(bad) > 0 {
-			ex = append(ex, Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("batch %d at %dms: %s", b.BatchID, b.AtMs, strings.Join(bad, "; "))})
+			ex = append(ex, Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("batch %d at %s: %s", b.BatchID, c.at(b.AtMs), strings.Join(bad, "; "))})
 		}
 	}
 	if unparsed > 0 {

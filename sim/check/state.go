@@ -117,7 +117,7 @@ func (c *checker) stateBound(pts []statePt, warm func(statePt) bool) {
 	var ex []Example
 	for _, p := range top {
 		ex = append(ex, Example{Batches: []int64{c.batchID(p.exec)},
-			Detail: fmt.Sprintf("batch %d at %dms: numRowsTotal %d > bound %.0f", c.batchID(p.exec), p.x, p.y, c.boundOf(c.sh(p.epoch)))})
+			Detail: fmt.Sprintf("batch %d at %s: numRowsTotal %d > bound %.0f", c.batchID(p.exec), c.at(p.x), p.y, c.boundOf(c.sh(p.epoch)))})
 	}
 	end := fmt.Sprintf("back under the bound by the last batch (%d rows)", last.y)
 	if c.stateOverAtEnd {
@@ -203,7 +203,7 @@ func (c *checker) stateGrowth(pts []statePt, warm func(statePt) bool) {
 	}
 	c.add(StateUnbounded, 1, fmt.Sprintf("numRowsTotal is still growing over the second half of the run: %s", why), []Example{{
 		Batches: []int64{c.batchID(a.exec), c.batchID(b.exec)},
-		Detail: fmt.Sprintf("numRowsTotal %d at %dms (batch %d) -> %d at %dms (batch %d); fitted growth %.0f rows over %.0fms (%.0f%% of the mean %.0f); last-quarter max %d > second-quarter max %d",
-			a.y, a.x, c.batchID(a.exec), b.y, b.x, c.batchID(b.exec), growth, width, 100*growth/my, my, q4, q2),
+		Detail: fmt.Sprintf("numRowsTotal %d at %s (batch %d) -> %d at %s (batch %d); fitted growth %.0f rows over %s (%.0f%% of the mean %.0f); last-quarter max %d > second-quarter max %d",
+			a.y, c.at(a.x), c.batchID(a.exec), b.y, c.at(b.x), c.batchID(b.exec), growth, Dur(int64(width)), 100*growth/my, my, q4, q2),
 	}})
 }

@@ -181,13 +181,13 @@ func (c *checker) checkStalled() {
 			}
 			ahead := ""
 			if v.wm > o2 {
-				ahead = fmt.Sprintf(" (%dms ahead of the processing clock)", v.wm-o2)
+				ahead = fmt.Sprintf(" (%s ahead of the processing clock)", Dur(v.wm-o2))
 			}
 			ex = append(ex, Example{Batches: sortedUniqueIDs(ids),
-				Detail: fmt.Sprintf("watermark stayed at %dms%s from %dms to %dms (%dms up, %dms down after crashes; >= %dms) while %d copies arrived; %d batches ran meanwhile", v.wm, ahead, o1, o2, o2-o1-downMs, downMs, stallMs, n, hi-lo)})
+				Detail: fmt.Sprintf("watermark stayed at %s%s from %s to %s (%s up, %s down after crashes; >= %s) while %d copies arrived; %d batches ran meanwhile", isoUs(satMul(v.wm, 1000)), ahead, c.at(o1), c.at(o2), Dur(o2-o1-downMs), Dur(downMs), Dur(stallMs), n, hi-lo)})
 		}
 	}
-	c.add(WatermarkStalled, len(ex), fmt.Sprintf("the watermark did not advance for %dms or more while data flowed, %d times (a quiet input under the min policy, a future-clock producer, old event times, or a stuck engine); state is not evicted meanwhile", stallMs, len(ex)), ex)
+	c.add(WatermarkStalled, len(ex), fmt.Sprintf("the watermark did not advance for %s or more while data flowed, %d times (a quiet input under the min policy, a future-clock producer, old event times, or a stuck engine); state is not evicted meanwhile", Dur(stallMs), len(ex)), ex)
 }
 
 // downtime lists the spans from each crash to its restart (or the end of

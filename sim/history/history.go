@@ -7,7 +7,6 @@ package history
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 )
 
@@ -171,18 +170,4 @@ type SinkWrite struct {
 func (h *History) Write(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	return enc.Encode(h)
-}
-
-// Read loads a history saved by Write.
-func Read(r io.Reader) (*History, error) {
-	var h History
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&h); err != nil {
-		return nil, fmt.Errorf("history: %w", err)
-	}
-	if h.Version != Version {
-		return nil, fmt.Errorf("history: version %d, this build reads %d", h.Version, Version)
-	}
-	return &h, nil
 }

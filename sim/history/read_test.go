@@ -1,0 +1,118 @@
+package history
+
+import (
+	"bytes"
+	"compress/gzip"
+	"strings"
+	"testing"
+)
+
+const good = `{"version":1,"seed":1,"query":"","api":"dropDuplicates","keys":["id"],"delayMs":1000,"partitions":1,"sinkKind":"table","eventTimeInKey":false,"healAtMs":0,"endMs":3000,"arrivalRatePerSec":1,` +
+	`"copies":[{"event":"a","copy":0,"source":0,"partition":0,"offset":0,"eventTimeUs":1000000,"appendedAtMs":1000}],` +
+	`"batches":[{"batchId":0,"atMs":1000,"input":[0],"outcomes":["emitted"],"lateWatermarkMs":0,"watermarkMs":0,"nextWatermarkMs":0,"maxEventTimeMs":1000,"numRowsTotal":1,"numRowsUpdated":1,"numRowsRemoved":0,"progress":{"batchId":0}}],` +
+	`"crashes":[],"restarts":[],"sinkWrites":[{"batchId":0,"atMs":1000,"rows":[0],"kept":1}],"table":[0],"hasTable":true,"faultsEnabled":[],"coverage":{}}`
+
+func gz(t *testing.T, data string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(data))
+	w.Close()
+	return b.String()
+}
+
+// TestReadIsStrict: one JSON object, no unknown or repeated field, nothing
+// after it, every value in its domain; the error names the field.
+func TestReadIsStrict(t *testing.T) {
+	if h, err := Read(strings.NewReader(good)); err != nil || len(h.Copies) != 1 || string(h.Batches[0].Progress) != `{"batchId":0}` {
+		t.Fatalf("good history: %v", err)
+	}
+	if _, err := Read(strings.NewReader(good + "\n\n")); err != nil {
+		t.Fatalf("trailing whitespace: %v", err)
+	}
+	for _, tc := range []struct {
+		name, data string
+		want       []string
+	}{
+		{"trailing garbage", good + "x", []string{"byte offset"}},
+		{"a second object", good + good, []string{"byte offset"}},
+		{"duplicate key", strings.Replace(good, `"seed":1,`, `"seed":1,"seed":2,`, 1), []string{"duplicate", "seed"}},
+		{"duplicate key in a copy", strings.Replace(good, `"copy":0,`, `"copy":0,"copy":1,`, 1), []string{"duplicate", "copy"}},
+		{"unknown field", strings.Replace(good, `"seed":1,`, `"sead":1,`, 1), []string{"sead"}},
+		{"wrong case", strings.Replace(good, `"seed":1,`, `"Seed":1,`, 1), []string{"Seed"}},
+		{"wrong type", strings.Replace(good, `"offset":0`, `"offset":"0"`, 1), []string{"copies[0].offset"}},
+		{"fraction in an int", strings.Replace(good, `"offset":0`, `"offset":1.5`, 1), []string{"copies[0].offset"}},
+		{"invalid UTF-8", strings.Replace(good, `"event":"a"`, "\"event\":\"a\xff\"", 1), []string{"UTF-8"}},
+		{"version", strings.Replace(good, `"version":1`, `"version":2`, 1), []string{"version", "2"}},
+		{"unknown api", strings.Replace(good, `"api":"dropDuplicates"`, `"api":"dropduplicates"`, 1), []string{"api", `did you mean "dropDuplicates"`}},
+		{"unknown sink kind", strings.Replace(good, `"sinkKind":"table"`, `"sinkKind":"delta"`, 1), []string{"sinkKind", "table, merge, append, foreachBatch"}},
+		{"absurd event time", strings.Replace(good, `"eventTimeUs":1000000`, `"eventTimeUs":9223372036854775807`, 1), []string{"copies[0].eventTimeUs", "9999-12-31"}},
+		{"negative watermark", strings.Replace(good, `"lateWatermarkMs":0`, `"lateWatermarkMs":-5`, 1), []string{"batches[0].lateWatermarkMs"}},
+		{"unknown outcome", strings.Replace(good, `"outcomes":["emitted"]`, `"outcomes":["kept"]`, 1), []string{"batches[0].outcomes[0]"}},
+		{"negative offset", strings.Replace(good, `"offset":0`, `"offset":-1`, 1), []string{"copies[0].offset", "negative"}},
+		{"empty event", strings.Replace(good, `"event":"a"`, `"event":""`, 1), []string{"copies[0].event", "empty"}},
+		{"delay below -1", strings.Replace(good, `"delayMs":1000`, `"delayMs":-2`, 1), []string{"delayMs"}},
+		{"negative batch id", strings.Replace(good, `"batchId":0,"atMs":1000,"rows"`, `"batchId":-3,"atMs":1000,"rows"`, 1), []string{"sinkWrites[0].batchId"}},
+		{"not json", "<html>", []string{"byte offset 0"}},
+		{"empty", "", []string{"history"}},
+		{"a gzip stream cut short", gz(t, good)[:40], []string{"history (gzip)"}},
+		{"gzip then garbage", gz(t, good) + "garbage", []string{"history (gzip)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tc.data))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q is not one line", err)
+			}
+		})
+	}
+}
+
+// TestReadGzip: a gzip-compressed history reads like the plain one; the
+// decompressed size is bounded.
+func TestReadGzip(t *testing.T) {
+	h, err := Read(strings.NewReader(gz(t, good)))
+	if err != nil || len(h.Copies) != 1 {
+		t.Fatalf("gzip: %v", err)
+	}
+	// A small bound: a bomb (a few bytes that inflate to megabytes) is
+	// refused without inflating past it.
+	bomb := gz(t, strings.Repeat(" ", 8<<20)+good)
+	if len(bomb) > 64<<10 {
+		t.Fatalf("bomb of %d bytes", len(bomb))
+	}
+	if _, err := ReadLimit(strings.NewReader(bomb), 1<<20); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB decompressed") {
+		t.Fatalf("bomb: %v", err)
+	}
+	if _, err := ReadLimit(strings.NewReader(good), int64(len(good))); err != nil {
+		t.Fatalf("exactly at the bound: %v", err)
+	}
+	if _, err := ReadLimit(strings.NewReader(good), int64(len(good)-1)); err == nil {
+		t.Fatal("one byte over the bound was accepted")
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	h, err := Read(strings.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := h.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := Read(&b)
+	if err != nil {
+		t.Fatalf("a written history does not read back: %v", err)
+	}
+	if len(h2.Writes) != 1 || h2.Table[0] != 0 || !h2.HasTable {
+		t.Fatalf("%+v", h2)
+	}
+}
