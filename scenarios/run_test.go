@@ -93,6 +93,17 @@ func TestRunIsSafeConcurrently(t *testing.T) {
 		opt := Options{Swarm: name == "bounded-keys-no-watermark"}
 		list = append(list, job{s, opt}, job{s, opt})
 	}
+	// Swarm over the whole fault catalogue (crashes, torn and lost disk
+	// writes, clock faults...): a scenario that names no fault.
+	raw, err := os.ReadFile("catalogue/replay-append-sink.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Parse("all-faults.yaml", bytes.Replace(raw, []byte("faults:\n  crash-after-sink-write: {rate: 0.05}\n"), nil, 1))
+	if err != nil || len(all.Config.Plan.Faults) != 0 {
+		t.Fatalf("%v %v", err, all.Config.Plan.Faults)
+	}
+	list = append(list, job{all, Options{Swarm: true}}, job{all, Options{Swarm: true}})
 	render := func(j job, seed uint64) []byte {
 		r, err := Run(j.s, seed, j.opt)
 		if err != nil {
