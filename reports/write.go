@@ -6,8 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"html/template"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dedupsim/dedupsim/sim/check"
@@ -27,28 +25,6 @@ type jsonReport struct {
 	Crashes     int               `json:"crashes"`
 	Live        *history.Live     `json:"live,omitempty"` // a run against Kafka
 	Progress    []json.RawMessage `json:"progress"`       // Spark's StreamingQueryProgress, one per authoritative batch
-}
-
-// WriteRun writes report.html, report.json and summary.md for one run into
-// dir (created if needed). Files are written whole (temp file, rename).
-func WriteRun(dir string, r *Run) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	j, err := JSON(r)
-	if err != nil {
-		return err
-	}
-	h, err := HTML(r)
-	if err != nil {
-		return err
-	}
-	for name, data := range map[string][]byte{"report.json": j, "report.html": h, "summary.md": []byte(Markdown([]*Run{r}))} {
-		if err := writeFile(filepath.Join(dir, name), data); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // JSON renders report.json.
@@ -327,22 +303,4 @@ func WriteJUnit(path string, runs []*Run) error {
 		return err
 	}
 	return writeFile(path, b)
-}
-
-// writeFile writes data whole: a temp file in the same folder, renamed.
-func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
