@@ -23,14 +23,15 @@ type jsonReport struct {
 	Check       check.Report      `json:"check"`
 	Batches     []Point           `json:"batches"`
 	Crashes     int               `json:"crashes"`
-	Live        *history.Live     `json:"live,omitempty"` // a run against Kafka
-	Progress    []json.RawMessage `json:"progress"`       // Spark's StreamingQueryProgress, one per authoritative batch
+	Live        *history.Live     `json:"live,omitempty"`    // a run against Kafka
+	Progress    []json.RawMessage `json:"progress"`          // Spark's StreamingQueryProgress, one per authoritative batch
+	Version     string            `json:"version,omitempty"` // the dedupsim that made the run (Run.Version)
 }
 
 // JSON renders report.json.
 func JSON(r *Run) ([]byte, error) {
 	jr := jsonReport{Scenario: r.Scenario, Description: r.Description, Seed: r.Seed, Passed: r.Passed, Replay: r.Replay,
-		Expect: r.Expect, Check: r.Report, Batches: Points(r.History), Progress: []json.RawMessage{}}
+		Expect: r.Expect, Check: r.Report, Batches: Points(r.History), Progress: []json.RawMessage{}, Version: r.Version}
 	if jr.Expect == nil {
 		jr.Expect = []Expectation{}
 	}
@@ -133,6 +134,7 @@ svg{display:block;margin:12px 0;border:1px solid #eee}
 <tr><td>state rows max / last</td><td>{{.Run.Report.Counts.StateRowsMax}} / {{.Run.Report.Counts.StateRowsLast}}</td></tr>
 </table>
 {{range .Run.Report.Notes}}<p><em>{{.}}</em></p>{{end}}
+{{if .Run.Version}}<p><small>dedupsim {{.Run.Version}}</small></p>{{end}}
 </body></html>
 `))
 
@@ -208,6 +210,9 @@ func Markdown(runs []*Run) string {
 			}
 		}
 	}
+	if len(runs) > 0 && runs[0].Version != "" {
+		fmt.Fprintf(&b, "\n_dedupsim %s_\n", mdEscape(runs[0].Version))
+	}
 	return b.String()
 }
 
@@ -218,11 +223,22 @@ type junitSuites struct {
 	Suites  []junitSuite `xml:"testsuite"`
 }
 
+// junitProperties carry the dedupsim version (Run.Version).
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string           `xml:"name,attr"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
 }
 
 type junitCase struct {
@@ -240,6 +256,9 @@ type junitFailure struct {
 // JUnit renders junit.xml: one test case per scenario and seed.
 func JUnit(runs []*Run) ([]byte, error) {
 	s := junitSuite{Name: "dedupsim", Tests: len(runs)}
+	if len(runs) > 0 && runs[0].Version != "" {
+		s.Properties = &junitProperties{[]junitProperty{{Name: "dedupsim.version", Value: runs[0].Version}}}
+	}
 	for _, r := range runs {
 		c := junitCase{Name: fmt.Sprintf("%s/seed=%d", r.Scenario, r.Seed), Classname: "dedupsim." + r.Scenario,
 			SystemOut: r.Report.Verdict.Summary + "\nreplay: " + r.Replay}
@@ -275,7 +294,7 @@ var index = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 </head><body><h1>dedupsim: {{.Passed}} of {{.Total}} runs met their expectations</h1>
 <table><tr><th>scenario</th><th>seed</th><th>result</th><th>verdict</th></tr>
 {{range .Entries}}<tr><td><a href="{{.Dir}}/report.html">{{.Run.Scenario}}</a></td><td>{{.Run.Seed}}</td><td class="{{if .Run.Passed}}pass{{else}}fail{{end}}">{{if .Run.Passed}}PASS{{else}}FAIL{{end}}</td><td>{{.Run.Report.Verdict.Summary}}</td></tr>
-{{end}}</table></body></html>
+{{end}}</table>{{if .Version}}<p><small>dedupsim {{.Version}}</small></p>{{end}}</body></html>
 `))
 
 // WriteIndex writes index.html over a sweep's runs.
@@ -286,11 +305,16 @@ func WriteIndex(path string, entries []IndexEntry) error {
 			passed++
 		}
 	}
+	version := ""
+	if len(entries) > 0 {
+		version = entries[0].Run.Version
+	}
 	var b bytes.Buffer
 	if err := index.Execute(&b, struct {
 		Passed, Total int
+		Version       string
 		Entries       []IndexEntry
-	}{passed, len(entries), entries}); err != nil {
+	}{passed, len(entries), version, entries}); err != nil {
 		return err
 	}
 	return writeFile(path, b.Bytes())
