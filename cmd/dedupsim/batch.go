@@ -161,7 +161,7 @@ func (o batchOptions) runOne(ctx context.Context, j batchJob) batchResult {
 		res.err = badInput(err)
 		return res
 	case err != nil:
-		res.err = &exitError{code: 1, err: err}
+		res.err = outputError(err) // 1, or 2 for a refused report folder
 		return res
 	}
 	r.Elapsed = time.Since(start)
