@@ -271,10 +271,6 @@ func sameSweep(shards []loadedShard) error {
 	}
 	seen := map[int]string{}
 	for _, s := range shards {
-		if prev, dup := seen[s.m.Shard]; dup {
-			return fmt.Errorf("shard %d/%d given twice: %s and %s", s.m.Shard, s.m.Shards, prev, s.dir)
-		}
-		seen[s.m.Shard] = s.dir
 		diff := ""
 		switch {
 		case s.m.Dedupsim != a.m.Dedupsim:
@@ -291,6 +287,10 @@ func sameSweep(shards []loadedShard) error {
 		if diff != "" {
 			return fmt.Errorf("%s and %s are not shards of one sweep: %s", a.dir, s.dir, diff)
 		}
+		if prev, dup := seen[s.m.Shard]; dup {
+			return fmt.Errorf("shard %d/%d given twice: %s and %s", s.m.Shard, s.m.Shards, prev, s.dir)
+		}
+		seen[s.m.Shard] = s.dir
 	}
 	return nil
 }

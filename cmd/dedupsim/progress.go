@@ -121,7 +121,9 @@ func (p *progress) finish() {
 		close(p.stop)
 		p.stopped.Wait()
 		p.mu.Lock()
-		p.line()
+		if p.done > 0 { // nothing ran: the error says why, alone
+			p.line()
+		}
 		p.mu.Unlock()
 	}
 }

@@ -6,12 +6,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
+	edlib "github.com/hbollon/go-edlib"
 )
 
 // Closest returns the known names close enough to word to be a typo of it,
 // nearest first (ties in the order of known): within one edit per three
-// letters (at least one, at most three), or names that word is a prefix
+// letters (at least one, at most three; a swap of two neighbours is one
+// edit, so "sede" finds "seed"), or names that word is a prefix
 // of (at least three letters), the way "--first" finds "--first-seed".
 // Case and '-' versus '_' are ignored. It returns nil for an exact match.
 func Closest(word string, known []string) []string {
@@ -30,7 +31,7 @@ func Closest(word string, known []string) []string {
 		if nk == w {
 			return nil
 		}
-		d := levenshtein.ComputeDistance(w, nk)
+		d := edlib.OSADamerauLevenshteinDistance(w, nk)
 		limit := min(max(len(nk)/3, 1), 3)
 		switch {
 		case d <= limit:

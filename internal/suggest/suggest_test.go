@@ -16,6 +16,8 @@ func TestClosest(t *testing.T) {
 	}{
 		{"seed", flags, []string{"seeds"}},
 		{"seds", flags, []string{"seeds"}},
+		{"sede", []string{"seed", "out"}, []string{"seed"}},
+		{"sedes", flags, []string{"seeds"}},
 		{"first", flags, []string{"first-seed"}},
 		{"first_seed", flags, nil}, // the same name once normalised: no suggestion
 		{"SWARM", flags, nil},
