@@ -227,12 +227,12 @@ func TestRunReplayCheck(t *testing.T) {
 func TestRunKafkaKfake(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
-	out, errOut, code := run(bin, "run", "--kafka", "kfake", "--live-trigger", "100ms", "--out", dir, "replay-append-sink")
+	out, errOut, code := run(bin, "run", "--kafka", "kfake", "--live-trigger", "100ms", "--keep-history", "--out", dir, "replay-append-sink")
 	if code != 0 || !strings.Contains(out, "PASS replay-append-sink seed=1") || !strings.Contains(out, "sink-replay-duplicate") ||
 		!strings.Contains(out, "Against Kafka (kfake), the engine as a child process") {
 		t.Fatalf("run --kafka kfake: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, f := range []string{"history.json", "live/checkpoint/metadata", "live/records-000.jsonl", "live/engine-000.log"} {
+	for _, f := range []string{"history.json.gz", "live/checkpoint/metadata", "live/records-000.jsonl", "live/engine-000.log"} {
 		if _, err := os.Stat(filepath.Join(dir, "replay-append-sink-1", f)); err != nil {
 			t.Error(err)
 		}

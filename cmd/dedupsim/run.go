@@ -271,20 +271,10 @@ func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scena
 		if bin, err = os.Executable(); err != nil {
 			return nil, err
 		}
-		run, err := runDir(o.out, &reports.Run{Scenario: s.Name, Seed: seed})
-		if err != nil {
+		var dir string
+		if dir, err = freshLiveDir(o.out, s, seed); err != nil {
 			return nil, err
 		}
-		root, err := reports.OpenRunDir(run) // refuses a linked run folder before removing in it
-		if err != nil {
-			return nil, err
-		}
-		err = root.RemoveAll("live")
-		root.Close()
-		if err != nil {
-			return nil, err
-		}
-		dir := filepath.Join(run, "live")
 		h, err = live.RunProcess(ctx, cluster, s.Config, seed, live.ProcessOptions{Binary: bin, Dir: dir,
 			Trigger: o.trigger, TableSink: o.tableSink, Logf: o.logf})
 	}
@@ -294,6 +284,25 @@ func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scena
 	r := scenarios.Evaluate(s, h, seed, scenarios.Options{})
 	r.Replay = fmt.Sprintf("dedupsim run --kafka %s --seed %d %s (a Kafka run is not byte-reproducible: the workload is, the timing is not)", o.kind, seed, scenarios.QuoteArg(scenarios.Ref(s)))
 	return r, nil
+}
+
+// freshLiveDir empties the live/ folder of a run's report folder for the
+// engine processes, refusing a report folder that is a link (the removal
+// would reach its target).
+func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error) {
+	run, err := runDir(out, &reports.Run{Scenario: s.Name, Seed: seed})
+	if err != nil {
+		return "", err
+	}
+	root, err := reports.OpenRunDir(run)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if err := root.RemoveAll("live"); err != nil {
+		return "", err
+	}
+	return filepath.Join(run, "live"), nil
 }
 
 func newReplayCmd() *cobra.Command {
