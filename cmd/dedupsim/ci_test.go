@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -635,5 +636,27 @@ func TestVersion(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s lacks %q", f, want)
 		}
+	}
+}
+
+// TestProgressBarOnTerminal: on a terminal (util-linux script gives the
+// run one) progress is a bar redrawn in place.
+func TestProgressBarOnTerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil || runtime.GOOS != "linux" {
+		t.Skip("needs util-linux script for a terminal")
+	}
+	bin := binary(t)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(script, "-qec", bin+" sweep replay-append-sink --seeds 3 -j 1 --out "+out, "/dev/null")
+	b, err := cmd.CombinedOutput()
+	if err != nil && !bytes.Contains(b, []byte("dedupsim")) {
+		t.Skipf("script could not give a terminal: %v %q", err, b)
+	}
+	if err != nil {
+		t.Fatalf("%v: %q", err, b)
+	}
+	if !bytes.Contains(b, []byte("\r")) || !bytes.Contains(b, []byte("(2/3)")) || bytes.Contains(b, []byte("runs done")) {
+		t.Fatalf("no bar on a terminal: %q", b)
 	}
 }
