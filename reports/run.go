@@ -37,6 +37,10 @@ type Run struct {
 	// only in junit.xml, never in report.json, which stays byte-identical
 	// for a seed.
 	Elapsed time.Duration `json:"-"`
+	// Version is the dedupsim version line that made the run (module
+	// version and commit; set by the CLI). It is the same for every run of
+	// one binary, so report.json stays byte-identical for a seed.
+	Version string `json:"version,omitempty"`
 }
 
 // Point is one authoritative batch, as the charts see it. Times are seconds

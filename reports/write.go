@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dedupsim/dedupsim/sim/check"
@@ -29,36 +27,15 @@ type jsonReport struct {
 	Check       check.Report      `json:"check"`
 	Batches     []Point           `json:"batches"`
 	Crashes     int               `json:"crashes"`
-	Live        *history.Live     `json:"live,omitempty"` // a run against Kafka
-	Progress    []json.RawMessage `json:"progress"`       // Spark's StreamingQueryProgress, one per authoritative batch
-}
-
-// WriteRun writes report.html, report.json and summary.md for one run into
-// dir (created if needed). Files are written whole (temp file, rename).
-func WriteRun(dir string, r *Run) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	j, err := JSON(r)
-	if err != nil {
-		return err
-	}
-	h, err := HTML(r)
-	if err != nil {
-		return err
-	}
-	for name, data := range map[string][]byte{"report.json": j, "report.html": h, "summary.md": []byte(Markdown([]*Run{r}))} {
-		if err := writeFile(filepath.Join(dir, name), data); err != nil {
-			return err
-		}
-	}
-	return nil
+	Live        *history.Live     `json:"live,omitempty"`    // a run against Kafka
+	Progress    []json.RawMessage `json:"progress"`          // Spark's StreamingQueryProgress, one per authoritative batch
+	Version     string            `json:"version,omitempty"` // the dedupsim that made the run (Run.Version)
 }
 
 // JSON renders report.json.
 func JSON(r *Run) ([]byte, error) {
 	jr := jsonReport{Headline: HeadlineLines(r), Scenario: r.Scenario, Description: r.Description, Seed: r.Seed, Passed: r.Passed, Replay: r.Replay,
-		Expect: r.Expect, Check: r.Report, Batches: Points(r.History), Progress: []json.RawMessage{}}
+		Expect: r.Expect, Check: r.Report, Batches: Points(r.History), Progress: []json.RawMessage{}, Version: r.Version}
 	if jr.Expect == nil {
 		jr.Expect = []Expectation{}
 	}
@@ -250,6 +227,7 @@ svg{display:block;margin:12px 0;border:1px solid #eee}
 <tr><td>batches (executions)</td><td>{{.Run.Report.Counts.Batches}} ({{.Run.Report.Counts.Executions}})</td></tr>
 <tr><td>state rows max / last</td><td>{{.Run.Report.Counts.StateRowsMax}} / {{.Run.Report.Counts.StateRowsLast}}</td></tr>
 </table>
+{{if .Run.Version}}<p><small>dedupsim {{.Run.Version}}</small></p>{{end}}
 </body></html>
 `))
 
@@ -358,6 +336,9 @@ func Markdown(runs []*Run) string {
 			b.WriteString("\n" + strings.Join(unmet, ""))
 		}
 	}
+	if len(runs) > 0 && runs[0].Version != "" {
+		fmt.Fprintf(&b, "\n_dedupsim %s_\n", mdText(runs[0].Version))
+	}
 	return b.String()
 }
 
@@ -442,12 +423,23 @@ type junitSuites struct {
 	Suites  []junitSuite `xml:"testsuite"`
 }
 
+// junitProperties carry the dedupsim version (Run.Version).
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string           `xml:"name,attr"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Time       string           `xml:"time,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
 }
 
 type junitCase struct {
@@ -470,6 +462,9 @@ type junitFailure struct {
 func JUnit(runs []*Run) ([]byte, error) {
 	s := junitSuite{Name: "dedupsim", Tests: len(runs)}
 	var total float64
+	if len(runs) > 0 && runs[0].Version != "" {
+		s.Properties = &junitProperties{[]junitProperty{{Name: "dedupsim.version", Value: runs[0].Version}}}
+	}
 	for _, r := range runs {
 		total += r.Elapsed.Seconds()
 		c := junitCase{Name: fmt.Sprintf("%s/seed=%d", r.Scenario, r.Seed), Classname: "dedupsim." + r.Scenario,
@@ -511,7 +506,7 @@ var index = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 </head><body><h1>dedupsim: {{.Passed}} of {{.Total}} runs met their expectations</h1>
 <table><tr><th>scenario</th><th>seed</th><th>result</th><th>verdict</th></tr>
 {{range .Entries}}<tr><td><a href="{{.Dir}}/report.html">{{.Run.Scenario}}</a></td><td>{{.Run.Seed}}</td><td class="{{if .Run.Passed}}pass{{else}}fail{{end}}">{{if .Run.Passed}}PASS{{else}}FAIL{{end}}</td><td>{{.Run.Report.Verdict.Summary}}</td></tr>
-{{end}}</table></body></html>
+{{end}}</table>{{if .Version}}<p><small>dedupsim {{.Version}}</small></p>{{end}}</body></html>
 `))
 
 // WriteIndex writes index.html over a sweep's runs.
@@ -522,11 +517,16 @@ func WriteIndex(path string, entries []IndexEntry) error {
 			passed++
 		}
 	}
+	version := ""
+	if len(entries) > 0 {
+		version = entries[0].Run.Version
+	}
 	var b bytes.Buffer
 	if err := index.Execute(&b, struct {
 		Passed, Total int
+		Version       string
 		Entries       []IndexEntry
-	}{passed, len(entries), entries}); err != nil {
+	}{passed, len(entries), version, entries}); err != nil {
 		return err
 	}
 	return writeFile(path, b.Bytes())
@@ -539,22 +539,4 @@ func WriteJUnit(path string, runs []*Run) error {
 		return err
 	}
 	return writeFile(path, b)
-}
-
-// writeFile writes data whole: a temp file in the same folder, renamed.
-func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"al.essio.dev/pkg/shellescape"
+
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/sim"
@@ -46,17 +48,39 @@ func Evaluate(s *Scenario, h *history.History, seed uint64, opt Options) *report
 	return r
 }
 
-// ReplayCommand is the one line that reproduces a run exactly.
+// ReplayCommand is the one line that reproduces a run exactly, quoted for
+// a POSIX shell so that pasting it runs dedupsim and nothing else, whatever
+// the file is called.
 func ReplayCommand(s *Scenario, seed uint64, opt Options) string {
-	ref := s.File
-	if strings.HasPrefix(ref, "catalogue:") || ref == "" {
-		ref = s.Name
-	}
 	swarm := ""
 	if opt.Swarm {
 		swarm = " --swarm"
 	}
-	return fmt.Sprintf("dedupsim replay --seed %d%s %s", seed, swarm, ref)
+	return fmt.Sprintf("dedupsim replay --seed %d%s %s", seed, swarm, QuoteArg(Ref(s)))
+}
+
+// Ref is how a command line names s: its file, or its catalogue name.
+func Ref(s *Scenario) string {
+	if strings.HasPrefix(s.File, "catalogue:") || s.File == "" {
+		return s.Name
+	}
+	return s.File
+}
+
+// QuoteArg quotes one positional argument for a POSIX shell (sh, bash,
+// zsh): unchanged when it holds only letters, digits and @%+=:,./_- and
+// does not start with - (a flag), = or ~ (expansions in zsh and bash),
+// else in single quotes. An argument that starts with - is preceded by --
+// so that the CLI does not take it for a flag.
+func QuoteArg(arg string) string {
+	q := shellescape.Quote(arg)
+	if q == arg && arg != "" && strings.ContainsRune("=~", rune(arg[0])) {
+		q = "'" + arg + "'"
+	}
+	if strings.HasPrefix(arg, "-") {
+		q = "-- " + q
+	}
+	return q
 }
 
 func expectations(s *Scenario, rep check.Report, h *history.History, opt Options) []reports.Expectation {

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/suggest"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // exitError carries an exit status: 2 for bad input, 1 for other failures.
@@ -18,24 +21,79 @@ type exitError struct {
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
 
 func badInput(err error) error { return &exitError{code: 2, err: err} }
 
-func main() {
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "dedupsim",
 		Short:         "Prove or refute exactly-once deduplication in streaming pipelines",
 		Long:          "dedupsim reproduces Spark Structured Streaming deduplication row for row and metric for metric,\nso that dedup settings can be checked against traces, failures and crashes before they ship.",
+		Version:       buildVersion,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// A misspelt verb within two edits gets a "did you mean".
+		SuggestionsMinimumDistance: 2,
 	}
-	root.AddCommand(newExecCmd(), newRunCmd(), newReplayCmd(), newSweepCmd(), newCheckCmd(), newListCmd(), newSizeCmd(), newAnalyzeCmd(), newEngineCmd())
+	root.SetVersionTemplate("dedupsim {{.Version}}\n")
+	root.AddCommand(newExecCmd(), newRunCmd(), newReplayCmd(), newSweepCmd(), newMergeCmd(), newCheckCmd(), newListCmd(),
+		newSizeCmd(), newAnalyzeCmd(), newEngineCmd(), newVersionCmd())
+	root.SetFlagErrorFunc(flagError)
+	return root
+}
+
+func main() {
+	root := newRoot()
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "dedupsim: "+err.Error())
+		fmt.Fprintln(os.Stderr, "dedupsim: "+oneLine(root, err))
 		var ee *exitError
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)
 		}
 		os.Exit(2) // cobra's own errors are usage errors: bad input
 	}
+}
+
+// flagError makes pflag's errors one line, with a "did you mean" for a
+// misspelt flag among the verb's flags and plain words for a value that
+// does not parse.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		var known []string
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				known = append(known, f.Name)
+			}
+		})
+		msg += suggest.Phrase(suggest.Closest(name, known), func(s string) string { return "--" + s })
+	}
+	for raw, human := range map[string]string{
+		"strconv.ParseUint: parsing":  "want a whole number in [0, 18446744073709551615], not",
+		"strconv.ParseInt: parsing":   "want a whole number, not",
+		"strconv.ParseBool: parsing":  "want true or false, not",
+		"strconv.ParseFloat: parsing": "want a number, not",
+		"time: invalid duration":      "want a duration such as 500ms, 30s, 5m or 1h:",
+	} {
+		if i := strings.Index(msg, raw); i >= 0 {
+			msg = msg[:i] + human + strings.TrimSuffix(strings.TrimSuffix(msg[i+len(raw):], ": invalid syntax"), ": value out of range")
+		}
+	}
+	return badInput(fmt.Errorf("%s: %s (see dedupsim %s --help)", c.Name(), msg, c.Name()))
+}
+
+// oneLine keeps cobra's multi-line messages (an unknown verb with its
+// suggestions) on one line, as every error of dedupsim is.
+func oneLine(root *cobra.Command, err error) string {
+	msg := err.Error()
+	if !strings.Contains(msg, "\n") {
+		return msg
+	}
+	first, _, _ := strings.Cut(msg, "\n")
+	var arg string
+	if _, err := fmt.Sscanf(first, "unknown command %q", &arg); err == nil {
+		return fmt.Sprintf("unknown command %q%s; see dedupsim --help", arg, suggest.Phrase(root.SuggestionsFor(arg), func(s string) string { return s }))
+	}
+	return strings.Join(strings.Fields(msg), " ")
 }

@@ -187,21 +187,26 @@ func TestSize(t *testing.T) {
 func TestRunReplayCheck(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
-	out, errOut, code := run(bin, "run", "--seed", "3", "--out", dir+"/a", "replay-append-sink")
+	// A passing run keeps its history only when asked (--keep-history);
+	// replay always keeps it. Histories are gzip-compressed.
+	out, errOut, code := run(bin, "run", "--keep-history", "--seed", "3", "--out", dir+"/a", "replay-append-sink")
 	if code != 0 || !strings.Contains(out, "PASS replay-append-sink seed=3") {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
 	}
 	if _, _, code := run(bin, "replay", "--seed", "3", "--out", dir+"/b", "replay-append-sink"); code != 0 {
 		t.Fatalf("replay exit %d", code)
 	}
-	for _, f := range []string{"report.json", "history.json", "report.html"} {
+	for _, f := range []string{"report.json", "history.json.gz", "report.html"} {
 		a, _ := os.ReadFile(filepath.Join(dir, "a", "replay-append-sink-3", f))
 		b, _ := os.ReadFile(filepath.Join(dir, "b", "replay-append-sink-3", f))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Fatalf("%s differs between run and replay", f)
 		}
 	}
-	out, _, code = run(bin, "check", filepath.Join(dir, "a", "replay-append-sink-3", "history.json"))
+	// check is given the history uncompressed here, so that this test does
+	// not depend on check reading gzip.
+	plain := gunzipTo(t, filepath.Join(dir, "a", "replay-append-sink-3", "history.json.gz"), filepath.Join(dir, "history.json"))
+	out, _, code = run(bin, "check", plain)
 	if code != 1 || !strings.Contains(out, "sink-replay-duplicate") {
 		t.Fatalf("check: exit %d\n%s", code, out)
 	}
@@ -224,12 +229,12 @@ func TestRunReplayCheck(t *testing.T) {
 func TestRunKafkaKfake(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
-	out, errOut, code := run(bin, "run", "--kafka", "kfake", "--live-trigger", "100ms", "--out", dir, "replay-append-sink")
+	out, errOut, code := run(bin, "run", "--kafka", "kfake", "--live-trigger", "100ms", "--keep-history", "--out", dir, "replay-append-sink")
 	if code != 0 || !strings.Contains(out, "PASS replay-append-sink seed=1") || !strings.Contains(out, "sink-replay-duplicate") ||
 		!strings.Contains(out, "Against Kafka (kfake), the engine as a child process") {
 		t.Fatalf("run --kafka kfake: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, f := range []string{"history.json", "live/checkpoint/metadata", "live/records-000.jsonl", "live/engine-000.log"} {
+	for _, f := range []string{"history.json.gz", "live/checkpoint/metadata", "live/records-000.jsonl", "live/engine-000.log"} {
 		if _, err := os.Stat(filepath.Join(dir, "replay-append-sink-1", f)); err != nil {
 			t.Error(err)
 		}

@@ -29,15 +29,23 @@ func newRunCmd() *cobra.Command {
 	var swarm bool
 	var kafka string
 	var verbose bool
+	var bf batchFlags
 	lo := liveOptions{}
 	cmd := &cobra.Command{
-		Use:   "run [--seed S] [--out DIR] [--kafka kfake|local|external|testcontainers] [SCENARIO...]",
+		Use:   "run [--seed S] [--out DIR] [-j N] [--kafka kfake|local|external|testcontainers] [SCENARIO|DIR...]",
 		Short: "Run scenarios on the simulator (or against Kafka) and check their expected verdicts",
-		Long: `run simulates each scenario (a file, or a catalogue name from 'dedupsim list') with one seed,
-checks the recorded history, and compares the findings with the scenario's expect section.
-With no SCENARIO it runs the whole embedded catalogue.
-For each run it writes DIR/<scenario>-<seed>/ with report.html, report.json, summary.md and
-history.json, and DIR/summary.md and DIR/junit.xml over all runs.
+		Long: `run simulates each scenario with one seed, checks the recorded history, and compares the
+findings with the scenario's expect section. A SCENARIO is a file or a catalogue name from
+'dedupsim list'; a DIR stands for every *.yaml and *.yml file below it (recursively, in sorted
+order; names that start with a dot, such as .github, are skipped). With no argument it runs the
+whole embedded catalogue. -j N runs N scenarios at once (default: the number of CPUs); every
+report is the same whatever N is.
+For each run it writes DIR/<scenario>-<seed>/ with report.html, report.json and summary.md, and
+history.json.gz (the recorded history, gzip-compressed, for 'dedupsim check') when the run did
+not meet its expectations or with --keep-history; and DIR/index.html, DIR/summary.md and
+DIR/junit.xml over all runs. When GITHUB_STEP_SUMMARY is set (GitHub Actions), summary.md is
+appended to it. Progress goes to standard error: a bar on a terminal, otherwise a plain line
+every few seconds; none with --quiet.
 
 With --kafka it runs the same scenarios against Kafka: kfake (franz-go's in-process fake
 cluster), local (a real Apache Kafka broker started from the jars make kafka-fetch caches),
@@ -52,95 +60,101 @@ plain Kafka sink. The records of every process and the table, read back after th
 the history that the same checker judges. The run folder keeps the engine's checkpoint,
 table, records and logs under live/. It supports ` + live.ProcessSupported + `.
 --engine inproc runs the engine in this process in lock step with simulated time instead
-(it supports ` + live.RunSupported + `).
+(it supports ` + live.RunSupported + `). Runs against Kafka go one at a time.
 
 Exit status: 0 when every scenario met its expectations, 1 otherwise, 2 on bad input.
 Every failure prints the seed and the command that replays it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lo.kind, lo.out = kafka, out
-			switch {
-			case kafka != "" && !slices.Contains([]string{"kfake", "local", "external", "testcontainers"}, kafka):
-				return badInput(fmt.Errorf("run: --kafka %q: want kfake, local, external or testcontainers", kafka))
-			case kafka == "external" && lo.bootstrap == "":
-				return badInput(errors.New("run: --kafka external needs --bootstrap HOST:PORT[,...]"))
-			case kafka != "" && swarm:
-				return badInput(fmt.Errorf("run: --kafka does not support --swarm; it supports %s", live.ProcessSupported))
-			case lo.engine != "process" && lo.engine != "inproc":
-				return badInput(fmt.Errorf("run: --engine %q: want process or inproc", lo.engine))
-			case lo.tableSink != "pebble" && lo.tableSink != "kafka":
-				return badInput(fmt.Errorf("run: --table-sink %q: want pebble or kafka", lo.tableSink))
-			case lo.trigger <= 0:
-				return badInput(fmt.Errorf("run: --live-trigger %v: want a positive duration", lo.trigger))
+			if err := checkRunFlags(cmd, kafka, swarm, verbose, lo, bf, out); err != nil {
+				return badInput(err)
 			}
-			list, err := loadAll(args)
+			var list []*scenarios.Scenario
+			var err error
 			if len(args) == 0 {
 				list, err = scenarios.Catalogue()
+			} else {
+				list, err = scenarios.Discover(args)
 			}
 			if err != nil {
 				return badInput(err)
 			}
-			var cluster live.Cluster
+			for _, s := range list {
+				if err := checkRunName(s.Name); err != nil {
+					return badInput(fmt.Errorf("%s: %w", scenarios.Ref(s), err))
+				}
+			}
+			o := batchOptions{out: out, jobs: bf.jobs, keepHistory: bf.keepHistory, canSkip: len(list) > 1,
+				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
+					return scenarios.Run(s, seed, scenarios.Options{Swarm: swarm})
+				}}
 			if kafka != "" {
 				if verbose {
 					lo.logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
 				}
-				if cluster, err = startCluster(cmd.Context(), lo); err != nil {
+				cluster, err := startCluster(cmd.Context(), lo)
+				if err != nil {
 					return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
 				}
 				defer cluster.Close()
+				o.jobs = 1
+				o.exec = func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
+					return runKafka(ctx, cluster, lo, s, seed)
+				}
 			}
+			prog := newProgress(cmd.ErrOrStderr(), bf.quiet, "run", uint64(len(list)), bf.interval)
 			var runs []*reports.Run
+			var entries []reports.IndexEntry
 			var skipped []string
-			for _, s := range list {
-				var r *reports.Run
-				if kafka != "" {
-					r, err = runKafka(cmd.Context(), cluster, lo, s, seed)
-				} else {
-					r, err = scenarios.Run(s, seed, scenarios.Options{Swarm: swarm})
+			i := 0
+			next := func() (batchJob, bool) {
+				if i == len(list) {
+					return batchJob{}, false
 				}
-				if (errors.Is(err, live.ErrUnsupported) || errors.Is(err, sim.ErrLiveOnly)) && len(list) > 1 {
-					// Several scenarios: run what this mode can, say what it skipped.
-					skipped = append(skipped, s.Name)
-					fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: SKIP %s: %v\n", s.Name, err)
-					continue
-				}
-				if errors.Is(err, live.ErrUnsupported) || errors.Is(err, sim.ErrLiveOnly) {
-					return badInput(err)
-				}
-				if err != nil {
-					return &exitError{code: 1, err: err}
-				}
-				if err := writeRun(out, r); err != nil {
-					return &exitError{code: 1, err: err}
-				}
-				if len(list) == 1 {
-					printRun(cmd.OutOrStdout(), r)
-				}
-				runs = append(runs, r)
+				i++
+				return batchJob{seq: uint64(i - 1), s: list[i-1], seed: seed}, true
 			}
+			runErr := runBatch(cmd.Context(), o, next, func(r batchResult) {
+				if r.skip != nil {
+					prog.add(true)
+					skipped = append(skipped, r.job.s.Name)
+					prog.print(cmd.ErrOrStderr(), func(w io.Writer) { fmt.Fprintf(w, "dedupsim run: SKIP %s: %v\n", r.job.s.Name, r.skip) })
+					return
+				}
+				prog.add(r.run.Passed)
+				runs = append(runs, r.run)
+				entries = append(entries, reports.IndexEntry{Run: r.run, Dir: r.dir})
+				if len(list) == 1 {
+					prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.run) })
+				}
+			})
+			prog.finish()
+			w := cmd.OutOrStdout()
 			if len(skipped) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "skipped %d scenario(s) this mode cannot run: %s\n", len(skipped), strings.Join(skipped, ", "))
+				fmt.Fprintf(w, "skipped %d scenario(s) this mode cannot run: %s\n", len(skipped), strings.Join(skipped, ", "))
 			}
 			if len(runs) == 0 {
+				if runErr != nil {
+					return runErr
+				}
 				return badInput(errors.New("run: no scenario could run in this mode"))
 			}
 			if len(list) > 1 {
-				printTable(cmd.OutOrStdout(), runs)
+				printTable(w, runs)
 				for _, r := range runs {
 					if !r.Passed {
-						printRun(cmd.OutOrStdout(), r)
+						printRun(w, r)
 					}
 				}
 			}
-			var entries []reports.IndexEntry
-			for _, r := range runs {
-				entries = append(entries, reports.IndexEntry{Run: r, Dir: filepath.Base(runDir(out, r))})
-			}
-			if err := reports.WriteIndex(filepath.Join(out, "index.html"), entries); err != nil {
+			if err := writeOutputs(out, runs, entries, true); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "reports: %s\n", filepath.Join(out, "index.html"))
-			return finish(out, runs)
+			fmt.Fprintf(w, "reports: %s\n", filepath.Join(out, "index.html"))
+			if runErr != nil {
+				return runErr
+			}
+			return failed(runs)
 		},
 	}
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the run: the same seed gives the same run, byte for byte")
@@ -152,7 +166,71 @@ Every failure prints the seed and the command that replays it.`,
 	cmd.Flags().StringVar(&lo.tableSink, "table-sink", "pebble", "with --kafka: a table sink is the engine's Pebble table (pebble) or the transactional Kafka sink (kafka)")
 	cmd.Flags().DurationVar(&lo.trigger, "live-trigger", 200*time.Millisecond, "with --kafka: the real time one trigger interval of the scenario takes (the timeline is scaled to it)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "with --kafka: log the engine processes' starts, kills and restarts")
+	bf.register(cmd)
 	return cmd
+}
+
+// checkRunFlags refuses run's flags out of their domain, and the --kafka
+// settings given without --kafka (they would be ignored).
+func checkRunFlags(cmd *cobra.Command, kafka string, swarm, verbose bool, lo liveOptions, bf batchFlags, out string) error {
+	set := cmd.Flags().Changed
+	switch {
+	case kafka != "" && !slices.Contains([]string{"kfake", "local", "external", "testcontainers"}, kafka):
+		return fmt.Errorf("run: --kafka %q: want kfake, local, external or testcontainers", kafka)
+	case set("kafka") && kafka == "":
+		return errors.New(`run: --kafka "": want kfake, local, external or testcontainers`)
+	case kafka == "external" && lo.bootstrap == "":
+		return errors.New("run: --kafka external needs --bootstrap HOST:PORT[,...]")
+	case set("bootstrap") && kafka != "external":
+		return errors.New("run: --bootstrap is for --kafka external only")
+	case kafka != "" && swarm:
+		return fmt.Errorf("run: --kafka does not support --swarm; it supports %s", live.ProcessSupported)
+	case lo.engine != "process" && lo.engine != "inproc":
+		return fmt.Errorf("run: --engine %q: want process or inproc", lo.engine)
+	case lo.tableSink != "pebble" && lo.tableSink != "kafka":
+		return fmt.Errorf("run: --table-sink %q: want pebble or kafka", lo.tableSink)
+	case lo.trigger <= 0:
+		return fmt.Errorf("run: --live-trigger %v: want a positive duration", lo.trigger)
+	case kafka != "" && set("jobs") && bf.jobs != 1:
+		return fmt.Errorf("run: -j %d: runs against Kafka go one at a time (-j 1)", bf.jobs)
+	}
+	if kafka == "" {
+		for _, f := range []string{"engine", "table-sink", "live-trigger", "verbose"} {
+			if set(f) {
+				return fmt.Errorf("run: --%s is a setting of runs against Kafka: it needs --kafka", f)
+			}
+		}
+	}
+	if err := bf.check("run"); err != nil {
+		return err
+	}
+	return checkOut("run", out)
+}
+
+// batchFlags are the flags run and sweep share.
+type batchFlags struct {
+	jobs        int
+	quiet       bool
+	keepHistory bool
+	interval    time.Duration
+}
+
+func (b *batchFlags) register(cmd *cobra.Command) {
+	cmd.Flags().IntVarP(&b.jobs, "jobs", "j", defaultJobs(), "runs at once (default: the number of CPUs); every report is the same whatever the number")
+	cmd.Flags().BoolVarP(&b.quiet, "quiet", "q", false, "no progress on standard error")
+	cmd.Flags().BoolVar(&b.keepHistory, "keep-history", false, "keep history.json.gz for every run (by default only runs that miss their expectations keep theirs)")
+	cmd.Flags().DurationVar(&b.interval, "progress-interval", 5*time.Second, "time between two progress lines when standard error is not a terminal")
+	cmd.Flags().MarkHidden("progress-interval")
+}
+
+func (b batchFlags) check(verb string) error {
+	if err := checkJobs(verb, b.jobs); err != nil {
+		return err
+	}
+	if b.interval < time.Millisecond || b.interval > time.Hour {
+		return fmt.Errorf("%s: --progress-interval %v: want a duration in [1ms, 1h]", verb, b.interval)
+	}
+	return nil
 }
 
 // liveOptions are run's --kafka settings.
@@ -193,8 +271,8 @@ func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scena
 		if bin, err = os.Executable(); err != nil {
 			return nil, err
 		}
-		dir := filepath.Join(o.out, fmt.Sprintf("%s-%d", s.Name, seed), "live")
-		if err := os.RemoveAll(dir); err != nil {
+		var dir string
+		if dir, err = freshLiveDir(o.out, s, seed); err != nil {
 			return nil, err
 		}
 		h, err = live.RunProcess(ctx, cluster, s.Config, seed, live.ProcessOptions{Binary: bin, Dir: dir,
@@ -204,15 +282,27 @@ func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scena
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	r := scenarios.Evaluate(s, h, seed, scenarios.Options{})
-	r.Replay = fmt.Sprintf("dedupsim run --kafka %s --seed %d %s (a Kafka run is not byte-reproducible: the workload is, the timing is not)", o.kind, seed, scenarioRef(s))
+	r.Replay = fmt.Sprintf("dedupsim run --kafka %s --seed %d %s (a Kafka run is not byte-reproducible: the workload is, the timing is not)", o.kind, seed, scenarios.QuoteArg(scenarios.Ref(s)))
 	return r, nil
 }
 
-func scenarioRef(s *scenarios.Scenario) string {
-	if strings.HasPrefix(s.File, "catalogue:") || s.File == "" {
-		return s.Name
+// freshLiveDir empties the live/ folder of a run's report folder for the
+// engine processes, refusing a report folder that is a link (the removal
+// would reach its target).
+func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error) {
+	run, err := runDir(out, &reports.Run{Scenario: s.Name, Seed: seed})
+	if err != nil {
+		return "", err
 	}
-	return s.File
+	root, err := reports.OpenRunDir(run)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if err := root.RemoveAll("live"); err != nil {
+		return "", err
+	}
+	return filepath.Join(run, "live"), nil
 }
 
 func newReplayCmd() *cobra.Command {
@@ -222,18 +312,29 @@ func newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay --seed S SCENARIO",
 		Short: "Re-run one scenario with one seed, exactly as the original run",
-		Long: `replay re-runs a scenario with the seed a failure printed. The simulator is deterministic, so
-the run, its history and its report.json are byte-identical to the original; replay prints the
-history's SHA-256 so two runs can be compared at a glance.`,
+		Long: `replay re-runs a scenario (a file or a catalogue name) with the seed a failure printed. The
+simulator is deterministic, so the run, its history and its report.json are byte-identical to the
+original; replay prints the history's SHA-256 so two runs can be compared at a glance, and always
+keeps the history (DIR/<scenario>-<seed>/history.json.gz).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("seed") {
 				return badInput(fmt.Errorf("replay: --seed is required"))
 			}
-			list, err := loadAll(args)
+			if err := checkOut("replay", out); err != nil {
+				return badInput(err)
+			}
+			if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
+				return badInput(fmt.Errorf("replay: %s is a folder: replay runs one scenario (a file or a catalogue name)", args[0]))
+			}
+			list, err := scenarios.Discover(args)
 			if err != nil {
 				return badInput(err)
 			}
+			if err := checkRunName(list[0].Name); err != nil {
+				return badInput(fmt.Errorf("%s: %w", scenarios.Ref(list[0]), err))
+			}
+			start := time.Now()
 			r, err := scenarios.Run(list[0], seed, scenarios.Options{Swarm: swarm})
 			if errors.Is(err, sim.ErrLiveOnly) {
 				return badInput(err)
@@ -241,8 +342,9 @@ history's SHA-256 so two runs can be compared at a glance.`,
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			if err := writeRun(out, r); err != nil {
-				return &exitError{code: 1, err: err}
+			r.Elapsed, r.Version = time.Since(start), buildVersion
+			if _, err := writeRun(out, r, true); err != nil {
+				return outputError(err)
 			}
 			printRun(cmd.OutOrStdout(), r)
 			h, err := json.Marshal(r.History)
@@ -251,49 +353,17 @@ history's SHA-256 so two runs can be compared at a glance.`,
 			}
 			sum := sha256.Sum256(h)
 			fmt.Fprintf(cmd.OutOrStdout(), "history sha256 %s\n", hex.EncodeToString(sum[:]))
-			return finish(out, []*reports.Run{r})
+			runs := []*reports.Run{summarize(r)}
+			if err := writeOutputs(out, runs, nil, false); err != nil {
+				return err
+			}
+			return failed(runs)
 		},
 	}
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "the seed to replay (required)")
 	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&swarm, "swarm", false, "the run was a swarm run")
 	return cmd
-}
-
-func loadAll(args []string) ([]*scenarios.Scenario, error) {
-	var out []*scenarios.Scenario
-	for _, a := range args {
-		s, err := scenarios.Load(a)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func runDir(out string, r *reports.Run) string {
-	return filepath.Join(out, fmt.Sprintf("%s-%d", r.Scenario, r.Seed))
-}
-
-// writeRun writes one run's reports and its history (for `dedupsim check`).
-func writeRun(out string, r *reports.Run) error {
-	dir := runDir(out, r)
-	if err := reports.WriteRun(dir, r); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".history.json.*")
-	if err != nil {
-		return err
-	}
-	if err := r.History.Write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), filepath.Join(dir, "history.json"))
 }
 
 func printRun(w io.Writer, r *reports.Run) {
@@ -313,29 +383,6 @@ func printRun(w io.Writer, r *reports.Run) {
 	if !r.Passed {
 		fmt.Fprintf(w, "  replay: %s\n", r.Replay)
 	}
-}
-
-// finish writes the summary and JUnit files and sets the exit status.
-func finish(out string, runs []*reports.Run) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(reports.Markdown(runs)), 0o644); err != nil {
-		return err
-	}
-	if err := reports.WriteJUnit(filepath.Join(out, "junit.xml"), runs); err != nil {
-		return err
-	}
-	var failed []string
-	for _, r := range runs {
-		if !r.Passed {
-			failed = append(failed, fmt.Sprintf("%s (seed %d)", r.Scenario, r.Seed))
-		}
-	}
-	if len(failed) > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d runs did not meet their expectations: %s", len(failed), len(runs), strings.Join(failed, ", "))}
-	}
-	return nil
 }
 
 // printTable prints one line per run: what the scenario expected, what

@@ -1,0 +1,70 @@
+// Package suggest finds the known names close to a misspelt one, for the
+// "did you mean" of the CLI's error messages (verbs, flags, scenario names).
+package suggest
+
+import (
+	"sort"
+	"strings"
+
+	edlib "github.com/hbollon/go-edlib"
+)
+
+// Closest returns the known names close enough to word to be a typo of it,
+// nearest first (ties in the order of known): within one edit per three
+// letters (at least one, at most three; a swap of two neighbours is one
+// edit, so "sede" finds "seed"), or names that word is a prefix
+// of (at least three letters), the way "--first" finds "--first-seed".
+// Case and '-' versus '_' are ignored. It returns nil for an exact match.
+func Closest(word string, known []string) []string {
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }
+	w := norm(word)
+	if w == "" {
+		return nil
+	}
+	type cand struct {
+		name string
+		d, i int
+	}
+	var cs []cand
+	for i, k := range known {
+		nk := norm(k)
+		if nk == w {
+			return nil
+		}
+		d := edlib.OSADamerauLevenshteinDistance(w, nk)
+		limit := min(max(len(nk)/3, 1), 3)
+		switch {
+		case d <= limit:
+		case len(w) >= 3 && strings.HasPrefix(nk, w):
+			d = limit + 1 // a prefix ranks after every near miss
+		default:
+			continue
+		}
+		cs = append(cs, cand{k, d, i})
+	}
+	sort.SliceStable(cs, func(a, b int) bool { return cs[a].d < cs[b].d })
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// Phrase renders the suggestions as " (did you mean x?)" or
+// " (did you mean x or y?)", at most three, quoted by quote; "" for none.
+func Phrase(names []string, quote func(string) string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	if len(names) > 3 {
+		names = names[:3]
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quote(n)
+	}
+	if len(q) == 1 {
+		return " (did you mean " + q[0] + "?)"
+	}
+	return " (did you mean " + strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1] + "?)"
+}

@@ -1,0 +1,136 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/internal/suggest"
+)
+
+// Discover resolves the scenario arguments of run and sweep, in order:
+// a scenario file; a folder, standing for every *.yaml and *.yml file
+// below it (recursively, in sorted path order, skipping names that start
+// with a dot, such as .github); or a catalogue name. A folder without a
+// scenario file, a name that is neither a file nor a catalogue scenario
+// (with a "did you mean"), and two scenarios of one name (their report
+// folders would collide) are errors.
+func Discover(args []string) ([]*Scenario, error) {
+	var out []*Scenario
+	from := map[string]string{} // scenario name -> where it came from
+	add := func(s *Scenario) error {
+		where := Ref(s)
+		if prev, ok := from[s.Name]; ok {
+			if prev == where {
+				return fmt.Errorf("%s: given twice", where)
+			}
+			return fmt.Errorf("%s: scenario name %q is also the name of %s; report folders are named after scenarios, so rename one", where, s.Name, prev)
+		}
+		from[s.Name] = where
+		out = append(out, s)
+		return nil
+	}
+	for _, a := range args {
+		files, err := expand(a)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			s, err := Load(f)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// expand turns one argument into the scenario files or catalogue names it
+// stands for.
+func expand(arg string) ([]string, error) {
+	if arg == "" {
+		return nil, errors.New(`"": an empty scenario argument (want a file, a folder or a catalogue name)`)
+	}
+	info, err := os.Stat(arg)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return []string{arg}, knownName(arg)
+	case err != nil:
+		return nil, err
+	case !info.IsDir():
+		return []string{arg}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != arg && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		ext := strings.ToLower(filepath.Ext(p))
+		if d.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 { // a link to a scenario file counts; to a folder, not
+			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		}
+		files = append(files, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no scenario files (*.yaml, *.yml) in this folder or below it", arg)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// knownName returns nil when arg, which is not a file, names a catalogue
+// scenario, and otherwise an error with the nearest names.
+func knownName(arg string) error {
+	all, err := Catalogue()
+	if err != nil {
+		return fmt.Errorf("catalogue: %w", err)
+	}
+	name := strings.TrimSuffix(arg, ".yaml")
+	var names []string
+	for _, s := range all {
+		if s.Name == name {
+			return nil
+		}
+		names = append(names, s.Name)
+	}
+	var near []string
+	if !strings.ContainsAny(arg, `/\`) {
+		near = suggest.Closest(name, names)
+	}
+	// A misspelt path: the entries of the folder it names, when there is one.
+	if dir := filepath.Dir(arg); dir != "." || strings.ContainsAny(arg, `/\`) {
+		if entries, err := os.ReadDir(dir); err == nil {
+			var siblings []string
+			for _, e := range entries {
+				siblings = append(siblings, e.Name())
+			}
+			for _, n := range suggest.Closest(filepath.Base(arg), siblings) {
+				near = append(near, filepath.Join(dir, n))
+			}
+		}
+	}
+	return &Error{File: arg, Msg: "no such file or folder, and no catalogue scenario of that name" + suggest.Phrase(near, strconv.Quote) + "; `dedupsim list` lists the catalogue"}
+}
