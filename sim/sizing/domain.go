@@ -2,12 +2,11 @@ package sizing
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
-	"github.com/agnivade/levenshtein"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // The domain of every figure size and analyze accept. A value outside it is
@@ -129,18 +128,19 @@ func ParseAPI(s string) (query.API, error) {
 }
 
 // Suggest returns the known word nearest to word when it is close enough
-// to be a typo (Levenshtein distance, ignoring case, of at most one edit
-// per three letters, between one and three), else "".
+// to be a typo (internal/suggest's rule; a name that differs only in case
+// or '-' versus '_' is the nearest of all), else "".
 func Suggest(word string, known []string) string {
-	w := strings.ToLower(word)
-	best, bestDist := "", math.MaxInt
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }
 	for _, k := range known {
-		d := levenshtein.ComputeDistance(w, strings.ToLower(k))
-		if limit := min(max(len(k)/3, 1), 3); d <= limit && d < bestDist {
-			best, bestDist = k, d
+		if norm(k) == norm(word) {
+			return k
 		}
 	}
-	return best
+	if c := suggest.Closest(word, known); len(c) > 0 {
+		return c[0]
+	}
+	return ""
 }
 
 // orList writes "a, b or c".
