@@ -19,7 +19,16 @@ type Options struct {
 	// Swarm turns on swarm mode over the scenario's faults (or the whole
 	// catalogue when it lists none).
 	Swarm bool
+	// Strict adds the expectation StrictExpectation: the table holds every
+	// event at most once and misses none that was not dropped as late or
+	// filtered (check.Table.Clean), whatever the API promises and whatever
+	// the scenario expects.
+	Strict bool
 }
+
+// StrictExpectation names the expectation --strict adds; its count is the
+// events in the table more than once plus the events lost.
+const StrictExpectation = "table-clean"
 
 // Run simulates s with seed, checks the history and evaluates the
 // scenario's expectations.
@@ -55,6 +64,9 @@ func ReplayCommand(s *Scenario, seed uint64, opt Options) string {
 	swarm := ""
 	if opt.Swarm {
 		swarm = " --swarm"
+	}
+	if opt.Strict {
+		swarm += " --strict"
 	}
 	return fmt.Sprintf("dedupsim replay --seed %d%s %s", seed, swarm, QuoteArg(Ref(s)))
 }
@@ -113,6 +125,11 @@ func expectations(s *Scenario, rep check.Report, h *history.History, opt Options
 			requested = append(requested, name)
 		}
 		sort.Strings(requested)
+	}
+	if opt.Strict {
+		tb := rep.Table
+		out = append(out, reports.Expectation{Finding: StrictExpectation, Want: "0 (--strict: no event more than once, none lost)",
+			Got: tb.MoreThanOnce + tb.NeverLost, OK: tb.Clean()})
 	}
 	if missing := faults.Missing(requested, coverage(h)); len(missing) > 0 {
 		for _, m := range missing {

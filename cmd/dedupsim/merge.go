@@ -281,6 +281,8 @@ func sameSweep(shards []loadedShard) error {
 			diff = fmt.Sprintf("seeds %d+%d and %d+%d", a.m.FirstSeed, a.m.Seeds, s.m.FirstSeed, s.m.Seeds)
 		case s.m.Swarm != a.m.Swarm:
 			diff = "swarm mode on in one, off in the other"
+		case s.m.Strict != a.m.Strict:
+			diff = "--strict in one, not in the other"
 		case key(s.m) != key(a.m):
 			diff = "other scenarios (names, files or faults)"
 		}

@@ -152,6 +152,7 @@ type manifest struct {
 	FirstSeed uint64             `json:"firstSeed"`
 	Seeds     uint64             `json:"seeds"` // of the whole sweep; this shard ran its share
 	Swarm     bool               `json:"swarm"`
+	Strict    bool               `json:"strict,omitempty"`
 	Scenarios []manifestScenario `json:"scenarios"`
 	Runs      []manifestRun      `json:"runs"`
 	// Stopped says why the shard stopped before its last seed (an engine

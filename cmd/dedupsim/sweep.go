@@ -79,7 +79,7 @@ leaves that judgement to merge, which sees every seed.`,
 			if per <= math.MaxUint64/uint64(len(list)) {
 				total = per * uint64(len(list))
 			}
-			m := manifest{Format: manifestFormat, Dedupsim: buildVersion, Shard: idx, Shards: n, FirstSeed: first, Seeds: seeds, Swarm: swarm,
+			m := manifest{Format: manifestFormat, Dedupsim: buildVersion, Shard: idx, Shards: n, FirstSeed: first, Seeds: seeds, Swarm: swarm, Strict: bf.strict,
 				Runs: []manifestRun{}}
 			for _, s := range list {
 				m.Scenarios = append(m.Scenarios, manifestScenario{Name: s.Name, File: s.File, Expected: per, Faults: requestedFaults(s), Coverage: map[string]int{}})
@@ -113,7 +113,7 @@ leaves that judgement to merge, which sees every seed.`,
 			}
 			o := batchOptions{out: out, jobs: bf.jobs, keepHistory: bf.keepHistory,
 				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
-					return scenarios.Run(s, seed, scenarios.Options{Swarm: swarm})
+					return scenarios.Run(s, seed, scenarios.Options{Swarm: swarm, Strict: bf.strict})
 				}}
 			runErr := runBatch(cmd.Context(), o, next, func(r batchResult) {
 				i := pos[r.job.s]
