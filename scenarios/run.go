@@ -17,11 +17,17 @@ type Options struct {
 	// Swarm turns on swarm mode over the scenario's faults (or the whole
 	// catalogue when it lists none).
 	Swarm bool
+	// MemoryBudget, when set, refuses a run predicted above it (a
+	// *MemoryError) before it starts; see MemoryBudget and CheckMemory.
+	MemoryBudget Budget
 }
 
 // Run simulates s with seed, checks the history and evaluates the
 // scenario's expectations.
 func Run(s *Scenario, seed uint64, opt Options) (*reports.Run, error) {
+	if err := CheckMemory([]*Scenario{s}, opt.MemoryBudget, opt); err != nil {
+		return nil, err
+	}
 	cfg := s.Config
 	if opt.Swarm {
 		cfg.Plan.Swarm = true

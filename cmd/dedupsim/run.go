@@ -29,6 +29,7 @@ func newRunCmd() *cobra.Command {
 	var swarm bool
 	var kafka string
 	var verbose bool
+	var memBudget string
 	lo := liveOptions{}
 	cmd := &cobra.Command{
 		Use:   "run [--seed S] [--out DIR] [--kafka kfake|local|external|testcontainers] [SCENARIO...]",
@@ -77,6 +78,9 @@ Every failure prints the seed and the command that replays it.`,
 				list, err = scenarios.Catalogue()
 			}
 			if err != nil {
+				return badInput(err)
+			}
+			if err := checkMemory(list, memBudget, swarm); err != nil {
 				return badInput(err)
 			}
 			var cluster live.Cluster
@@ -152,7 +156,22 @@ Every failure prints the seed and the command that replays it.`,
 	cmd.Flags().StringVar(&lo.tableSink, "table-sink", "pebble", "with --kafka: a table sink is the engine's Pebble table (pebble) or the transactional Kafka sink (kafka)")
 	cmd.Flags().DurationVar(&lo.trigger, "live-trigger", 200*time.Millisecond, "with --kafka: the real time one trigger interval of the scenario takes (the timeline is scaled to it)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "with --kafka: log the engine processes' starts, kills and restarts")
+	memoryBudgetFlag(cmd, &memBudget)
 	return cmd
+}
+
+// memoryBudgetFlag is --memory-budget, shared by run, replay and sweep.
+func memoryBudgetFlag(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "memory-budget", "", "memory a run may use, such as 4g or 512m (default: GOMEMLIMIT when set, else 3/4 of the available memory); a scenario predicted above it is refused before it runs")
+}
+
+// checkMemory refuses, up front, a scenario predicted above the budget.
+func checkMemory(list []*scenarios.Scenario, flag string, swarm bool) error {
+	b, err := scenarios.MemoryBudget(flag)
+	if err != nil {
+		return err
+	}
+	return scenarios.CheckMemory(list, b, scenarios.Options{Swarm: swarm})
 }
 
 // liveOptions are run's --kafka settings.
@@ -217,7 +236,7 @@ func scenarioRef(s *scenarios.Scenario) string {
 
 func newReplayCmd() *cobra.Command {
 	var seed uint64
-	var out string
+	var out, memBudget string
 	var swarm bool
 	cmd := &cobra.Command{
 		Use:   "replay --seed S SCENARIO",
@@ -232,6 +251,9 @@ history's SHA-256 so two runs can be compared at a glance.`,
 			}
 			list, err := loadAll(args)
 			if err != nil {
+				return badInput(err)
+			}
+			if err := checkMemory(list, memBudget, swarm); err != nil {
 				return badInput(err)
 			}
 			r, err := scenarios.Run(list[0], seed, scenarios.Options{Swarm: swarm})
@@ -257,6 +279,7 @@ history's SHA-256 so two runs can be compared at a glance.`,
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "the seed to replay (required)")
 	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&swarm, "swarm", false, "the run was a swarm run")
+	memoryBudgetFlag(cmd, &memBudget)
 	return cmd
 }
 

@@ -18,7 +18,7 @@ import (
 
 func newSweepCmd() *cobra.Command {
 	var seeds, first uint64
-	var shard, out string
+	var shard, out, memBudget string
 	var swarm bool
 	cmd := &cobra.Command{
 		Use:   "sweep SCENARIO --seeds N [--shard i/n] [--swarm]",
@@ -41,6 +41,9 @@ asks for never fired in any seed: a fault that never fired proves nothing.`,
 			}
 			list, err := loadAll(args)
 			if err != nil {
+				return badInput(err)
+			}
+			if err := checkMemory(list, memBudget, swarm); err != nil {
 				return badInput(err)
 			}
 			s := list[0]
@@ -105,6 +108,7 @@ asks for never fired in any seed: a fault that never fired proves nothing.`,
 	cmd.Flags().StringVar(&shard, "shard", "0/1", "run only shard i of n (i/n, 0-based)")
 	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&swarm, "swarm", false, "swarm mode")
+	memoryBudgetFlag(cmd, &memBudget)
 	return cmd
 }
 
