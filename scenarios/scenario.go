@@ -412,7 +412,7 @@ func validateError(filename string, data []byte, doc *yaml.Node, err error) erro
 	var qe *query.Error
 	msg := strings.TrimPrefix(err.Error(), "sim: ")
 	for _, key := range []string{"query", "shape_change_query"} {
-		if rest, ok := strings.CutPrefix(msg, key+": "); ok && errors.As(err, &qe) {
+		if strings.HasPrefix(msg, key+": ") && errors.As(err, &qe) {
 			_, first := sourceLines(data, doc, key)
 			line := 0
 			if first > 0 && qe.Line > 0 {
@@ -424,7 +424,6 @@ func validateError(filename string, data []byte, doc *yaml.Node, err error) erro
 			if qe.Path != "" {
 				m = qe.Path + ": " + m
 			}
-			_ = rest
 			return &Error{File: filename, Line: line, Field: key, Msg: m}
 		}
 	}

@@ -540,7 +540,7 @@ var domains = map[string]string{
 	"start":                         "an RFC 3339 time in [1970-01-01T00:00:00Z, 9000-01-01T00:00:00Z]",
 	"trigger_interval":              "[1ms, 24h]",
 	"fault_phase":                   "[1ms, 366d]",
-	"heal_phase":                    "[trigger_interval, 366d], with fault_phase + heal_phase at most 366d",
+	"heal_phase":                    "[trigger_interval, 366d], 366d in all with the fault phase",
 	"downtime":                      "[1ms, 24h]",
 	"max_copies":                    "[1, 2147483647]",
 	"sources[].name":                "a source of the query",
@@ -779,14 +779,14 @@ func (c Config) prepare() (*prepared, error) {
 		return nil, err
 	}
 	if c.HealPhase < c.TriggerInterval {
-		return nil, fieldErr("heal_phase", "%s is shorter than trigger_interval %s: the phases want at least one trigger of heal, heal_phase in %s",
+		return nil, fieldErr("heal_phase", "%s is shorter than trigger_interval %s: the phases need at least one trigger of heal, want %s",
 			FormatDuration(time.Duration(c.HealPhase)), FormatDuration(time.Duration(c.TriggerInterval)), Domain("heal_phase"))
 	}
 	if err := durationIn("heal_phase", c.HealPhase, time.Duration(c.TriggerInterval), maxRun); err != nil {
 		return nil, err
 	}
 	if total := time.Duration(c.FaultPhase + c.HealPhase); total > maxRun {
-		return nil, fieldErr("heal_phase", "fault_phase + heal_phase = %s: the phases last at most 366d", FormatDuration(total))
+		return nil, fieldErr("heal_phase", "%s after a fault phase of %s: the phases last at most 366d in all", FormatDuration(time.Duration(c.HealPhase)), FormatDuration(time.Duration(c.FaultPhase)))
 	}
 	if err := durationIn("downtime", c.Downtime, time.Millisecond, 24*time.Hour); err != nil {
 		return nil, err
@@ -829,7 +829,7 @@ func (c Config) prepare() (*prepared, error) {
 		expected += s.Rate.meanRate() * time.Duration(c.FaultPhase+c.HealPhase).Seconds()
 	}
 	if expected > float64(c.MaxCopies) {
-		return nil, fieldErr("max_copies", "up to %.0f events expected, above the limit of %d copies (max_copies raises it; the memory budget still applies)", math.Round(expected), c.MaxCopies)
+		return nil, fieldErr("max_copies", "up to %.0f events expected, above the limit of %d copies (set this field to raise it; the memory budget still applies)", math.Round(expected), c.MaxCopies)
 	}
 	// Faults.
 	if !c.Plan.Swarm {
@@ -844,7 +844,7 @@ func (c Config) prepare() (*prepared, error) {
 		}
 		for _, f := range []string{faults.SourceSilence, faults.LaggingInput} {
 			if s.On(f) && s.Int(f, "source") >= len(q.Sources) {
-				return nil, fmt.Errorf("sim: fault %s: source %d, the query has %d", f, s.Int(f, "source"), len(q.Sources))
+				return nil, fieldErr("faults."+f+".source", "%d: the query has %d source(s), so want -1 (drawn) or [0, %d]", s.Int(f, "source"), len(q.Sources), len(q.Sources)-1)
 			}
 		}
 	}
@@ -870,10 +870,10 @@ func (c Config) prepare() (*prepared, error) {
 		return nil, err
 	}
 	if strings.Join(sq.SourceNames(), ",") != strings.Join(q.SourceNames(), ",") {
-		return nil, fmt.Errorf("sim: shape_change_query reads sources %v, the query %v", sq.SourceNames(), q.SourceNames())
+		return nil, fieldErr("shape_change_query", "reads sources %s, the query %s: both read the same topics", strings.Join(sq.SourceNames(), ", "), strings.Join(q.SourceNames(), ", "))
 	}
 	if sq.Sink.Kind != q.Sink.Kind {
-		return nil, fmt.Errorf("sim: shape_change_query writes a %s sink, the query a %s sink: the sink persists across the change", sq.Sink.Kind, q.Sink.Kind)
+		return nil, fieldErr("shape_change_query", "writes sink kind %s, the query sink kind %s: the sink persists across the change, so both write the same kind", sq.Sink.Kind, q.Sink.Kind)
 	}
 	p.shape, p.shapeText = sq, text
 	return p, nil
