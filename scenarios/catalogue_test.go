@@ -32,6 +32,7 @@ var tableShape = map[string]string{
 	"restamped-retries-within-watermark":    "unique",
 	"replay-table-stable-app-id":            "unique",
 	"payments-sizing-scaled":                "unique",
+	"production-columns-event-id":           "unique",
 }
 
 // TestCatalogue runs every catalogue scenario with catalogueSeeds and

@@ -24,6 +24,9 @@ type Options struct {
 	// filtered (check.Table.Clean), whatever the API promises and whatever
 	// the scenario expects.
 	Strict bool
+	// MemoryBudget, when set, refuses a run predicted above it (a
+	// *MemoryError) before it starts; see MemoryBudget and CheckMemory.
+	MemoryBudget Budget
 }
 
 // StrictExpectation names the expectation --strict adds; its count is the
@@ -33,6 +36,9 @@ const StrictExpectation = "table-clean"
 // Run simulates s with seed, checks the history and evaluates the
 // scenario's expectations.
 func Run(s *Scenario, seed uint64, opt Options) (*reports.Run, error) {
+	if err := CheckMemory([]*Scenario{s}, opt.MemoryBudget, opt); err != nil {
+		return nil, err
+	}
 	cfg := s.Config
 	if opt.Swarm {
 		cfg.Plan.Swarm = true

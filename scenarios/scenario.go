@@ -5,21 +5,28 @@
 package scenarios
 
 import (
+	"github.com/dedupsim/dedupsim/internal/suggest"
+
 	"bytes"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/check"
 )
@@ -101,55 +108,132 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-var lineRE = regexp.MustCompile(`line (\d+): (.*)`)
+// maxFileBytes bounds a scenario file (the catalogue's are about 2 KB).
+const maxFileBytes = 1 << 20
 
-// Parse reads a scenario from data; name labels errors and is the default
-// scenario name.
+// Parse reads a scenario from data; filename labels errors, and its base
+// name without .yaml is the default scenario name. Every field is checked
+// against its domain; a problem is an *Error naming file, line and field.
 func Parse(filename string, data []byte) (*Scenario, error) {
+	if len(data) > maxFileBytes {
+		return nil, &Error{File: filename, Msg: fmt.Sprintf("%d bytes: a scenario file is at most 1 MiB", len(data))}
+	}
+	if err := checkUTF8(filename, data); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(filename, err)
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: filename, Msg: "empty file: a scenario is a YAML mapping (query, sources, faults, expect, ...)"}
+		}
+		return nil, yamlError(filename, data, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Error{File: filename, Line: max(extra.Line, 1), Msg: "a second YAML document (after ---): a scenario file holds exactly one"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, yamlError(filename, data, err)
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, &Error{File: filename, Msg: "a scenario is a YAML mapping (query, sources, faults, expect, ...)"}
 	}
 	doc := root.Content[0]
+	w := &walker{file: filename}
+	if err := w.plain(doc, ""); err != nil {
+		return nil, err
+	}
+	if err := w.value(doc, reflect.TypeOf(file{}), ""); err != nil {
+		return nil, err
+	}
 	var f file
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		return nil, yamlError(filename, err)
+	fdec := yaml.NewDecoder(bytes.NewReader(data))
+	fdec.KnownFields(true)
+	if err := fdec.Decode(&f); err != nil {
+		return nil, yamlError(filename, data, err)
+	}
+	if err := w.defaulted(doc, &f); err != nil {
+		return nil, err
+	}
+	if err := w.applicable(doc, &f); err != nil {
+		return nil, err
 	}
 	s := &Scenario{Name: f.Name, Description: strings.TrimSpace(f.Description), Source: f.Source, File: filename, Config: f.Config}
+	nameLine := 0
+	if k := keyNode(doc, "name"); k != nil {
+		nameLine = k.Line
+	}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(path.Base(filename), path.Ext(filename))
-	}
-	// Keep the query's own lines so its errors point into this file.
-	qLine := 0
-	if v := valueNode(doc, "query"); v != nil {
-		text, first := sourceLines(data, doc, "query")
-		if text != "" {
-			s.Config.Query = sim.QueryText(text)
-			qLine = first
+		if !safeName(s.Name) {
+			return nil, &Error{File: filename, Field: "name", Msg: fmt.Sprintf("the file name gives the scenario name %q: %s; rename the file or set name:", s.Name, nameRule)}
 		}
-		_ = v
+	} else if !safeName(s.Name) {
+		return nil, &Error{File: filename, Line: nameLine, Field: "name", Msg: fmt.Sprintf("%q: %s", s.Name, nameRule)}
+	}
+	// Keep the queries' own lines so their errors point into this file.
+	for _, key := range []string{"query", "shape_change_query"} {
+		if text, _ := sourceLines(data, doc, key); text != "" {
+			if key == "query" {
+				s.Config.Query = sim.QueryText(text)
+			} else {
+				s.Config.ShapeChangeQuery = sim.QueryText(text)
+			}
+		}
 	}
 	s.Check = check.Options{StateMargin: f.Check.StateMargin, StallSpanMs: f.Check.StallSpan.Ms(),
 		GrowthFraction: f.Check.GrowthFraction, MaxExamples: f.Check.MaxExamples}
-	exp, err := parseExpect(filename, f.Expect)
+	exp, err := parseExpect(filename, data, f.Expect)
 	if err != nil {
 		return nil, err
 	}
 	s.Expect = exp
 	if err := s.Config.Validate(); err != nil {
-		return nil, validateError(filename, doc, qLine, err)
+		return nil, validateError(filename, data, doc, err)
 	}
 	return s, nil
 }
 
+// nameRule is what a scenario name may be: it names the report folder
+// (OUT/<name>-<seed>) and appears in summary.md and index.html links.
+const nameRule = "a scenario name is 1 to 128 characters of [A-Za-z0-9._-], not starting with '.' or '-' (it names the report folder)"
+
+func safeName(s string) bool {
+	if s == "" || len(s) > 128 || s[0] == '.' || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkUTF8 refuses a file that is not UTF-8, naming the line.
+func checkUTF8(filename string, data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	line := 1
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return &Error{File: filename, Line: line, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x): a scenario file is UTF-8 text", data[i])}
+		}
+		if r == '\n' {
+			line++
+		}
+		i += n
+	}
+	return nil
+}
+
 // Load reads a scenario file, or a catalogue scenario by name.
 func Load(nameOrPath string) (*Scenario, error) {
-	if data, err := os.ReadFile(nameOrPath); err == nil {
+	data, err := readFile(nameOrPath)
+	if err == nil {
 		return Parse(nameOrPath, data)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -159,37 +243,62 @@ func Load(nameOrPath string) (*Scenario, error) {
 		return nil, fmt.Errorf("catalogue: %w", err) // a broken catalogue file must not pass for a missing scenario
 	}
 	name := strings.TrimSuffix(nameOrPath, ".yaml")
+	var names []string
 	for _, s := range all {
 		if s.Name == name {
 			return s, nil
 		}
+		names = append(names, s.Name)
 	}
-	return nil, &Error{File: nameOrPath, Msg: "no such file, and no catalogue scenario of that name (see `dedupsim list`)"}
+	msg := "no such file, and no catalogue scenario of that name (see `dedupsim list`)"
+	if sug := suggest.Best(path.Base(name), names); sug != "" {
+		msg = fmt.Sprintf("no such file, and no catalogue scenario of that name: did you mean %s?", sug)
+	}
+	return nil, &Error{File: nameOrPath, Msg: msg}
 }
 
-func parseExpect(filename string, e expectYAML) (Expect, error) {
+// readFile reads at most maxFileBytes+1 bytes, so that a huge file (or
+// /dev/zero) is refused by Parse without being read whole.
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, &Error{File: name, Msg: "is a folder: give a scenario file (.yaml)"}
+	}
+	return io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+}
+
+func parseExpect(filename string, data []byte, e expectYAML) (Expect, error) {
 	out := Expect{ExactlyOnce: e.ExactlyOnce, FaultsFired: e.FaultsFired, Findings: map[string]string{}}
 	n := &e.Findings
-	if n.Kind == 0 {
+	if n.Kind == 0 || isNull(n) {
 		return out, nil
 	}
 	if n.Kind != yaml.MappingNode {
 		return out, &Error{File: filename, Line: n.Line, Field: "expect.findings", Msg: "want a mapping of finding kind to present, absent or a bound such as \">= 1\""}
 	}
-	known := map[string]bool{}
+	var known []string
 	for _, k := range check.Kinds {
-		known[string(k)] = true
+		known = append(known, string(k))
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !known[k.Value] {
-			return out, &Error{File: filename, Line: k.Line, Field: "expect.findings." + k.Value, Msg: "unknown finding kind (want one of " + kindList() + ")"}
-		}
-		if _, _, err := parseCond(v.Value); err != nil || v.Kind != yaml.ScalarNode {
-			return out, &Error{File: filename, Line: v.Line, Field: "expect.findings." + k.Value, Msg: fmt.Sprintf("%q: want present, absent or a bound such as \">= 1\"", v.Value)}
+		field := "expect.findings." + k.Value
+		if !slices.Contains(known, k.Value) {
+			return out, &Error{File: filename, Line: k.Line, Field: field, Msg: unknownMsg("finding kind", "", k.Value, known)}
 		}
 		if _, dup := out.Findings[k.Value]; dup {
-			return out, &Error{File: filename, Line: k.Line, Field: "expect.findings." + k.Value, Msg: "given twice"}
+			return out, &Error{File: filename, Line: k.Line, Field: field, Msg: "given twice"}
+		}
+		if v.Kind == yaml.ScalarNode && v.Style&(yaml.FoldedStyle|yaml.LiteralStyle) != 0 {
+			written := strings.TrimSpace(lineText(data, v.Line)[v.Column-1:])
+			return out, &Error{File: filename, Line: v.Line, Field: field, Msg: fmt.Sprintf("YAML reads %s as a block scalar (> and | start one), not as a bound: quote it, %s: \"%s\"", written, k.Value, boundFrom(written))}
+		}
+		if _, _, err := parseCond(v.Value); err != nil || v.Kind != yaml.ScalarNode {
+			return out, &Error{File: filename, Line: v.Line, Field: field, Msg: fmt.Sprintf("%s: want present, absent or a bound such as \">= 1\" (>=, >, <=, <, == and a whole number)", describe(v))}
 		}
 		out.Findings[k.Value] = v.Value
 		out.order = append(out.order, k.Value)
@@ -197,12 +306,15 @@ func parseExpect(filename string, e expectYAML) (Expect, error) {
 	return out, nil
 }
 
-func kindList() string {
-	var s []string
-	for _, k := range check.Kinds {
-		s = append(s, string(k))
+// boundFrom spaces a bound as the catalogue writes it: ">5" is "> 5".
+func boundFrom(s string) string {
+	s, _, _ = strings.Cut(s, " #")
+	for _, o := range []string{">=", "<=", "==", ">", "<"} {
+		if rest, ok := strings.CutPrefix(s, o); ok {
+			return o + " " + strings.TrimSpace(rest)
+		}
 	}
-	return strings.Join(s, ", ")
+	return s
 }
 
 // parseCond reads "present", "absent" or "<op> <n>".
@@ -243,54 +355,159 @@ func holds(op string, bound, got int) bool {
 	return got == bound
 }
 
-// yamlError turns yaml.v3's errors into file:line: messages.
-func yamlError(filename string, err error) error {
+var (
+	lineRE = regexp.MustCompile(`line (\d+): (.*)`)
+	// blockStart is a mapping value that YAML reads as the start of a
+	// block scalar but that is not a valid block header: ">= 10", "> 5".
+	blockStart = regexp.MustCompile(`^(\s*(?:- )?[^\s#:][^#:]*:\s+)([>|]\S*(?:\s+[^\s#].*)?)$`)
+	validBlock = regexp.MustCompile(`^[>|](?:[1-9][+-]?|[+-][1-9]?)?$`)
+)
+
+// yamlError turns yaml.v3's errors into file:line: messages, with a hint
+// for the usual slip: an unquoted bound such as >= 10, which YAML takes for
+// the start of a block scalar.
+func yamlError(filename string, data []byte, err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		m := lineRE.FindStringSubmatch(te.Errors[0])
 		if m != nil {
 			line, _ := strconv.Atoi(m[1])
-			msg := strings.Replace(m[2], "in type scenarios.file", "in a scenario", 1)
+			msg := strings.Replace(m[2], " in type scenarios.file", "", 1)
 			return &Error{File: filename, Line: line, Msg: msg}
 		}
 		return &Error{File: filename, Msg: te.Errors[0]}
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
 	if m := lineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{File: filename, Line: line, Msg: m[2]}
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return &Error{File: filename, Msg: msg}
+	// The block-scalar slip: find the line (yaml.v3 does not always say).
+	for i, l := range strings.Split(string(data), "\n") {
+		m := blockStart.FindStringSubmatch(l)
+		if m == nil || validBlock.MatchString(strings.Fields(m[2])[0]) && len(strings.Fields(m[2])) == 1 {
+			continue
+		}
+		if line == 0 || line == i+1 || line == i+2 {
+			key := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(m[1]), ":"))
+			key = strings.TrimPrefix(key, "- ")
+			return &Error{File: filename, Line: i + 1, Msg: fmt.Sprintf("YAML reads %s as the start of a block scalar (> and | start one): quote it, %s: \"%s\"", strings.TrimSpace(m[2]), key, boundFrom(strings.TrimSpace(m[2])))}
+		}
+	}
+	return &Error{File: filename, Line: line, Msg: "invalid YAML: " + msg}
 }
 
 // validateError places a simulator validation error on the line of the
 // field it names.
-func validateError(filename string, doc *yaml.Node, qLine int, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "sim: ")
-	// A query error from query.Parse reads "query: query:LINE: path: msg".
-	if rest, ok := strings.CutPrefix(msg, "query: query:"); ok && qLine > 0 {
-		if i := strings.Index(rest, ":"); i > 0 {
-			if rel, e := strconv.Atoi(rest[:i]); e == nil {
-				return &Error{File: filename, Line: qLine + rel - 1, Field: "query", Msg: strings.TrimSpace(rest[i+1:])}
+func validateError(filename string, data []byte, doc *yaml.Node, err error) error {
+	var fe *sim.FieldError
+	if errors.As(err, &fe) {
+		msg := fe.Msg
+		if fe.Got != "" {
+			if s := suggest.Best(fe.Got, fe.Choices); s != "" {
+				msg += "; did you mean " + s + "?"
 			}
 		}
+		return &Error{File: filename, Line: lineOf(doc, fe.Path), Field: fe.Path, Msg: msg}
 	}
-	field := msg
-	if i := strings.Index(msg, ":"); i > 0 {
-		field = msg[:i]
-		msg = strings.TrimSpace(msg[i+1:])
+	var qe *query.Error
+	msg := strings.TrimPrefix(err.Error(), "sim: ")
+	for _, key := range []string{"query", "shape_change_query"} {
+		if strings.HasPrefix(msg, key+": ") && errors.As(err, &qe) {
+			_, first := sourceLines(data, doc, key)
+			line := 0
+			if first > 0 && qe.Line > 0 {
+				line = first + qe.Line - 1
+			} else if k := keyNode(doc, key); k != nil {
+				line = k.Line
+			}
+			m := qe.Msg
+			if qe.Path != "" {
+				m = qe.Path + ": " + m
+			}
+			return &Error{File: filename, Line: line, Field: key, Msg: m}
+		}
 	}
-	top := field
-	if i := strings.IndexAny(top, ".[ "); i > 0 {
-		top = top[:i]
+	// Fault errors: "faults: fault NAME ...", "fault NAME: ...".
+	if rest, ok := strings.CutPrefix(msg, "fault "); ok {
+		name, detail, _ := strings.Cut(rest, ": ")
+		return &Error{File: filename, Line: lineOf(doc, "faults."+name), Field: "faults." + name, Msg: detail}
 	}
+	if rest, ok := strings.CutPrefix(msg, "faults: "); ok {
+		return &Error{File: filename, Line: lineOf(doc, "faults"), Field: "faults", Msg: rest}
+	}
+	field, detail, ok := strings.Cut(msg, ": ")
+	if !ok || strings.ContainsAny(field, " ") {
+		field, detail = "", msg
+	}
+	return &Error{File: filename, Line: lineOf(doc, field), Field: field, Msg: detail}
+}
+
+// lineOf is the line of the field at path ("sources[1].rate.per_sec"), or
+// of its deepest ancestor written in the file (a default can be what is
+// wrong); 0 when none is.
+func lineOf(doc *yaml.Node, p string) int {
 	line := 0
-	if k := keyNode(doc, top); k != nil {
-		line = k.Line
-	} else if k := keyNode(doc, "faults"); k != nil && strings.Contains(err.Error(), "fault") {
-		line = k.Line
+	n := doc
+	for _, part := range splitPath(p) {
+		if n == nil {
+			break
+		}
+		switch {
+		case part.index >= 0:
+			if n.Kind != yaml.SequenceNode || part.index >= len(n.Content) {
+				return line
+			}
+			n = n.Content[part.index]
+			line = n.Line
+		default:
+			if n.Kind != yaml.MappingNode {
+				return line
+			}
+			k := keyNode(n, part.key)
+			if k == nil {
+				return line
+			}
+			line = k.Line
+			n = valueNode(n, part.key)
+		}
 	}
-	return &Error{File: filename, Line: line, Field: field, Msg: msg}
+	return line
+}
+
+type pathPart struct {
+	key   string
+	index int // >= 0: a list index
+}
+
+// splitPath splits "sources[1].rate.per_sec" into sources, [1], rate,
+// per_sec. Fault names contain '-' but never '.'.
+func splitPath(p string) []pathPart {
+	var out []pathPart
+	for _, seg := range strings.Split(p, ".") {
+		for seg != "" {
+			i := strings.IndexByte(seg, '[')
+			if i < 0 {
+				out = append(out, pathPart{key: seg, index: -1})
+				break
+			}
+			if i > 0 {
+				out = append(out, pathPart{key: seg[:i], index: -1})
+			}
+			j := strings.IndexByte(seg[i:], ']')
+			if j < 0 {
+				break
+			}
+			n, err := strconv.Atoi(seg[i+1 : i+j])
+			if err != nil {
+				break
+			}
+			out = append(out, pathPart{index: n})
+			seg = seg[i+j+1:]
+		}
+	}
+	return out
 }
 
 func keyNode(m *yaml.Node, key string) *yaml.Node {

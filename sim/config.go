@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,8 +44,9 @@ import (
 type Config struct {
 	// Query is the query YAML (the QUERY.yaml format of `dedupsim exec`),
 	// written in a scenario either as a block string or as a nested mapping.
-	// Its keys must be drawn from "id" (the logical event id) and the
-	// event-time column; rows carry no other columns but the hidden _copy.
+	// Its dedup keys and event-time column name the rows' columns (see
+	// Columns for the layout): a production query keyed on event_id with a
+	// watermark on event_ts runs as written.
 	Query QueryText `yaml:"query"`
 	// ShapeChangeQuery is the query the query-shape-change fault restarts
 	// with, on an empty checkpoint. Empty: the query with
@@ -76,8 +79,41 @@ type Config struct {
 	// batch (a smaller history; the checker does not need it).
 	OmitProgress bool `yaml:"omit_progress,omitempty"`
 	// MaxCopies bounds the number of copies appended (default 20 M): a
-	// typo in a rate must fail fast, not exhaust memory.
+	// typo in a rate must fail fast, not exhaust memory. (The memory a run
+	// needs is predicted by Predict; the scenario layer refuses a run above
+	// the machine's budget before it starts.)
 	MaxCopies int `yaml:"max_copies,omitempty"`
+	// Columns are payload columns every row carries beside its key and
+	// event-time columns, such as an amount or a note of some size. A row
+	// is {"<id column>": "<event id>", "<event-time column>": <time>,
+	// <further key columns>, <payload columns>, "_copy": N}: the id column
+	// is the query's first dedup key that is not its event-time column
+	// ("id" when there is none), and every further key column holds
+	// "<column>:<event id>", so each key column alone still tells events
+	// apart. Payload values are derived from the event id, so every copy
+	// of an event carries the same payload, as a producer's retry does.
+	Columns []Column `yaml:"columns,omitempty"`
+}
+
+// Column types.
+const (
+	ColumnString  = "string"
+	ColumnLong    = "long"
+	ColumnDouble  = "double"
+	ColumnBoolean = "boolean"
+)
+
+// Column is one payload column of the rows.
+type Column struct {
+	// Name of the column: a letter or '_', then letters, digits or '_'
+	// (at most 64), and no key, event-time or hidden column.
+	Name string `yaml:"name"`
+	// Type is "string" (default), "long" (an integer in [0, 2^53)),
+	// "double" (a number in [0, 1000) with two decimals) or "boolean".
+	Type string `yaml:"type,omitempty"`
+	// Bytes is the length of a string value (default 16, at most 65536);
+	// only for strings.
+	Bytes int `yaml:"bytes,omitempty"`
 }
 
 // SourceConfig is the honest traffic of one source; misbehaviour comes from
@@ -191,22 +227,111 @@ func (d Duration) Ms() int64 { return time.Duration(d).Milliseconds() }
 
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// UnmarshalYAML reads a duration with a unit; a bare number is refused
-// (milliseconds or seconds? the file should say).
+// UnmarshalYAML reads a duration with a unit (see ParseDuration).
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: want a duration such as 30s", n.Line)
 	}
-	s := strings.TrimSpace(n.Value)
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// maxDays keeps a day count's nanoseconds within int64.
+const maxDays = math.MaxInt64 / int64(24*time.Hour)
+
+// ParseDuration reads a duration with a unit: a Go duration ("250ms",
+// "1h30m"), days ("2d", "1d12h") or a Spark interval ("10 minutes",
+// "1 day 3 hours", truncated to the millisecond as Spark's delays are). A
+// bare number is refused (milliseconds or seconds? the file should say),
+// and so is a negative duration, one that overflows, and one that is not
+// a whole number of milliseconds: the simulator's clock ticks in
+// milliseconds, and "1ns" must not silently become 0 (the default).
+func ParseDuration(text string) (time.Duration, error) {
+	s := strings.TrimSpace(text)
+	if s == "" {
+		return 0, errors.New("empty: want a duration such as 30s, 10 minutes or 2d")
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return 0, fmt.Errorf("%q has no unit: want a duration such as 30s, 10 minutes or 2d", s)
+	}
+	if !strings.ContainsAny(s, " \t") {
+		// A Go duration, with an optional leading day count.
+		rest, days := s, int64(0)
+		if i := strings.IndexByte(s, 'd'); i > 0 {
+			n, err := strconv.ParseInt(s[:i], 10, 64)
+			if err == nil {
+				if n < 0 || n > maxDays {
+					return 0, fmt.Errorf("%q: want a duration between 0 and %dd", s, maxDays)
+				}
+				days, rest = n, s[i+1:]
+			}
+		}
+		var d time.Duration
+		if rest != "" {
+			var err error
+			if d, err = time.ParseDuration(rest); err != nil {
+				if strings.Contains(err.Error(), "invalid duration") {
+					return 0, fmt.Errorf("%q is not a duration (want 30s, 10 minutes or 2d)", s)
+				}
+				return 0, fmt.Errorf("%q: want a duration between 0 and %dd", s, maxDays)
+			}
+		}
+		if d < 0 || strings.HasPrefix(rest, "-") {
+			return 0, fmt.Errorf("%q is negative: want a duration of 0 or more", s)
+		}
+		day := int64(24 * time.Hour)
+		if days > (math.MaxInt64-int64(d))/day {
+			return 0, fmt.Errorf("%q: want a duration between 0 and %dd", s, maxDays)
+		}
+		total := time.Duration(days*day) + d
+		if total%time.Millisecond != 0 {
+			return 0, fmt.Errorf("%q is not a whole number of milliseconds (the simulator's clock ticks in ms)", s)
+		}
+		return total, nil
+	}
 	ms, err := query.ParseDelay(s)
 	if err != nil {
-		var err2 error
-		if ms, err2 = faults.ParseDurationMs(s); err2 != nil {
-			return fmt.Errorf("line %d: %q is not a duration (want 30s, 10 minutes or 2d)", n.Line, s)
+		return 0, fmt.Errorf("%q is not a duration (want 30s, 10 minutes or 2d): %v", s, err)
+	}
+	if ms == 0 && strings.ContainsAny(s, "123456789") {
+		return 0, fmt.Errorf("%q is below 1ms (the simulator's clock ticks in ms)", s)
+	}
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		return 0, fmt.Errorf("%q: want a duration between 0 and %dd", s, maxDays)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// FormatDuration writes d in the units a person reads: "250ms", "30s",
+// "10m", "1h30m", "366d", "1d12h".
+func FormatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	units := []struct {
+		n    time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "µs"}, {1, "ns"}}
+	for _, u := range units {
+		if q := d / u.n; q > 0 {
+			b.WriteString(strconv.FormatInt(int64(q), 10))
+			b.WriteString(u.name)
+			d -= q * u.n
 		}
 	}
-	*d = Duration(time.Duration(ms) * time.Millisecond)
-	return nil
+	return b.String()
 }
 
 // MarshalYAML writes the Go form.
@@ -323,74 +448,221 @@ func (s *SourceConfig) fill() {
 	}
 }
 
-func (s *SourceConfig) validate() error {
-	if !validTopic(s.Topic) {
-		return fmt.Errorf("topic %q: letters, digits, '.', '_' and '-' only", s.Topic)
+// FieldError is a configuration value outside its domain. Path names the
+// field as a scenario file writes it ("trigger_interval",
+// "sources[1].rate.per_sec", "columns[0].bytes", "query"), so that the
+// scenario loader can point at its line; Msg says what is wrong and what
+// is accepted, in human units. Choices, when set, are the accepted values
+// of an enumerated field (for a "did you mean"), Got what was written.
+type FieldError struct {
+	Path    string
+	Msg     string
+	Got     string
+	Choices []string
+}
+
+func (e *FieldError) Error() string { return "sim: " + e.Path + ": " + e.Msg }
+
+func fieldErr(path, format string, a ...any) *FieldError {
+	return &FieldError{Path: path, Msg: fmt.Sprintf(format, a...)}
+}
+
+// outOf is the error of a value outside the domain of the field at path.
+func outOf(path string, v any) *FieldError {
+	return fieldErr(path, "%s: want %s", fmtValue(v), Domain(generic(path)))
+}
+
+func enumErr(path, got string, choices []string) *FieldError {
+	e := fieldErr(path, "%q: want %s", got, orList(choices))
+	e.Got, e.Choices = got, choices
+	return e
+}
+
+func fmtValue(v any) string {
+	switch x := v.(type) {
+	case Duration:
+		return FormatDuration(time.Duration(x))
+	case time.Duration:
+		return FormatDuration(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	if s.Partitions < 1 || s.Partitions > 1024 {
-		return fmt.Errorf("partitions %d: want 1..1024", s.Partitions)
+	return fmt.Sprint(v)
+}
+
+// orList renders [a b c] as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// generic is a field path without list indices: "sources[2].rate.per_sec"
+// is "sources[].rate.per_sec".
+func generic(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		b.WriteByte(path[i])
+		if path[i] == '[' {
+			for i+1 < len(path) && path[i+1] != ']' {
+				i++
+			}
+		}
+	}
+	return b.String()
+}
+
+// Bounds of the configuration, in one place: validation and the scenario
+// loader's messages use them.
+const (
+	maxRun         = 366 * 24 * time.Hour // fault_phase + heal_phase, and any drawn gap
+	maxPerSec      = 10_000_000
+	maxPartitions  = 1024
+	maxKeySpace    = 100_000_000
+	maxProducers   = 1_000_000
+	maxColumns     = 64
+	maxColumnBytes = 65536
+	maxColumnName  = 64
+)
+
+// startMin and startMax bound Start: event times stay positive and within
+// the four-digit years RFC 3339 writes, whatever the faults add (a year
+// ahead at most).
+var (
+	startMin = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	startMax = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// domains are the accepted values of every bounded field, by generic path,
+// as messages print them.
+var domains = map[string]string{
+	"start":                         "an RFC 3339 time in [1970-01-01T00:00:00Z, 9000-01-01T00:00:00Z]",
+	"trigger_interval":              "[1ms, 24h]",
+	"fault_phase":                   "[1ms, 366d]",
+	"heal_phase":                    "[trigger_interval, 366d], 366d in all with the fault phase",
+	"downtime":                      "[1ms, 24h]",
+	"max_copies":                    "[1, 2147483647]",
+	"sources[].name":                "a source of the query",
+	"sources[].topic":               "1 to 249 letters, digits, '.', '_' or '-' (as Kafka allows)",
+	"sources[].partitions":          "[1, 1024]",
+	"sources[].rate.per_sec":        "(0, 10000000] events per second",
+	"sources[].rate.amplitude":      "(0, 1]",
+	"sources[].rate.period":         "[1ms, 366d]",
+	"sources[].rate.burst_factor":   "[1, 1000]",
+	"sources[].rate.burst_every":    "[1ms, 366d]",
+	"sources[].rate.burst_length":   "[1ms, 366d]",
+	"sources[].keys.size":           "[1, 100000000] ids",
+	"sources[].producers":           "[1, 1000000]",
+	"sources[].send_delay.mean":     "[0s, 366d]",
+	"sources[].send_delay.sigma":    "(0, 5]",
+	"sources[].send_delay.max":      "[send_delay.mean, 366d]",
+	"sources[].timestamp_precision": "0s (none) or [1ms, 1h]",
+	"columns":                       "at most 64 columns",
+	"columns[].name":                "a letter or '_', then letters, digits or '_', at most 64 in all, not a key, event-time or hidden column",
+	"columns[].bytes":               "[1, 65536] (strings only)",
+}
+
+// Domain is the accepted range of a field in human units ("[1ms, 24h]"),
+// by its generic path ("sources[].rate.per_sec"); "" for a field without
+// one.
+func Domain(path string) string { return domains[generic(path)] }
+
+// durationIn checks a duration field against [lo, hi] and whole
+// milliseconds (a Config built in Go may hold any time.Duration).
+func durationIn(path string, d Duration, lo, hi time.Duration) error {
+	if time.Duration(d) < lo || time.Duration(d) > hi {
+		return outOf(path, d)
+	}
+	if time.Duration(d)%time.Millisecond != 0 {
+		return fieldErr(path, "%s is not a whole number of milliseconds (the simulator's clock ticks in ms)", FormatDuration(time.Duration(d)))
+	}
+	return nil
+}
+
+func (s *SourceConfig) validate() error { return s.validateAt("sources") }
+
+// validateAt checks a filled source; path names it in errors.
+func (s *SourceConfig) validateAt(path string) error {
+	if !validTopic(s.Topic) {
+		return outOf(path+".topic", fmt.Sprintf("%q", s.Topic))
+	}
+	if s.Partitions < 1 || s.Partitions > maxPartitions {
+		return outOf(path+".partitions", s.Partitions)
 	}
 	if s.Partitioner != "key" && s.Partitioner != "round_robin" {
-		return fmt.Errorf("partitioner %q: want key or round_robin", s.Partitioner)
+		return enumErr(path+".partitioner", s.Partitioner, []string{"key", "round_robin"})
 	}
 	r := s.Rate
 	switch r.Profile {
 	case RateConstant, RateDiurnal, RateBursts:
 	default:
-		return fmt.Errorf("rate.profile %q: want constant, diurnal or bursts", r.Profile)
+		return enumErr(path+".rate.profile", r.Profile, []string{RateConstant, RateDiurnal, RateBursts})
 	}
-	if !(r.PerSec > 0) || r.PerSec > 10_000_000 {
-		return fmt.Errorf("rate.per_sec %v: want a rate in (0, 1e7]", r.PerSec)
+	if !(r.PerSec > 0) || r.PerSec > maxPerSec {
+		return outOf(path+".rate.per_sec", r.PerSec)
 	}
 	if !(r.Amplitude > 0 && r.Amplitude <= 1) {
-		return fmt.Errorf("rate.amplitude %v: want (0, 1]", r.Amplitude)
+		return outOf(path+".rate.amplitude", r.Amplitude)
 	}
-	if r.Period <= 0 || r.BurstEvery <= 0 || r.BurstLength <= 0 {
-		return errors.New("rate: period, burst_every and burst_length must be positive")
+	for _, f := range []struct {
+		name string
+		d    Duration
+	}{{"period", r.Period}, {"burst_every", r.BurstEvery}, {"burst_length", r.BurstLength}} {
+		if err := durationIn(path+".rate."+f.name, f.d, time.Millisecond, maxRun); err != nil {
+			return err
+		}
 	}
 	if !(r.BurstFactor >= 1) || r.BurstFactor > 1000 {
-		return fmt.Errorf("rate.burst_factor %v: want [1, 1000]", r.BurstFactor)
+		return outOf(path+".rate.burst_factor", r.BurstFactor)
 	}
 	switch s.Keys.Kind {
 	case KeysFresh:
 	case KeysBounded:
-		if s.Keys.Size < 1 || s.Keys.Size > 100_000_000 {
-			return fmt.Errorf("keys.size %d: want 1..1e8", s.Keys.Size)
+		if s.Keys.Size < 1 || s.Keys.Size > maxKeySpace {
+			return outOf(path+".keys.size", s.Keys.Size)
 		}
 	default:
-		return fmt.Errorf("keys.kind %q: want fresh or bounded", s.Keys.Kind)
+		return enumErr(path+".keys.kind", s.Keys.Kind, []string{KeysFresh, KeysBounded})
 	}
-	if s.Producers < 1 || s.Producers > 1_000_000 {
-		return fmt.Errorf("producers %d: want 1..1e6", s.Producers)
+	if s.Producers < 1 || s.Producers > maxProducers {
+		return outOf(path+".producers", s.Producers)
 	}
-	if err := s.SendDelay.validate(); err != nil {
-		return fmt.Errorf("send_delay: %w", err)
+	if err := s.SendDelay.validate(path + ".send_delay"); err != nil {
+		return err
 	}
 	if s.TimestampFormat != "seconds" && s.TimestampFormat != "rfc3339" {
-		return fmt.Errorf("timestamp_format %q: want seconds or rfc3339", s.TimestampFormat)
+		return enumErr(path+".timestamp_format", s.TimestampFormat, []string{"seconds", "rfc3339"})
 	}
-	if s.TimestampPrecision < 0 || time.Duration(s.TimestampPrecision) > time.Hour {
-		return fmt.Errorf("timestamp_precision %v: want 0 (none) up to 1h", s.TimestampPrecision)
+	if s.TimestampPrecision != 0 {
+		if err := durationIn(path+".timestamp_precision", s.TimestampPrecision, time.Millisecond, time.Hour); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func (d Dist) validate() error {
-	if d.Mean < 0 || d.Max < 0 {
-		return errors.New("negative duration")
-	}
+func (d Dist) validate(path string) error {
 	switch d.Kind {
 	case DistFixed, DistExponential:
 	case DistLogNormal:
 		if !(d.Sigma > 0 && d.Sigma <= 5) {
-			return fmt.Errorf("sigma %v: want (0, 5]", d.Sigma)
+			return outOf(path+".sigma", d.Sigma)
 		}
 	case DistUniform:
 		if d.Max < d.Mean {
-			return fmt.Errorf("uniform: max %v below mean (the lower bound) %v", d.Max, d.Mean)
+			return fieldErr(path+".max", "%s is below mean (the lower bound) %s: want %s", FormatDuration(time.Duration(d.Max)), FormatDuration(time.Duration(d.Mean)), Domain("sources[].send_delay.max"))
 		}
 	default:
-		return fmt.Errorf("kind %q: want fixed, exponential, lognormal or uniform", d.Kind)
+		return enumErr(path+".kind", d.Kind, []string{DistFixed, DistExponential, DistLogNormal, DistUniform})
+	}
+	if err := durationIn(path+".mean", d.Mean, 0, maxRun); err != nil {
+		return err
+	}
+	if d.Kind == DistUniform {
+		if err := durationIn(path+".max", d.Max, 0, maxRun); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -402,6 +674,22 @@ func validTopic(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validColumn reports whether name is a column name the simulator writes
+// as is: a letter or '_', then letters, digits or '_' (JSON needs no
+// escaping, and Spark reads it without backquotes).
+func validColumn(name string) bool {
+	if name == "" || len(name) > maxColumnName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
 			return false
 		}
 	}
@@ -420,7 +708,8 @@ func (r Rate) meanRate() float64 {
 
 // Validate reports whether the configuration can run: the query parses
 // and fits the simulator, the workload and the phases are sane, and the
-// fault plan resolves against the catalogue.
+// fault plan resolves against the catalogue. A value outside its domain is
+// a *FieldError naming the field.
 func (c Config) Validate() error {
 	_, err := c.prepare()
 	return err
@@ -434,6 +723,7 @@ type prepared struct {
 	shapeText  string
 	startMs    int64
 	eventCol   string // the rows' event-time column
+	layout     *rowLayout
 	sourceCfgs []SourceConfig
 }
 
@@ -477,60 +767,69 @@ func (c Config) prepare() (*prepared, error) {
 	if p.eventCol == "" {
 		p.eventCol = "ts"
 	}
-	if err := checkQuery(q, p.eventCol); err != nil {
-		return nil, fmt.Errorf("sim: query: %w", err)
-	}
 	t, err := time.Parse(time.RFC3339, c.Start)
-	if err != nil {
-		return nil, fmt.Errorf("sim: start %q: want RFC 3339", c.Start)
+	if err != nil || t.Before(startMin) || t.After(startMax) {
+		return nil, outOf("start", fmt.Sprintf("%q", c.Start))
 	}
 	p.startMs = t.UnixMilli()
-	if time.Duration(c.TriggerInterval) < time.Millisecond {
-		return nil, errors.New("sim: trigger_interval: want at least 1ms")
+	if err := durationIn("trigger_interval", c.TriggerInterval, time.Millisecond, 24*time.Hour); err != nil {
+		return nil, err
 	}
-	if c.FaultPhase < 0 || c.HealPhase < c.TriggerInterval || c.Downtime < 0 {
-		return nil, errors.New("sim: phases: fault_phase >= 0, heal_phase >= trigger_interval and downtime >= 0")
+	if err := durationIn("fault_phase", c.FaultPhase, time.Millisecond, maxRun); err != nil {
+		return nil, err
 	}
-	if total := time.Duration(c.FaultPhase + c.HealPhase); total > 366*24*time.Hour {
-		return nil, fmt.Errorf("sim: fault_phase + heal_phase = %v: at most a year", total)
+	if c.HealPhase < c.TriggerInterval {
+		return nil, fieldErr("heal_phase", "%s is shorter than trigger_interval %s: the phases need at least one trigger of heal, want %s",
+			FormatDuration(time.Duration(c.HealPhase)), FormatDuration(time.Duration(c.TriggerInterval)), Domain("heal_phase"))
+	}
+	if err := durationIn("heal_phase", c.HealPhase, time.Duration(c.TriggerInterval), maxRun); err != nil {
+		return nil, err
+	}
+	if total := time.Duration(c.FaultPhase + c.HealPhase); total > maxRun {
+		return nil, fieldErr("heal_phase", "%s after a fault phase of %s: the phases last at most 366d in all", FormatDuration(time.Duration(c.HealPhase)), FormatDuration(time.Duration(c.FaultPhase)))
+	}
+	if err := durationIn("downtime", c.Downtime, time.Millisecond, 24*time.Hour); err != nil {
+		return nil, err
 	}
 	if c.MaxCopies < 1 || c.MaxCopies > math.MaxInt32 {
-		return nil, errors.New("sim: max_copies: want 1..2^31-1")
+		return nil, outOf("max_copies", c.MaxCopies)
 	}
-	// Workload per query source, in query order.
-	used := make([]bool, len(c.Sources))
+	// Workload per query source, in query order. A source described twice
+	// is refused before matching: the last entry must not silently win.
+	given := map[string]int{}
+	for i, s := range c.Sources {
+		if j, dup := given[s.Name]; dup {
+			return nil, fieldErr(fmt.Sprintf("sources[%d].name", i), "%q is described twice (also sources[%d])", s.Name, j)
+		}
+		given[s.Name] = i
+		if _, ok := q.SourceIndex(s.Name); !ok {
+			e := fieldErr(fmt.Sprintf("sources[%d].name", i), "%q is not a source of the query (%s)", s.Name, strings.Join(q.SourceNames(), ", "))
+			e.Got, e.Choices = s.Name, q.SourceNames()
+			return nil, e
+		}
+	}
 	for _, qs := range q.Sources {
-		sc := SourceConfig{Name: qs.Name}
-		for i, s := range c.Sources {
-			if s.Name == qs.Name {
-				if used[i] {
-					return nil, fmt.Errorf("sim: source %q described twice", s.Name)
-				}
-				sc, used[i] = s, true
-			}
+		sc, path := SourceConfig{Name: qs.Name}, "sources"
+		if i, ok := given[qs.Name]; ok {
+			sc, path = c.Sources[i], fmt.Sprintf("sources[%d]", i)
 		}
 		sc.fill()
-		if err := sc.validate(); err != nil {
-			return nil, fmt.Errorf("sim: source %q: %w", sc.Name, err)
+		if err := sc.validateAt(path); err != nil {
+			return nil, err
 		}
 		p.sourceCfgs = append(p.sourceCfgs, sc)
-	}
-	for i, s := range c.Sources {
-		if !used[i] {
-			return nil, fmt.Errorf("sim: source %q is not a source of the query (%s)", s.Name, strings.Join(q.SourceNames(), ", "))
-		}
 	}
 	seenTopic := map[string]bool{}
 	expected := 0.0
 	for _, s := range p.sourceCfgs {
 		if seenTopic[s.Topic] {
-			return nil, fmt.Errorf("sim: two sources read topic %q", s.Topic)
+			return nil, fieldErr("sources", "two sources read topic %q", s.Topic)
 		}
 		seenTopic[s.Topic] = true
 		expected += s.Rate.meanRate() * time.Duration(c.FaultPhase+c.HealPhase).Seconds()
 	}
 	if expected > float64(c.MaxCopies) {
-		return nil, fmt.Errorf("sim: up to %.0f events expected, above max_copies %d", math.Round(expected), c.MaxCopies)
+		return nil, fieldErr("max_copies", "up to %.0f events expected, above the limit of %d copies (set this field to raise it; the memory budget still applies)", math.Round(expected), c.MaxCopies)
 	}
 	// Faults.
 	if !c.Plan.Swarm {
@@ -545,7 +844,7 @@ func (c Config) prepare() (*prepared, error) {
 		}
 		for _, f := range []string{faults.SourceSilence, faults.LaggingInput} {
 			if s.On(f) && s.Int(f, "source") >= len(q.Sources) {
-				return nil, fmt.Errorf("sim: fault %s: source %d, the query has %d", f, s.Int(f, "source"), len(q.Sources))
+				return nil, fieldErr("faults."+f+".source", "%d: the query has %d source(s), so want -1 (drawn) or [0, %d]", s.Int(f, "source"), len(q.Sources), len(q.Sources)-1)
 			}
 		}
 	}
@@ -561,14 +860,20 @@ func (c Config) prepare() (*prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: shape_change_query: %w", err)
 	}
-	if err := checkQuery(sq, p.eventCol); err != nil {
-		return nil, fmt.Errorf("sim: shape_change_query: %w", err)
+	if p.layout, err = newRowLayout(q, sq, p.eventCol, c.Columns); err != nil {
+		return nil, err
+	}
+	if err := p.layout.check(q, "query"); err != nil {
+		return nil, err
+	}
+	if err := p.layout.check(sq, "shape_change_query"); err != nil {
+		return nil, err
 	}
 	if strings.Join(sq.SourceNames(), ",") != strings.Join(q.SourceNames(), ",") {
-		return nil, fmt.Errorf("sim: shape_change_query reads sources %v, the query %v", sq.SourceNames(), q.SourceNames())
+		return nil, fieldErr("shape_change_query", "reads sources %s, the query %s: both read the same topics", strings.Join(sq.SourceNames(), ", "), strings.Join(q.SourceNames(), ", "))
 	}
 	if sq.Sink.Kind != q.Sink.Kind {
-		return nil, fmt.Errorf("sim: shape_change_query writes a %s sink, the query a %s sink: the sink persists across the change", sq.Sink.Kind, q.Sink.Kind)
+		return nil, fieldErr("shape_change_query", "writes sink kind %s, the query sink kind %s: the sink persists across the change, so both write the same kind", sq.Sink.Kind, q.Sink.Kind)
 	}
 	p.shape, p.shapeText = sq, text
 	return p, nil
@@ -585,28 +890,118 @@ func (p *prepared) applicable(name string) error {
 	return nil
 }
 
-// checkQuery holds a query to what the simulator's rows carry: "id", the
-// event-time column and the hidden _copy.
-func checkQuery(q *query.Query, eventCol string) error {
-	if len(q.Keys) == 0 {
-		return fmt.Errorf("dedup keys: the simulator needs explicit keys (every column would include the hidden %s)", CopyColumn)
-	}
-	if eventCol == "id" || eventCol == CopyColumn {
-		return fmt.Errorf("event-time column %q collides with a simulator column", eventCol)
+// rowLayout is the columns of the simulated rows, in row order: the id
+// column (the event id), the event-time column, further key columns, the
+// payload columns, then the hidden _copy (see Config.Columns).
+type rowLayout struct {
+	idCol    string
+	eventCol string
+	keyCols  []string // key columns beyond the id and event-time columns
+	payload  []Column
+}
+
+// newRowLayout derives the rows' columns from the query, the shape-change
+// query (which reads the same rows) and the payload columns. Every dedup
+// key of either query that is not the event-time column is a column of
+// the row; the first of the query's is the id column.
+func newRowLayout(q, sq *query.Query, eventCol string, payload []Column) (*rowLayout, error) {
+	l := &rowLayout{eventCol: eventCol}
+	if !validColumn(eventCol) {
+		return nil, fieldErr("query", "event-time column %q: the simulator's column names are a letter or '_', then letters, digits or '_' (at most 64)", eventCol)
 	}
 	for _, k := range q.Keys {
-		if k != "id" && k != eventCol {
-			return fmt.Errorf("dedup key %q: simulated rows have only id and %s", k, eventCol)
+		if k != eventCol {
+			l.idCol = k
+			break
 		}
+	}
+	if l.idCol == "" {
+		l.idCol = "id"
+	}
+	for _, qq := range []*query.Query{q, sq} {
+		for _, k := range qq.Keys {
+			if k != eventCol && k != l.idCol && !slices.Contains(l.keyCols, k) {
+				l.keyCols = append(l.keyCols, k)
+			}
+		}
+	}
+	for _, c := range append([]string{l.idCol}, l.keyCols...) {
+		if c == CopyColumn {
+			return nil, fieldErr("query", "dedup key %q is the simulator's hidden column (it tells copies apart, so no duplicate would ever be dropped)", c)
+		}
+		if !validColumn(c) {
+			return nil, fieldErr("query", "dedup key %q: the simulator's column names are a letter or '_', then letters, digits or '_' (at most 64)", c)
+		}
+	}
+	if eventCol == l.idCol {
+		return nil, fieldErr("query", "event-time column %q is also the rows' id column: key the query on another column (such as [id, %s])", eventCol, eventCol)
+	}
+	if eventCol == CopyColumn {
+		return nil, fieldErr("query", "event-time column %q collides with the simulator's hidden column", eventCol)
+	}
+	if len(payload) > maxColumns {
+		return nil, outOf("columns", fmt.Sprintf("%d columns", len(payload)))
+	}
+	taken := map[string]string{l.idCol: "the id column", eventCol: "the event-time column", CopyColumn: "the simulator's hidden column"}
+	for _, k := range l.keyCols {
+		taken[k] = "a dedup key (key columns hold values derived from the event id)"
+	}
+	for i, c := range payload {
+		path := fmt.Sprintf("columns[%d]", i)
+		if !validColumn(c.Name) {
+			return nil, outOf(path+".name", fmt.Sprintf("%q", c.Name))
+		}
+		if what, dup := taken[c.Name]; dup {
+			return nil, fieldErr(path+".name", "%q is %s", c.Name, what)
+		}
+		taken[c.Name] = fmt.Sprintf("listed twice (also %s)", path)
+		switch c.Type {
+		case "", ColumnString:
+			c.Type = ColumnString
+			if c.Bytes == 0 {
+				c.Bytes = 16
+			}
+			if c.Bytes < 1 || c.Bytes > maxColumnBytes {
+				return nil, outOf(path+".bytes", c.Bytes)
+			}
+		case ColumnLong, ColumnDouble, ColumnBoolean:
+			if c.Bytes != 0 {
+				return nil, fieldErr(path+".bytes", "only for type string (the column is a %s)", c.Type)
+			}
+		default:
+			return nil, enumErr(path+".type", c.Type, []string{ColumnString, ColumnLong, ColumnDouble, ColumnBoolean})
+		}
+		l.payload = append(l.payload, c)
+	}
+	return l, nil
+}
+
+// columns lists the row's columns in order, _copy last.
+func (l *rowLayout) columns() []string {
+	out := append([]string{l.idCol, l.eventCol}, l.keyCols...)
+	for _, c := range l.payload {
+		out = append(out, c.Name)
+	}
+	return append(out, CopyColumn)
+}
+
+// check holds a query (which) to what the rows carry.
+func (l *rowLayout) check(q *query.Query, which string) error {
+	if len(q.Keys) == 0 {
+		return fieldErr(which, "dedup keys: the simulator needs explicit keys (every column would include the hidden %s)", CopyColumn)
+	}
+	if col := q.EventTimeColumn(); col != "" && col != l.eventCol {
+		return fieldErr(which, "watermark column %q: the rows' event-time column is %q (the query's)", col, l.eventCol)
 	}
 	// Both stores run in the simulator. With pebble, rows and counts are
 	// as deterministic as with memory, but byte figures (memoryUsedBytes,
 	// sstable sizes) come from Pebble's allocator and may differ between
 	// runs, so byte-identical histories are promised for memory only.
 	if q.Sink.Kind == query.SinkMerge {
+		cols := l.columns()
 		for _, k := range q.Sink.Keys {
-			if k != "id" && k != eventCol {
-				return fmt.Errorf("sink keys: %q is not a simulated column", k)
+			if k == CopyColumn || !slices.Contains(cols, k) {
+				return fieldErr(which, "sink keys: %q is not a column of the simulated rows (%s)", k, strings.Join(cols[:len(cols)-1], ", "))
 			}
 		}
 	}

@@ -78,11 +78,15 @@ import (
 //     dedup, so nothing else changes), with a comment; a batch whose every
 //     row was filtered becomes a tick, which exec runs only when a no-data
 //     batch is due.
-//   - the history does not record the sources' timestamp_format: rows are
-//     written with the event time in seconds unless ExportOptions says
-//     otherwise (ExportOptionsFor(cfg) reads it from the run's Config). The
-//     engine reads both forms as the same microsecond, so outcomes agree
-//     either way; only the bytes of the rows differ.
+//   - the history does not record the sources' timestamp_format, nor the
+//     rows' payload columns (Config.Columns): rows are written with the
+//     event time in seconds and the key columns of the history's queries
+//     only, unless ExportOptions says otherwise (ExportOptionsFor(cfg)
+//     reads both from the run's Config and renders every row byte for byte
+//     as the simulator did). The engine reads both time forms as the same
+//     microsecond and no query keys on a payload column, so outcomes agree
+//     either way; only the bytes of the rows differ (a merge sink keyed on
+//     a payload column needs ExportOptionsFor).
 
 // ExportOptions tune ExportTraceWith. The zero value exports the first
 // checkpoint with event times in seconds.
@@ -95,6 +99,9 @@ type ExportOptions struct {
 	// started with, k the one opened by the k-th fresh-checkpoint restart
 	// (query-shape-change).
 	Checkpoint int
+	// layout is the rows' columns (ExportOptionsFor); nil: derived from
+	// the history's queries, without payload columns.
+	layout *rowLayout
 }
 
 // ExportOptionsFor returns the options that render cfg's rows exactly.
@@ -103,7 +110,7 @@ func ExportOptionsFor(cfg Config) (ExportOptions, error) {
 	if err != nil {
 		return ExportOptions{}, err
 	}
-	var o ExportOptions
+	o := ExportOptions{layout: p.layout}
 	for _, s := range p.sourceCfgs {
 		o.TimestampFormats = append(o.TimestampFormats, s.TimestampFormat)
 	}
@@ -209,10 +216,11 @@ func newExporter(h *history.History, opt ExportOptions) (*exporter, error) {
 		return nil, fmt.Errorf("the history's query: %w", err)
 	}
 	x.q = q
-	// The rows' event-time column is the first query's (prepare's eventCol).
-	col := q0.EventTimeColumn()
-	if col == "" {
-		col = "ts"
+	lay := opt.layout
+	if lay == nil {
+		if lay, err = historyLayout(h, q0); err != nil {
+			return nil, err
+		}
 	}
 	for i, s := range q.Sources {
 		b, _ := json.Marshal(s.Name)
@@ -224,7 +232,7 @@ func newExporter(h *history.History, opt ExportOptions) (*exporter, error) {
 		if format != "seconds" && format != "rfc3339" {
 			return nil, fmt.Errorf("timestamp format %q of source %s: want seconds or rfc3339", format, s.Name)
 		}
-		x.encs = append(x.encs, newRowEncoder(col, format == "rfc3339"))
+		x.encs = append(x.encs, newLayoutEncoder(lay, format == "rfc3339"))
 	}
 	x.perSrc = make([][]int, len(q.Sources))
 	for i, c := range h.Copies {
@@ -276,6 +284,55 @@ func newExporter(h *history.History, opt ExportOptions) (*exporter, error) {
 		return a.kind < b.kind
 	})
 	return x, nil
+}
+
+// historyLayout is the rows' layout as far as the history tells it: the
+// first query's event-time column and id column, and the key columns of
+// every query the run ran (the first, each fresh restart's, the last).
+func historyLayout(h *history.History, q0 *query.Query) (*rowLayout, error) {
+	col := q0.EventTimeColumn()
+	if col == "" {
+		col = "ts"
+	}
+	qs := []*query.Query{q0}
+	for _, text := range append(restartQueries(h), h.Query) {
+		if text == "" {
+			continue
+		}
+		q, err := query.Parse("query", []byte(text))
+		if err != nil {
+			return nil, fmt.Errorf("the history's query: %w", err)
+		}
+		qs = append(qs, q)
+	}
+	l := &rowLayout{eventCol: col, idCol: "id"}
+	for _, k := range q0.Keys {
+		if k != col {
+			l.idCol = k
+			break
+		}
+	}
+	for _, q := range qs {
+		for _, k := range q.Keys {
+			if k != col && k != l.idCol && !slices.Contains(l.keyCols, k) {
+				l.keyCols = append(l.keyCols, k)
+			}
+		}
+	}
+	for _, c := range append([]string{l.idCol, l.eventCol}, l.keyCols...) {
+		if !validColumn(c) {
+			return nil, fmt.Errorf("the history's query names column %q, which the simulator never writes", c)
+		}
+	}
+	return l, nil
+}
+
+func restartQueries(h *history.History) []string {
+	var out []string
+	for _, r := range h.Restarts {
+		out = append(out, r.Query)
+	}
+	return out
 }
 
 func (x *exporter) queryYAML() []byte {
@@ -529,20 +586,31 @@ func (x *exporter) rowsLine(bt *history.Batch) {
 	x.buf = b
 }
 
-// appendRow renders a row as encode stores it. The id is quoted as JSON
-// when it needs escaping (the workload's ids never do).
+// appendRow renders a row as encode stores it. The id (and the further
+// key columns made from it) is quoted as JSON when it needs escaping (the
+// workload's ids never do).
 func (e *rowEncoder) appendRow(b []byte, id string, eventUs int64, copyIdx int) []byte {
 	if needsEscape(id) {
 		q, _ := json.Marshal(id)
 		b = append(b, e.head[:len(e.head)-1]...)
 		b = append(b, q...)
 		b = append(b, e.mid[1:]...)
+		b = e.appendTime(b, eventUs)
+		for _, k := range e.keyCols {
+			v, _ := json.Marshal(k + ":" + id)
+			b = append(b, `,"`...)
+			b = append(b, k...)
+			b = append(b, `":`...)
+			b = append(b, v...)
+		}
+		b = e.appendPayload(b, unsafeBytes(id))
 	} else {
 		b = append(b, e.head...)
 		b = append(b, id...)
 		b = append(b, e.mid...)
+		b = e.appendTime(b, eventUs)
+		b = e.appendExtra(b, unsafeBytes(id))
 	}
-	b = e.appendTime(b, eventUs)
 	b = append(b, e.tail...)
 	b = strconv.AppendInt(b, int64(copyIdx), 10)
 	return append(b, '}')

@@ -15,35 +15,64 @@ import (
 // field of the row and never a dedup key.
 const CopyColumn = "_copy"
 
-// rowEncoder writes simulated rows: flat JSON
-// {"id":"e0-42","ts":1767225600.123456,"_copy":17} with the event time in
-// seconds (microsecond fraction) or RFC 3339. Bytes are appended, never
-// marshalled. The dedup key is not stored: it depends on the query that
-// reads the row (a query-shape-change can change it), so the reading
-// query's keyEncoder builds it.
+// rowEncoder writes simulated rows, flat JSON in the layout's column
+// order, {"id":"e0-42","ts":1767225600.123456,"_copy":17} for the default
+// layout, with the event time in seconds (microsecond fraction) or RFC
+// 3339. Bytes are appended, never marshalled. The dedup key is not stored:
+// it depends on the query that reads the row (a query-shape-change can
+// change it), so the reading query's keyEncoder builds it.
 type rowEncoder struct {
-	head    []byte // {"id":"
-	mid     []byte // ","ts":
-	tail    []byte // ,"_copy":
+	head    []byte   // {"id":"
+	mid     []byte   // ","ts":
+	tail    []byte   // ,"_copy":
+	keys    [][]byte // ,"<key column>":"<key column>:   (then the id and `"`)
+	keyCols []string
+	payload []payloadCol
 	rfc3339 bool
+	extra   int // bytes of the key and payload columns beyond the ids
 }
 
-// idOffset is where the id's opening quote sits in every row.
-const idOffset = len(`{"id":`)
+// payloadCol is one payload column: its `,"name":` and how to fill it.
+type payloadCol struct {
+	head []byte
+	seed uint64 // FNV-1a of the name: the column's part of each value's hash
+	typ  string
+	n    int // string bytes
+}
 
+// newRowEncoder encodes rows with the default layout: "id", the event-time
+// column, _copy.
 func newRowEncoder(eventCol string, rfc3339 bool) *rowEncoder {
-	return &rowEncoder{
-		head:    []byte(`{"id":"`),
-		mid:     []byte(`","` + eventCol + `":`),
+	return newLayoutEncoder(&rowLayout{idCol: "id", eventCol: eventCol}, rfc3339)
+}
+
+func newLayoutEncoder(l *rowLayout, rfc3339 bool) *rowEncoder {
+	e := &rowEncoder{
+		head:    []byte(`{"` + l.idCol + `":"`),
+		mid:     []byte(`","` + l.eventCol + `":`),
 		tail:    []byte(`,"` + CopyColumn + `":`),
 		rfc3339: rfc3339,
 	}
+	for _, k := range l.keyCols {
+		e.keys = append(e.keys, []byte(`,"`+k+`":"`+k+`:`))
+		e.keyCols = append(e.keyCols, k)
+		e.extra += 2*len(k) + 8
+	}
+	for _, c := range l.payload {
+		pc := payloadCol{head: []byte(`,"` + c.Name + `":`), seed: uint64(fnv32a(c.Name)), typ: c.Type, n: c.Bytes}
+		e.payload = append(e.payload, pc)
+		e.extra += len(pc.head) + max(c.Bytes+2, 24)
+	}
+	return e
 }
+
+// maxIDLen bounds an event id (rowRef keeps its length in a byte).
+const maxIDLen = 255
 
 // encode stores one row in a and returns its reference. id must need no
 // JSON escaping (the workload's ids are [a-z0-9-]).
 func (e *rowEncoder) encode(a *arena, id []byte, eventUs int64, copyIdx int) rowRef {
-	need := len(e.head) + len(e.mid) + len(e.tail) + len(id) + 64
+	need := len(e.head) + len(e.mid) + len(e.tail) + len(id) + 64 + e.extra + len(e.keys)*len(id)
 	b := a.reserve(need)
 	room := cap(b)
 	b = append(b, e.head...)
@@ -52,14 +81,85 @@ func (e *rowEncoder) encode(a *arena, id []byte, eventUs int64, copyIdx int) row
 	tsStart := len(b)
 	b = e.appendTime(b, eventUs)
 	tsLen := len(b) - tsStart
+	b = e.appendExtra(b, id)
 	b = append(b, e.tail...)
 	b = strconv.AppendInt(b, int64(copyIdx), 10)
 	b = append(b, '}')
-	if cap(b) != room || len(id) > 255 || tsLen > 255 {
+	if cap(b) != room || len(id) > maxIDLen || tsLen > 255 || len(e.mid) > 255 {
 		panic(fmt.Sprintf("sim: row %q outgrew its reservation of %d bytes", b, need))
 	}
 	chunk, off := a.commit(b)
 	return rowRef{eventUs: eventUs, copyIdx: int32(copyIdx), chunk: chunk, off: off, dataLen: int32(len(b)), idLen: uint8(len(id)), tsOff: uint8(len(e.mid)), tsLen: uint8(tsLen)}
+}
+
+// appendExtra writes the further key columns and the payload columns of
+// the event id (plain: no escaping needed).
+func (e *rowEncoder) appendExtra(b, id []byte) []byte {
+	for _, k := range e.keys {
+		b = append(b, k...)
+		b = append(b, id...)
+		b = append(b, '"')
+	}
+	return e.appendPayload(b, id)
+}
+
+// appendPayload writes the payload columns of the event id.
+func (e *rowEncoder) appendPayload(b, id []byte) []byte {
+	if len(e.payload) == 0 {
+		return b
+	}
+	h := fnv64a(id)
+	for _, c := range e.payload {
+		b = append(b, c.head...)
+		b = c.appendValue(b, h)
+	}
+	return b
+}
+
+// appendValue writes the column's value for an event whose id hashes to h:
+// the same for every copy of the event, different between columns.
+func (c *payloadCol) appendValue(b []byte, h uint64) []byte {
+	x := splitmix64(h ^ c.seed)
+	switch c.typ {
+	case ColumnLong:
+		return strconv.AppendUint(b, x>>11, 10) // < 2^53: exact as a double too
+	case ColumnDouble:
+		cents := x % 100_000
+		b = strconv.AppendUint(b, cents/100, 10)
+		return append(b, '.', byte('0'+cents/10%10), byte('0'+cents%10))
+	case ColumnBoolean:
+		if x&1 == 1 {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	}
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b = append(b, '"')
+	for i := 0; i < c.n; i++ {
+		if i%8 == 0 && i > 0 {
+			x = splitmix64(x)
+		}
+		b = append(b, alphabet[(x>>(8*(i%8)))%uint64(len(alphabet))])
+	}
+	return append(b, '"')
+}
+
+// splitmix64 is one step of SplitMix64: a cheap, well-mixed function of x.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// fnv64a is FNV-1a over an event id, the payload values' seed.
+func fnv64a(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // keyEncoder builds a query's dedup key for a stored row exactly as
@@ -67,25 +167,46 @@ func (e *rowEncoder) encode(a *arena, id []byte, eventUs int64, copyIdx int) row
 // (Decoded = true).
 type keyEncoder struct {
 	parts []keyPart
+	// prefixes[i], for a keyDerived part i: `"<column>:`, the start of its
+	// value "<column>:<id>".
+	prefixes [][]byte
+	// idOffset is where the id's opening quote sits in every row; 0 means
+	// the default layout's, len(`{"id":`).
+	idOffset int
 	// wm: the rows' event-time column is the query's watermark column: the
 	// row's EventTime is set and, as a key, encoded by its microseconds.
-	wm bool
+	wm      bool
+	scratch []byte
 }
 
+// keyPart is one key column: the id, the event time, or a further key
+// column whose value is made from the id.
 type keyPart uint8
 
 const (
 	keyID keyPart = iota
 	keyTime
+	keyDerived
 )
 
+// defaultIDOffset is idOffset in the default layout.
+const defaultIDOffset = len(`{"id":`)
+
+// newKeyEncoder is the key encoder of the default layout ("id", eventCol).
 func newKeyEncoder(q *query.Query, eventCol string) *keyEncoder {
-	k := &keyEncoder{wm: q.EventTimeColumn() == eventCol}
+	return newLayoutKeyEncoder(q, &rowLayout{idCol: "id", eventCol: eventCol})
+}
+
+func newLayoutKeyEncoder(q *query.Query, l *rowLayout) *keyEncoder {
+	k := &keyEncoder{wm: q.EventTimeColumn() == l.eventCol, idOffset: len(`{"` + l.idCol + `":`)}
 	for _, c := range q.Keys {
-		if c == "id" {
-			k.parts = append(k.parts, keyID)
-		} else {
-			k.parts = append(k.parts, keyTime)
+		switch c {
+		case l.idCol:
+			k.parts, k.prefixes = append(k.parts, keyID), append(k.prefixes, nil)
+		case l.eventCol:
+			k.parts, k.prefixes = append(k.parts, keyTime), append(k.prefixes, nil)
+		default:
+			k.parts, k.prefixes = append(k.parts, keyDerived), append(k.prefixes, []byte(`"`+c+`:`))
 		}
 	}
 	return k
@@ -93,14 +214,22 @@ func newKeyEncoder(q *query.Query, eventCol string) *keyEncoder {
 
 // appendKey appends the key of the stored row data (described by r).
 func (k *keyEncoder) appendKey(dst, data []byte, r rowRef) []byte {
-	for _, p := range k.parts {
+	off := k.idOffset
+	if off == 0 {
+		off = defaultIDOffset
+	}
+	for i, p := range k.parts {
 		switch {
 		case p == keyID:
-			dst = row.AppendKeyValue(dst, data[idOffset:idOffset+int(r.idLen)+2])
+			dst = row.AppendKeyValue(dst, data[off:off+int(r.idLen)+2])
+		case p == keyDerived:
+			id := data[off+1 : off+1+int(r.idLen)]
+			k.scratch = append(append(append(k.scratch[:0], k.prefixes[i]...), id...), '"')
+			dst = row.AppendKeyValue(dst, k.scratch)
 		case k.wm:
 			dst = row.AppendKeyEventTime(dst, r.eventUs, false)
 		default:
-			ts := idOffset + int(r.idLen) + 1 + int(r.tsOff)
+			ts := off + int(r.idLen) + 1 + int(r.tsOff)
 			dst = row.AppendKeyValue(dst, data[ts:ts+int(r.tsLen)])
 		}
 	}

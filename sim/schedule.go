@@ -25,7 +25,8 @@ type Workload struct {
 	// other field (AppendedAtMs included) is exactly as sim.Run records it.
 	Copies []history.Copy
 	// Rows[i] is the JSON row of Copies[i], byte-identical to what the
-	// simulated log holds: {"id":...,"<EventColumn>":...,"_copy":i}.
+	// simulated log holds: {"<IDColumn>":...,"<EventColumn>":..., further
+	// key and payload columns,"_copy":i} (see Config.Columns).
 	Rows [][]byte
 	// Sources are the query's sources, in query order (Copy.Source indexes
 	// them).
@@ -46,6 +47,11 @@ type Workload struct {
 	TriggerMs, DowntimeMs int64
 	// EventColumn is the event-time column of the rows.
 	EventColumn string
+	// IDColumn is the column that holds the event id (Copy.Event).
+	IDColumn string
+	// Columns are the rows' columns in order: IDColumn, EventColumn, the
+	// further key columns, the payload columns, then the hidden _copy.
+	Columns []string
 	// ArrivalRatePerSec is the configured mean arrival rate of logical
 	// events, summed over the sources (as in the history).
 	ArrivalRatePerSec float64
@@ -133,6 +139,8 @@ func Schedule(cfg Config, seed uint64) (*Workload, error) {
 		TriggerMs:         w.intervalMs,
 		DowntimeMs:        w.downMs,
 		EventColumn:       p.eventCol,
+		IDColumn:          p.layout.idCol,
+		Columns:           p.layout.columns(),
 		ArrivalRatePerSec: h.ArrivalRatePerSec,
 	}
 	for _, sc := range p.sourceCfgs {

@@ -96,17 +96,17 @@ func checkRows(t *testing.T, name string, seed uint64, wl *sim.Workload) {
 		}
 		next[c.Source][c.Partition]++
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(row, &m); err != nil || len(m) != 3 {
-			t.Fatalf("%s seed %d: row %d %s: not a row of 3 fields (%v)", name, seed, i, row, err)
+		if err := json.Unmarshal(row, &m); err != nil || len(m) != len(wl.Columns) {
+			t.Fatalf("%s seed %d: row %d %s: not a row of the %d columns %v (%v)", name, seed, i, row, len(wl.Columns), wl.Columns, err)
 		}
 		var id string
-		_ = json.Unmarshal(m["id"], &id)
+		_ = json.Unmarshal(m[wl.IDColumn], &id)
 		us, err := eventTimeUs(m[wl.EventColumn])
 		if id != c.Event || err != nil || us != c.EventTimeUs || string(m[sim.CopyColumn]) != strconv.Itoa(i) {
 			t.Fatalf("%s seed %d: row %d %s does not match copy %+v (%v)", name, seed, i, row, c, err)
 		}
 		// Byte for byte: the simulator's encoding, _copy last.
-		prefix := `{"id":"` + c.Event + `","` + wl.EventColumn + `":`
+		prefix := `{"` + wl.IDColumn + `":"` + c.Event + `","` + wl.EventColumn + `":`
 		suffix := `,"` + sim.CopyColumn + `":` + strconv.Itoa(i) + `}`
 		if !bytes.HasPrefix(row, []byte(prefix)) || !bytes.HasSuffix(row, []byte(suffix)) {
 			t.Fatalf("%s seed %d: row %d %s: want %s...%s", name, seed, i, row, prefix, suffix)
@@ -160,6 +160,13 @@ func TestScheduleMatchesRunCatalogue(t *testing.T) {
 				wl := checkSchedule(t, s.Name, s.Config, seed)
 				if len(wl.Copies) == 0 {
 					t.Fatalf("seed %d: no copies", seed)
+				}
+				// A scenario keyed on id without payload keeps the rows
+				// {"id":...,"<event time>":...,"_copy":N}.
+				if len(s.Config.Columns) == 0 && wl.IDColumn == "id" {
+					if want := []string{"id", wl.EventColumn, sim.CopyColumn}; !reflect.DeepEqual(wl.Columns, want) {
+						t.Fatalf("columns %v, want %v", wl.Columns, want)
+					}
 				}
 			}
 		})

@@ -242,7 +242,7 @@ func (w *world) views(start [][]int64) []source.Source {
 		if start != nil {
 			s = start[i]
 		}
-		out[i] = newLogSource(t, s, newKeyEncoder(w.q, w.p.eventCol))
+		out[i] = newLogSource(t, s, newLayoutKeyEncoder(w.q, w.p.layout))
 	}
 	return out
 }

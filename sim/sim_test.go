@@ -215,8 +215,14 @@ swarm: false
 
 func TestValidate(t *testing.T) {
 	bad := map[string]func(c *Config){
-		"every-column key":  func(c *Config) { c.Query = "dedup: {api: dropDuplicates}\n" },
-		"foreign key":       func(c *Config) { c.Query = "dedup: {api: dropDuplicates, keys: [user]}\n" },
+		"every-column key": func(c *Config) { c.Query = "dedup: {api: dropDuplicates}\n" },
+		// Any column can be a key (issue 11: the user's own columns), but
+		// not the hidden copy column nor a payload column.
+		"hidden column key": func(c *Config) { c.Query = "dedup: {api: dropDuplicates, keys: [_copy]}\n" },
+		"payload column key": func(c *Config) {
+			c.Query = "dedup: {api: dropDuplicates, keys: [user]}\n"
+			c.Columns = []Column{{Name: "user"}}
+		},
 		"unknown source":    func(c *Config) { c.Sources = append(c.Sources, SourceConfig{Name: "nope"}) },
 		"bad rate":          func(c *Config) { c.Sources[0].Rate.PerSec = -1 },
 		"bad profile":       func(c *Config) { c.Sources[0].Rate.Profile = "weekly" },

@@ -116,7 +116,7 @@ func (w *world) newSourceGen(i int, cfg SourceConfig) *sourceGen {
 	st := func(purpose string) *rand.Rand { return Stream(w.seed, "src/"+name+"/"+purpose) }
 	g := &sourceGen{
 		idx: i, name: name, cfg: cfg, top: w.topics[i],
-		enc:  newRowEncoder(w.p.eventCol, cfg.TimestampFormat == "rfc3339"),
+		enc:  newLayoutEncoder(w.p.layout, cfg.TimestampFormat == "rfc3339"),
 		rArr: st("arrivals"), rKey: st("keys"), rProd: st("producers"), rDelay: st("send-delay"), rBurst: st("bursts"),
 		perUs: cfg.Rate.PerSec / 1e6, originUs: w.startUs,
 		partHash:    cfg.Partitioner == "key",
@@ -195,9 +195,19 @@ func (w *world) setupFaults(g *sourceGen) {
 	}
 }
 
+// horizonUs bounds arrival times: far beyond any run (runs end before the
+// year 9001, 2^57 µs), and far from overflow. An arrival drawn beyond it,
+// as a rate of 1e-14 per second draws one, is never: int64 arithmetic on
+// it would wrap to the past.
+const horizonUs = int64(1) << 62
+
+// never is the arrival time of an event that does not happen.
+const never = int64(math.MaxInt64)
+
 // next returns the next occurrence after t: a Poisson process whose rate
 // follows the profile (piecewise-constant for bursts, thinning for the
-// diurnal sine).
+// diurnal sine). Any rate in (0, 1e7] works: an occurrence beyond
+// horizonUs is never.
 func (g *sourceGen) next(t int64) int64 {
 	r := g.cfg.Rate
 	switch r.Profile {
@@ -207,6 +217,9 @@ func (g *sourceGen) next(t int64) int64 {
 		x := float64(t)
 		for range 1 << 20 {
 			x += g.rArr.ExpFloat64() / maxPerUs
+			if !(x < float64(horizonUs)) {
+				return never
+			}
 			phase := 2 * math.Pi * math.Mod(x-float64(g.originUs), periodUs) / periodUs
 			if g.rArr.Float64()*(1+r.Amplitude) < 1+r.Amplitude*math.Sin(phase) {
 				return int64(x)
@@ -218,6 +231,9 @@ func (g *sourceGen) next(t int64) int64 {
 		everyUs := float64(r.BurstEvery.Ms()) * 1e3
 		cur := t
 		for range 1 << 20 {
+			if cur >= horizonUs {
+				return never
+			}
 			for cur >= g.burstEnd {
 				g.burstStart = g.burstEnd + int64(g.rBurst.ExpFloat64()*everyUs)
 				g.burstEnd = g.burstStart + lengthUs
@@ -226,15 +242,20 @@ func (g *sourceGen) next(t int64) int64 {
 			if cur >= g.burstStart {
 				rate, segEnd = g.perUs*r.BurstFactor, g.burstEnd
 			}
-			x := cur + int64(g.rArr.ExpFloat64()/rate)
-			if x < segEnd {
-				return x
+			if dt := g.rArr.ExpFloat64() / rate; dt < float64(horizonUs-cur) {
+				if x := cur + int64(dt); x < segEnd {
+					return x
+				}
 			}
 			cur = segEnd // memoryless: restart at the boundary
 		}
 		return cur
 	}
-	return t + int64(g.rArr.ExpFloat64()/g.perUs)
+	dt := g.rArr.ExpFloat64() / g.perUs
+	if !(dt < float64(horizonUs-t)) {
+		return never
+	}
+	return t + int64(dt)
 }
 
 // clock is producer p's reading of processing time t.

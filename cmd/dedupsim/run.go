@@ -30,6 +30,7 @@ func newRunCmd() *cobra.Command {
 	var kafka string
 	var verbose bool
 	var bf batchFlags
+	var memBudget string
 	lo := liveOptions{}
 	cmd := &cobra.Command{
 		Use:   "run [--seed S] [--out DIR] [-j N] [--kafka kfake|local|external|testcontainers] [SCENARIO|DIR...]",
@@ -85,6 +86,9 @@ Every failure prints the seed and the command that replays it.`,
 				if err := checkRunName(s.Name); err != nil {
 					return badInput(fmt.Errorf("%s: %w", scenarios.Ref(s), err))
 				}
+			}
+			if err := checkMemory(list, memBudget, swarm, bf.jobs); err != nil {
+				return badInput(err)
 			}
 			o := batchOptions{out: out, jobs: bf.jobs, keepHistory: bf.keepHistory, canSkip: len(list) > 1,
 				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
@@ -169,6 +173,7 @@ Every failure prints the seed and the command that replays it.`,
 	cmd.Flags().DurationVar(&lo.trigger, "live-trigger", 200*time.Millisecond, "with --kafka: the real time one trigger interval of the scenario takes (the timeline is scaled to it)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "with --kafka: log the engine processes' starts, kills and restarts")
 	bf.register(cmd)
+	memoryBudgetFlag(cmd, &memBudget)
 	return cmd
 }
 
@@ -238,6 +243,25 @@ func (b batchFlags) check(verb string) error {
 		return fmt.Errorf("%s: --progress-interval %v: want a duration in [1ms, 1h]", verb, b.interval)
 	}
 	return nil
+}
+
+// memoryBudgetFlag is --memory-budget, shared by run, replay and sweep.
+func memoryBudgetFlag(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "memory-budget", "", "memory a run may use, such as 4g or 512m (default: GOMEMLIMIT when set, else 3/4 of the available memory); a scenario predicted above it is refused before it runs")
+}
+
+// checkMemory refuses, up front, a scenario predicted above the budget.
+func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs int) error {
+	b, err := scenarios.MemoryBudget(flag)
+	if err != nil {
+		return err
+	}
+	// -j runs share the budget: each may use its share.
+	if jobs = min(jobs, len(list)); jobs > 1 {
+		b.Bytes /= int64(jobs)
+		b.From += fmt.Sprintf(", shared by -j %d runs at once", jobs)
+	}
+	return scenarios.CheckMemory(list, b, scenarios.Options{Swarm: swarm})
 }
 
 // liveOptions are run's --kafka settings.
@@ -315,7 +339,7 @@ func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error
 
 func newReplayCmd() *cobra.Command {
 	var seed uint64
-	var out string
+	var out, memBudget string
 	var swarm, strict bool
 	cmd := &cobra.Command{
 		Use:   "replay --seed S [--strict] SCENARIO",
@@ -341,6 +365,9 @@ keeps the history (DIR/<scenario>-<seed>/history.json.gz).`,
 			}
 			if err := checkRunName(list[0].Name); err != nil {
 				return badInput(fmt.Errorf("%s: %w", scenarios.Ref(list[0]), err))
+			}
+			if err := checkMemory(list, memBudget, swarm, 1); err != nil {
+				return badInput(err)
 			}
 			start := time.Now()
 			r, err := scenarios.Run(list[0], seed, scenarios.Options{Swarm: swarm, Strict: strict})
@@ -372,6 +399,7 @@ keeps the history (DIR/<scenario>-<seed>/history.json.gz).`,
 	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&swarm, "swarm", false, "the run was a swarm run")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	memoryBudgetFlag(cmd, &memBudget)
 	return cmd
 }
 

@@ -19,7 +19,7 @@ import (
 
 func newSweepCmd() *cobra.Command {
 	var seeds, first uint64
-	var shard, out string
+	var shard, out, memBudget string
 	var swarm bool
 	var bf batchFlags
 	cmd := &cobra.Command{
@@ -73,6 +73,9 @@ leaves that judgement to merge, which sees every seed.`,
 				if err := checkRunName(s.Name); err != nil {
 					return badInput(fmt.Errorf("%s: %w", scenarios.Ref(s), err))
 				}
+			}
+			if err := checkMemory(list, memBudget, swarm, bf.jobs); err != nil {
+				return badInput(err)
 			}
 			per := shardSeeds(seeds, idx, n)
 			total := uint64(0) // unknown when it does not fit
@@ -171,6 +174,7 @@ leaves that judgement to merge, which sees every seed.`,
 	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&swarm, "swarm", false, "swarm mode")
 	bf.register(cmd)
+	memoryBudgetFlag(cmd, &memBudget)
 	return cmd
 }
 

@@ -16,7 +16,6 @@ import (
 // of (at least three letters), the way "--first" finds "--first-seed".
 // Case and '-' versus '_' are ignored. It returns nil for an exact match.
 func Closest(word string, known []string) []string {
-	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }
 	w := norm(word)
 	if w == "" {
 		return nil
@@ -68,3 +67,21 @@ func Phrase(names []string, quote func(string) string) string {
 	}
 	return " (did you mean " + strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1] + "?)"
 }
+
+// Best returns the one known name to suggest for word, or "": a name that
+// differs from it only in case or '-' versus '_' first (so that a value
+// given in the wrong case is corrected), else the nearest of Closest.
+func Best(word string, known []string) string {
+	for _, k := range known {
+		if norm(k) == norm(word) {
+			return k
+		}
+	}
+	if c := Closest(word, known); len(c) > 0 {
+		return c[0]
+	}
+	return ""
+}
+
+// norm folds case and '_' into '-', as Closest compares names.
+func norm(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }

@@ -127,21 +127,9 @@ func ParseAPI(s string) (query.API, error) {
 	return "", fmt.Errorf("--api %q: unknown API%s; want %s", s, hint, orList(names))
 }
 
-// Suggest returns the known word nearest to word when it is close enough
-// to be a typo (internal/suggest's rule; a name that differs only in case
-// or '-' versus '_' is the nearest of all), else "".
-func Suggest(word string, known []string) string {
-	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }
-	for _, k := range known {
-		if norm(k) == norm(word) {
-			return k
-		}
-	}
-	if c := suggest.Closest(word, known); len(c) > 0 {
-		return c[0]
-	}
-	return ""
-}
+// Suggest returns the known word to suggest for a misspelt one, or ""
+// (internal/suggest.Best).
+func Suggest(word string, known []string) string { return suggest.Best(word, known) }
 
 // orList writes "a, b or c".
 func orList(words []string) string {

@@ -1,0 +1,214 @@
+package scenarios
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/go-units"
+	"github.com/shirou/gopsutil/v4/mem"
+
+	"github.com/dedupsim/dedupsim/sim"
+)
+
+// A simulated run holds every copy and event in memory until it ends, so
+// its size must fit the machine: the run's peak is predicted from its
+// configuration (sim.Config.Predict: rate x duration x copy factor x
+// measured bytes per copy) and a run predicted above the memory budget is
+// refused before it starts. The budget is read here, not in sim, which
+// does no I/O.
+
+// Budget is the memory a run may use.
+type Budget struct {
+	Bytes int64
+	// From says where the figure comes from ("--memory-budget 4g",
+	// "GOMEMLIMIT", "3/4 of the 12GiB available").
+	From string
+}
+
+// budgetShare is the share of the available memory a run may take by
+// default: some is left for the page cache, the reports' writes and
+// whatever else runs.
+const budgetShare = 0.75
+
+// sizeRE is a size as --memory-budget takes it: 4g, 512m, 1.5t, 2GiB,
+// 1048576 (bytes).
+var sizeRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([kKmMgGtTpP]([iI]?[bB])?|[bB])?$`)
+
+// ParseSize reads a size in Spark's notation (binary multiples): 512m,
+// 4g, 1.5t, 2GiB, or plain bytes.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if !sizeRE.MatchString(t) {
+		return 0, fmt.Errorf("%q: want a size such as 512m, 4g or 1.5t", s)
+	}
+	n, err := units.RAMInBytes(t)
+	if err != nil || n <= 0 || n > 1<<60 {
+		return 0, fmt.Errorf("%q: want a size in [1, 1024p] such as 512m, 4g or 1.5t", s)
+	}
+	return n, nil
+}
+
+// MemoryBudget resolves the budget: flag (the --memory-budget value) when
+// given, else GOMEMLIMIT when set, else 3/4 of the memory available to
+// this process (MemAvailable, or what is left of the cgroup's limit when
+// that is lower).
+func MemoryBudget(flag string) (Budget, error) {
+	if flag != "" {
+		n, err := ParseSize(flag)
+		if err != nil {
+			return Budget{}, fmt.Errorf("--memory-budget %w", err)
+		}
+		return Budget{Bytes: n, From: "--memory-budget " + flag}, nil
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
+		if lim := debug.SetMemoryLimit(-1); lim > 0 && lim < math.MaxInt64 {
+			return Budget{Bytes: lim, From: "GOMEMLIMIT=" + os.Getenv("GOMEMLIMIT")}, nil
+		}
+	}
+	avail, from, err := availableMemory()
+	if err != nil {
+		return Budget{}, fmt.Errorf("cannot tell how much memory is available (%v): give --memory-budget", err)
+	}
+	return Budget{Bytes: int64(budgetShare * float64(avail)), From: fmt.Sprintf("3/4 of %s %s; --memory-budget sets it", from, size(float64(avail)))}, nil
+}
+
+// availableMemory is the machine's MemAvailable, or what the process's
+// cgroup still allows when that is less.
+func availableMemory() (uint64, string, error) {
+	vm, err := mem.VirtualMemory()
+	if err != nil {
+		return 0, "", err
+	}
+	avail, from := vm.Available, "MemAvailable"
+	if left, ok := cgroupLeft(); ok && left < avail {
+		avail, from = left, "what the cgroup's memory limit leaves,"
+	}
+	if avail == 0 {
+		return 0, "", errors.New("no memory available")
+	}
+	return avail, from, nil
+}
+
+// cgroupLeft is the cgroup memory limit less the cgroup's usage, for
+// cgroup v2 and v1; false when there is no limit (or no cgroup).
+func cgroupLeft() (uint64, bool) {
+	read := func(p string) (uint64, bool) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return 0, false
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "max" {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(s, 10, 64)
+		return n, err == nil && n < 1<<62
+	}
+	var dirs []string
+	if f, err := os.Open("/proc/self/cgroup"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
+				dirs = append(dirs, filepath.Join("/sys/fs/cgroup", rest))
+			}
+		}
+		f.Close()
+	}
+	dirs = append(dirs, "/sys/fs/cgroup")
+	for _, d := range dirs {
+		if limit, ok := read(filepath.Join(d, "memory.max")); ok {
+			used, _ := read(filepath.Join(d, "memory.current"))
+			return limit - min(used, limit), true
+		}
+	}
+	if limit, ok := read("/sys/fs/cgroup/memory/memory.limit_in_bytes"); ok {
+		used, _ := read("/sys/fs/cgroup/memory/memory.usage_in_bytes")
+		return limit - min(used, limit), true
+	}
+	return 0, false
+}
+
+// ErrMemoryBudget is wrapped by a refusal of a run predicted above the
+// memory budget (bad input: exit 2).
+var ErrMemoryBudget = errors.New("above the memory budget")
+
+// MemoryError is a run predicted above the memory budget.
+type MemoryError struct {
+	Scenario *Scenario
+	Predict  sim.Prediction
+	Budget   Budget
+}
+
+func (e *MemoryError) Unwrap() error { return ErrMemoryBudget }
+
+func (e *MemoryError) Error() string {
+	p := e.Predict
+	ref := e.Scenario.File
+	if strings.HasPrefix(ref, "catalogue:") || ref == "" {
+		ref = e.Scenario.Name
+	}
+	return fmt.Sprintf("%s: the run would need about %s, above the memory budget of %s (%s): %s copies predicted "+
+		"(%s events/s x %s x copy factor %.2f) at about %s per copy, plus %s fixed; shorten fault_phase/heal_phase, lower the rate, or raise the budget",
+		ref, size(p.PeakBytes), size(float64(e.Budget.Bytes)), e.Budget.From, count(p.Copies),
+		rate(p.RatePerSec), sim.FormatDuration(p.Duration.Truncate(time.Millisecond)), p.CopyFactor,
+		size(p.BytesPerCopy), size(p.FixedBytes))
+}
+
+// CheckMemory refuses, before anything runs, a scenario whose predicted
+// peak is above the budget (a zero budget checks nothing).
+func CheckMemory(list []*Scenario, b Budget, opt Options) error {
+	if b.Bytes <= 0 {
+		return nil
+	}
+	for _, s := range list {
+		cfg := s.Config
+		if opt.Swarm {
+			cfg.Plan.Swarm = true
+		}
+		p, err := cfg.Predict()
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		if p.PeakBytes > float64(b.Bytes) {
+			return &MemoryError{Scenario: s, Predict: p, Budget: b}
+		}
+	}
+	return nil
+}
+
+func size(b float64) string {
+	if b >= 1<<60 {
+		return "more than 1EiB"
+	}
+	return units.CustomSize("%.3g %s", b, 1024, []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"})
+}
+
+// rate writes events per second: 1000, 0.5, 1e-14.
+func rate(x float64) string {
+	if x >= 0.01 && x < 1e9 {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// count writes a copy count as people read it: 1.2 M, 830 k, 512.
+func count(x float64) string {
+	switch {
+	case x >= 1e9:
+		return strconv.FormatFloat(x/1e9, 'f', 1, 64) + " G"
+	case x >= 1e6:
+		return strconv.FormatFloat(x/1e6, 'f', 1, 64) + " M"
+	case x >= 1e4:
+		return strconv.FormatFloat(x/1e3, 'f', 0, 64) + " k"
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
+}

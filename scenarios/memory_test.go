@@ -1,0 +1,70 @@
+package scenarios
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestMemoryBudgetRefuses: a scenario predicted above a small budget is
+// refused before it runs, with the numbers (issue 10 item 15).
+func TestMemoryBudgetRefuses(t *testing.T) {
+	s, err := Parse("big.yaml", []byte(refuseBase+"fault_phase: 10m\nheal_phase: 10m\nsources:\n  - name: default\n    rate: {per_sec: 1000}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Budget{Bytes: 100 << 20, From: "a test"}
+	_, err = Run(s, 1, Options{MemoryBudget: b})
+	var me *MemoryError
+	if !errors.As(err, &me) || !errors.Is(err, ErrMemoryBudget) {
+		t.Fatalf("error %v, want a MemoryError", err)
+	}
+	for _, want := range []string{"big.yaml: the run would need about 1.", "above the memory budget of 100 MiB (a test)",
+		"1.2 M copies predicted (1000 events/s x 20m x copy factor 1.00)", "KiB per copy", "40 MiB fixed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err.Error(), want)
+		}
+	}
+	if me.Predict.Copies != 1.2e6 || me.Predict.PeakBytes <= float64(b.Bytes) {
+		t.Errorf("prediction %+v", me.Predict)
+	}
+	// Within the budget it runs; no budget checks nothing.
+	small, err := Parse("small.yaml", []byte(refuseBase+"fault_phase: 5s\nheal_phase: 5s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(small, 1, Options{MemoryBudget: b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckMemory([]*Scenario{s}, Budget{}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMemoryBudgetSources(t *testing.T) {
+	b, err := MemoryBudget("1.5g")
+	if err != nil || b.Bytes != 3<<29 || b.From != "--memory-budget 1.5g" {
+		t.Fatalf("%+v %v", b, err)
+	}
+	for _, bad := range []string{"", "lots", "-1g", "NaN", "1e9", "0", "99999999999999t", "4 gigs"} {
+		if bad == "" {
+			continue
+		}
+		if _, err := MemoryBudget(bad); err == nil {
+			t.Errorf("--memory-budget %q accepted", bad)
+		}
+	}
+	for in, want := range map[string]int64{"512m": 512 << 20, "4g": 4 << 30, "2GiB": 2 << 30, "1048576": 1 << 20, "1t": 1 << 40, "64 MB": 64 << 20} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	t.Setenv("GOMEMLIMIT", "")
+	def, err := MemoryBudget("")
+	if err != nil {
+		t.Skipf("no memory figure on this machine: %v", err)
+	}
+	if def.Bytes <= 0 || !strings.Contains(def.From, "3/4 of") {
+		t.Fatalf("default budget %+v", def)
+	}
+}

@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/dedupsim/dedupsim/faults"
+)
+
+// measured1M is the peak RSS /usr/bin/time -v gave for `dedupsim run` of
+// the 1 M-copy configuration below (1000 events/s for 1000 s, no faults),
+// on this commit.
+const measured1M = 1_312_320 * 1024
+
+// TestPredictMatchesMeasurement pins the memory model to the measurement:
+// the prediction for the measured run is within 1.5x of what it used, and
+// not below it.
+func TestPredictMatchesMeasurement(t *testing.T) {
+	cfg := Defaults()
+	cfg.Query = "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 30 seconds}\nshuffle_partitions: 4\nsink: {kind: table}\n"
+	cfg.FaultPhase, cfg.HealPhase = Duration(500*time.Second), Duration(500*time.Second)
+	cfg.Sources = []SourceConfig{{Name: "default", Rate: Rate{PerSec: 1000}}}
+	p, err := cfg.Predict()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Copies != 1e6 || p.CopyFactor != 1 || p.Events != 1e6 {
+		t.Fatalf("prediction %+v: want 1 M events and copies", p)
+	}
+	if r := p.PeakBytes / measured1M; r < 1 || r > 1.5 {
+		t.Fatalf("predicted %.0f bytes, measured %d: ratio %.2f, want [1, 1.5]", p.PeakBytes, measured1M, r)
+	}
+	if p.PeakBytes != p.FixedBytes+p.Copies*p.BytesPerCopy {
+		t.Fatalf("peak %v is not fixed + copies x bytes per copy (%+v)", p.PeakBytes, p)
+	}
+}
+
+// TestPredictCopies: the predicted copies are what runs append, within a
+// few percent, for retries and duplicate appends; swarm mode predicts an
+// upper bound; rows with payload cost more.
+func TestPredictCopies(t *testing.T) {
+	plan := map[string]faults.Knobs{
+		faults.ProducerRetry:          {"probability": 0.3, "copies_max": 3, "gap_ms": "1s"},
+		faults.ProducerRetryRestamped: {"probability": 0.1},
+		faults.DuplicateAppend:        {"probability": 0.2},
+	}
+	cfg := testConfig(tableQuery, plan)
+	cfg.HealPhase = Duration(30 * time.Second)
+	cfg.Sources[0].Rate.PerSec = 200
+	p, err := cfg.Predict()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got float64
+	for seed := uint64(1); seed <= 3; seed++ {
+		h, err := Run(cfg, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += float64(len(h.Copies)) / 3
+	}
+	if math.Abs(got-p.Copies)/got > 0.05 {
+		t.Fatalf("predicted %.0f copies (factor %.3f), runs appended %.0f", p.Copies, p.CopyFactor, got)
+	}
+	// Swarm: every unpinned knob at the top of its range.
+	swarm := cfg
+	swarm.Plan = faults.Plan{Swarm: true}
+	ps, err := swarm.Predict()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 5; seed++ {
+		h, err := Run(swarm, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if float64(len(h.Copies)) > ps.Copies {
+			t.Fatalf("swarm seed %d appended %d copies, above the predicted bound %.0f", seed, len(h.Copies), ps.Copies)
+		}
+	}
+	// A 200-byte payload column costs about 500 bytes more per copy.
+	cols := cfg
+	cols.Columns = []Column{{Name: "note", Bytes: 200}}
+	pc, err := cols.Predict()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := pc.BytesPerCopy - p.BytesPerCopy; d < 400 || d > 700 {
+		t.Fatalf("a 200-byte column adds %.0f bytes per copy", d)
+	}
+	// A bounded key space holds its ids.
+	bounded := cfg
+	bounded.Sources = []SourceConfig{{Name: "default", Rate: Rate{PerSec: 200}, Keys: KeySpace{Kind: KeysBounded, Size: 10_000_000}}}
+	pb, err := bounded.Predict()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pb.FixedBytes < 10_000_000*40 {
+		t.Fatalf("fixed %.0f bytes for 10 M bounded ids", pb.FixedBytes)
+	}
+}
