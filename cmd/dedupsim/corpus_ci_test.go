@@ -34,7 +34,7 @@ func scenarioCases(verb string, pre ...string) []badCase {
 		{name: "unknown scenario", args: args("no-such-scenario"), code: 2, want: []string{"no-such-scenario: no such file or folder, and no catalogue scenario", "dedupsim list"}},
 		{name: "missing file", args: args("$DIR/missing.yaml"), code: 2, want: []string{"$DIR/missing.yaml: no such file or folder"}},
 		{name: "empty argument", args: args(""), code: 2, want: []string{"an empty scenario argument"}},
-		{name: "live-only scenario", args: args("../../scenarios/live/broker-restart.yaml"), code: 2, want: []string{"broker-restart", "needs a real broker"}},
+		{name: "live-only scenario", args: args("--out", "$DIR/out", "../../scenarios/live/broker-restart.yaml"), code: 2, want: []string{"broker-restart", "needs a real broker"}},
 		{name: "out is a file", files: map[string]string{"f": ""}, args: args("--out", "$DIR/f", "replay-append-sink"), code: 2, want: []string{"--out $DIR/f: not a folder"}},
 		{name: "out empty", args: args("--out", "", "replay-append-sink"), code: 2, want: []string{`--out ""`}},
 	}
