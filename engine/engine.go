@@ -170,9 +170,52 @@ func Start(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, q: *cfg.Query, ckpt: checkpoint.New(cfg.Checkpoint)}
 	if err := e.open(); err != nil {
+		if e.provider != nil {
+			e.provider.Close()
+		}
 		return nil, err
 	}
 	return e, nil
+}
+
+// CheckpointError reports whether err comes from a damaged checkpoint and
+// gives it one form, *checkpoint.CorruptError naming the file, whichever
+// layer found it: the logs and the sources' files (already that type) or
+// a state store (a corrupt or missing state file). Drivers use it to tell
+// a checkpoint that must be restored (bad input) from a failed run.
+func CheckpointError(err error) (*checkpoint.CorruptError, bool) {
+	var ce *checkpoint.CorruptError
+	if err == nil {
+		return nil, false
+	}
+	if errors.As(err, &ce) {
+		return ce, true
+	}
+	var cf *state.CorruptFileError
+	if errors.As(err, &cf) {
+		return &checkpoint.CorruptError{File: cf.Path, Msg: cf.Msg, Err: err}, true
+	}
+	var mf *state.MissingFileError
+	if errors.As(err, &mf) {
+		return &checkpoint.CorruptError{File: mf.Path, Msg: fmt.Sprintf("missing: state version %d cannot be rebuilt without it", mf.Version), Err: err}, true
+	}
+	return nil, false
+}
+
+// validateOffsets checks that every source offset of a log entry has the
+// form its source writes.
+func (e *Engine) validateOffsets(file string, offs []json.RawMessage) error {
+	for i, o := range offs {
+		if o == nil {
+			continue
+		}
+		if v, ok := e.cfg.Sources[i].(source.Validator); ok {
+			if err := v.ValidateOffset(o); err != nil {
+				return checkpoint.Corrupt(file, "line %d: source %d (%s): %v", i+3, i, e.cfg.Sources[i].Description(), err)
+			}
+		}
+	}
+	return nil
 }
 
 func (e *Engine) open() error {
@@ -212,6 +255,9 @@ func (e *Engine) open() error {
 		}
 		if len(last.Sources) != len(e.q.Sources) {
 			return &IncompatibleError{Message: fmt.Sprintf("the query has %d sources but the checkpoint's offsets/%d records %d", len(e.q.Sources), latestOff, len(last.Sources))}
+		}
+		if err := e.validateOffsets(fmt.Sprintf("offsets/%d", latestOff), last.Sources); err != nil {
+			return err
 		}
 		e.applyPinned(last.Metadata.Conf)
 	}
@@ -256,6 +302,12 @@ func (e *Engine) open() error {
 		if err != nil {
 			return err
 		}
+		// The watermark never goes back: a batch's commit holds at least
+		// the watermark the batch ran with.
+		if c.NextBatchWatermarkMs < last.Metadata.BatchWatermarkMs {
+			return checkpoint.Corrupt(fmt.Sprintf("commits/%d", latestCommit), "nextBatchWatermarkMs %d is below offsets/%d's batchWatermarkMs %d: a watermark never goes back",
+				c.NextBatchWatermarkMs, latestOff, last.Metadata.BatchWatermarkMs)
+		}
 		e.nextBatch = latestOff + 1
 		e.committed = last.Sources
 		e.prevWmMs = last.Metadata.BatchWatermarkMs
@@ -266,12 +318,24 @@ func (e *Engine) open() error {
 		}
 		p := &pendingBatch{id: latestOff, end: last.Sources, meta: last.Metadata, start: make([]json.RawMessage, nsrc)}
 		if latestOff > 0 {
+			prevName := fmt.Sprintf("offsets/%d", latestOff-1)
 			prev, err := e.ckpt.ReadOffsets(latestOff - 1)
 			if fsys.IsNotExist(err) {
-				return fmt.Errorf("batch %d doesn't exist", latestOff-1)
+				// Spark: IllegalStateException("batch N-1 doesn't exist").
+				return checkpoint.Corrupt(prevName, "missing: batch %d doesn't exist, and re-running batch %d (planned, not committed) needs where it ended", latestOff-1, latestOff)
 			}
 			if err != nil {
 				return err
+			}
+			if len(prev.Sources) != nsrc {
+				return checkpoint.Corrupt(prevName, "records %d sources, offsets/%d records %d", len(prev.Sources), latestOff, nsrc)
+			}
+			if err := e.validateOffsets(prevName, prev.Sources); err != nil {
+				return err
+			}
+			if prev.Metadata.BatchWatermarkMs > last.Metadata.BatchWatermarkMs {
+				return checkpoint.Corrupt(fmt.Sprintf("offsets/%d", latestOff), "batchWatermarkMs %d is below offsets/%d's %d: a watermark never goes back",
+					last.Metadata.BatchWatermarkMs, latestOff-1, prev.Metadata.BatchWatermarkMs)
 			}
 			p.start, p.lateWmMs = prev.Sources, prev.Metadata.BatchWatermarkMs
 		}
@@ -280,7 +344,7 @@ func (e *Engine) open() error {
 		e.committed = p.start
 		startWm = last.Metadata.BatchWatermarkMs
 	default:
-		return fmt.Errorf("checkpoint: commits/%d exists without offsets/%d", latestCommit, latestCommit)
+		return checkpoint.Corrupt(fmt.Sprintf("commits/%d", latestCommit), "a commit without offsets/%d (the offset log ends at batch %d)", latestCommit, latestOff)
 	}
 	delays := make([]int64, nsrc)
 	for i, s := range e.q.Sources {
@@ -514,6 +578,11 @@ func (e *Engine) Position() []json.RawMessage {
 	return e.committed
 }
 
+// Committed returns, per source, the end offset of the last committed
+// batch: no restart ever reads rows at or before it again, so a driver
+// holding its input in memory may drop them.
+func (e *Engine) Committed() []json.RawMessage { return e.committed }
+
 // QueryID is the id recorded in the checkpoint's metadata.
 func (e *Engine) QueryID() string { return e.queryID }
 
@@ -630,6 +699,11 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	for i, s := range e.cfg.Sources {
 		rows, err := s.Rows(start[i], end[i])
 		if err != nil {
+			var oe *source.OffsetError
+			if replay && errors.As(err, &oe) {
+				// The range came from the checkpoint's offset log.
+				return e.fail(&checkpoint.CorruptError{File: fmt.Sprintf("offsets/%d", id), Msg: fmt.Sprintf("source %d: %v", i, err), Err: err})
+			}
 			return e.fail(err)
 		}
 		batches[i] = rows

@@ -89,7 +89,8 @@ func TestBatchesPurgeAndOperators(t *testing.T) {
 		t.Fatalf("format %q", got)
 	}
 	key := Schema{Type: "struct", Fields: []Field{{Name: "id", Type: "string", Nullable: true}}}
-	if err := l.WriteSchema(0, StateSchemas{Key: key}); err != nil {
+	value := Schema{Type: "struct", Fields: []Field{{Name: "__dummy__", Type: "null", Nullable: true}}}
+	if err := l.WriteSchema(0, StateSchemas{Key: key, Value: value}); err != nil {
 		t.Fatal(err)
 	}
 	s, ok, err := l.ReadSchema(0)

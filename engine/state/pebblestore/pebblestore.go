@@ -418,7 +418,9 @@ func (w *workDB) snapshot() ([]byte, error) {
 		}
 		files = append(files, snapshotFile{name: n, data: data})
 	}
-	return encodeSnapshot(snapshotMeta{NumKeys: w.numKeys, DataBytes: w.dataBytes}, files)
+	meta := snapshotMeta{NumKeys: w.numKeys, DataBytes: w.dataBytes}
+	meta.Operator, meta.Partition, meta.Version = stamp(w.id, w.version)
+	return encodeSnapshot(meta, files)
 }
 
 // keyPrefix starts every key in Pebble (see the package comment).
@@ -508,7 +510,7 @@ func (p *Provider) rebuild(id state.ID, version int64) (*workDB, error) {
 		if err != nil {
 			return fail(err)
 		}
-		meta, sfiles, err := decodeSnapshot(name, data)
+		meta, sfiles, err := decodeSnapshot(name, data, id, from)
 		if err != nil {
 			return fail(err)
 		}
@@ -524,8 +526,11 @@ func (p *Provider) rebuild(id state.ID, version int64) (*workDB, error) {
 		data, err := p.fs.ReadFile(name)
 		if err != nil {
 			if fsys.IsNotExist(err) {
-				return fail(fmt.Errorf("missing %s (%w)", changelogName(v), fsys.ErrNotExist))
+				return fail(&state.MissingFileError{Path: name, Version: version})
 			}
+			return fail(err)
+		}
+		if data, err = checkChangelog(name, data, id, v); err != nil {
 			return fail(err)
 		}
 		if err := w.replay(name, data); err != nil {
@@ -845,7 +850,7 @@ func (s *store) Commit() (int64, error) {
 		}
 		delete(files.Snapshots, newVersion)
 	}
-	s.changelog = appendEnd(s.changelog)
+	s.changelog = state.AppendTrailer(appendEnd(s.changelog), state.KindChangelog, s.id, newVersion)
 	if err := fsys.WriteAtomic(p.fs, path.Join(dir, changelogName(newVersion)), s.changelog); err != nil {
 		return fail(err)
 	}
