@@ -578,6 +578,14 @@ func (e *Engine) Position() []json.RawMessage {
 	return e.committed
 }
 
+// PositionFile names the offsets file that records Position.
+func (e *Engine) PositionFile() string {
+	if e.pending != nil {
+		return fmt.Sprintf("offsets/%d", e.pending.id)
+	}
+	return fmt.Sprintf("offsets/%d", e.nextBatch-1)
+}
+
 // Committed returns, per source, the end offset of the last committed
 // batch: no restart ever reads rows at or before it again, so a driver
 // holding its input in memory may drop them.

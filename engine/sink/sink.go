@@ -110,8 +110,10 @@ func (s *Table) Table() []json.RawMessage { return s.rows }
 // looking at table rows whose event time is within Lookback of the batch's
 // processing time (t.event_ts >= now - lookback).
 type Merge struct {
-	// Key encodes the match columns of a row.
-	Key func(r row.Row) []byte
+	// Key encodes the match columns of a row; an error (a row without a
+	// match column) fails the write: matching on anything else would
+	// insert or drop rows silently.
+	Key func(r row.Row) ([]byte, error)
 	// HasLookback restricts matching to table rows with event time at or
 	// after the batch timestamp minus LookbackMs.
 	HasLookback bool
@@ -139,7 +141,11 @@ func (s *Merge) AddBatch(b Batch) error {
 	}
 	var out []ins
 	for _, r := range b.Rows {
-		k := string(s.Key(r))
+		kb, err := s.Key(r)
+		if err != nil {
+			return fmt.Errorf("merge sink: batch %d: %w", b.ID, err)
+		}
+		k := string(kb)
 		if s.matched(k, cutoff) {
 			continue
 		}

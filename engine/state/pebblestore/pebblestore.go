@@ -132,7 +132,9 @@ type Options struct {
 	MinVersionsToRetain  int
 	// WorkDir is a directory of the local disk under which the provider
 	// keeps its working databases (in a fresh subdirectory of its own,
-	// removed by Close). Empty: the working databases live in memory.
+	// removed by Close, and by the next provider to start if the process
+	// dies first: see workdir.go). Empty: the working databases live in
+	// memory.
 	WorkDir string
 	// MemTableSize is Pebble's steady-state memtable size (it starts at
 	// 256 KiB and doubles up to this).
@@ -174,7 +176,8 @@ func (o Options) withDefaults() Options {
 type Provider struct {
 	fs       fsys.FS
 	opts     Options
-	workRoot string // the provider's own directory under WorkDir; "" in memory
+	workRoot string   // the provider's own directory under WorkDir; "" in memory
+	workLock *os.File // holds the flock on workRoot (see workdir.go)
 
 	mu      sync.Mutex
 	slots   map[state.ID]*slot
@@ -211,14 +214,11 @@ type workDB struct {
 func New(fs fsys.FS, opts Options) (*Provider, error) {
 	p := &Provider{fs: fs, opts: opts.withDefaults(), slots: map[state.ID]*slot{}}
 	if p.opts.WorkDir != "" {
-		if err := os.MkdirAll(p.opts.WorkDir, 0o755); err != nil {
-			return nil, fmt.Errorf("pebble state store: %w", err)
-		}
-		dir, err := os.MkdirTemp(p.opts.WorkDir, "dedupsim-pebble-")
+		dir, lock, err := claimWorkRoot(p.opts.WorkDir)
 		if err != nil {
 			return nil, fmt.Errorf("pebble state store: %w", err)
 		}
-		p.workRoot = dir
+		p.workRoot, p.workLock = dir, lock
 	}
 	return p, nil
 }
@@ -253,7 +253,9 @@ func (p *Provider) removeRootLocked() error {
 	if p.closed && p.openDBs == 0 && p.workRoot != "" {
 		root := p.workRoot
 		p.workRoot = ""
-		return os.RemoveAll(root)
+		err := os.RemoveAll(root)
+		p.workLock.Close() // after the removal: until then the folder is ours
+		return err
 	}
 	return nil
 }
