@@ -19,13 +19,12 @@ import (
 // creating the folder and locking it, is removed once it is a day old.
 //
 // The creation of a folder and its lock and the sweep both run under an
-// flock on WorkDir/dedupsim-pebble.lock, so a sweep never sees a folder
-// that is being created.
+// flock on WorkDir itself (a directory can be flocked: no extra file), so
+// a sweep never sees a folder that is being created.
 
 const (
 	workPrefix     = "dedupsim-pebble-"
 	workLockName   = "dedupsim.lock"
-	sweepLockName  = "dedupsim-pebble.lock"
 	lockFreeMaxAge = 24 * time.Hour
 )
 
@@ -36,7 +35,7 @@ func claimWorkRoot(parent string) (root string, lock *os.File, err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", nil, err
 	}
-	sweep, err := os.OpenFile(filepath.Join(parent, sweepLockName), os.O_RDONLY|os.O_CREATE, 0o644)
+	sweep, err := os.Open(parent)
 	if err != nil {
 		return "", nil, err
 	}
