@@ -119,7 +119,9 @@ func NewSink(q *query.Query) sink.Sink {
 	case "append":
 		return &sink.Append{}
 	}
-	return &sink.ForeachBatch{}
+	// The run's records come from the engine's OnBatch; keeping every
+	// delivery as well would hold the whole output in memory.
+	return &sink.ForeachBatch{Forget: true}
 }
 
 // Run executes steps for q.
