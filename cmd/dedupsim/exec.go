@@ -83,11 +83,13 @@ func runExec(queryPath, inputPath, ckptDir, outPath, format string, seed uint64)
 	dir := ckptDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "dedupsim-ckpt-"); err != nil {
-			return err
+			return &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
 		}
 		defer os.RemoveAll(dir)
+	} else if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+		return badInput(fmt.Errorf("exec: --checkpoint %s is not a folder", dir))
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return badInput(fmt.Errorf("exec: --checkpoint: %w", err))
 	}
 	ckpt := fsys.NewOS(dir)
 	release, err := checkpoint.Lock(ckpt, dir)
@@ -96,7 +98,7 @@ func runExec(queryPath, inputPath, ckptDir, outPath, format string, seed uint64)
 	}
 	defer release()
 	if err := checkpoint.RemoveTemps(ckpt); err != nil {
-		return err
+		return &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
 	}
 
 	bw := bufio.NewWriterSize(out, 256<<10)
@@ -130,7 +132,7 @@ func runExec(queryPath, inputPath, ckptDir, outPath, format string, seed uint64)
 		err = out.commit()
 	}
 	if err != nil {
-		return fmt.Errorf("exec: write %s: %w", out.name, err)
+		return &exitError{code: 1, err: fmt.Errorf("exec: write %s: %w", out.name, err)}
 	}
 	return nil
 }
@@ -153,7 +155,11 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 		}
 		return r, f, nil
 	}
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		return nil, nil, badInput(fmt.Errorf("exec: --input %s is a directory", path))
+	}
+	if err == nil && st.Mode().IsRegular() {
 		r, f, err := open()
 		if err != nil {
 			return nil, nil, err
