@@ -202,6 +202,98 @@ func CheckpointError(err error) (*checkpoint.CorruptError, bool) {
 	return nil, false
 }
 
+// checkStamp checks offsets/n (last) and, when given, commits/n (c)
+// against the batch stamp in partition 0's state file of version n+1,
+// which batch n wrote (state.BatchStamp): a value changed in either log
+// that still parses is found here. A stateless query, or a batch whose
+// state file is absent (a crash before the state commit), has nothing to
+// check against.
+func (e *Engine) checkStamp(n int64, last checkpoint.Offsets, c *checkpoint.Commit) error {
+	if !e.q.Stateful() {
+		return nil
+	}
+	id := state.ID{Operator: 0, Partition: 0}
+	for _, f := range []struct {
+		suffix string
+		kind   byte
+	}{{".delta", state.KindDelta}, {".changelog", state.KindChangelog}} {
+		name := fmt.Sprintf("%s/%d%s", id.Dir(), n+1, f.suffix)
+		data, err := e.cfg.Checkpoint.ReadFile(name)
+		if fsys.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		st, err := state.ReadBatchStamp(name, data, f.kind, id, n+1)
+		if err != nil {
+			return err
+		}
+		if st == (state.BatchStamp{}) {
+			return nil // written without a stamp
+		}
+		b, err := checkpoint.EncodeOffsets(last)
+		if err != nil {
+			return err
+		}
+		if got := state.Checksum(b); got != st.OffsetsCRC {
+			return checkpoint.Corrupt(fmt.Sprintf("offsets/%d", n), "not the entry batch %d ran with: %s holds the CRC-32C of that entry, %08x, and this one's is %08x (the file was changed or replaced)",
+				n, name, st.OffsetsCRC, got)
+		}
+		if c != nil && c.NextBatchWatermarkMs != st.NextWatermarkMs {
+			return checkpoint.Corrupt(fmt.Sprintf("commits/%d", n), "nextBatchWatermarkMs %d is not the watermark batch %d committed, %d (recorded in %s): the file was changed or replaced",
+				c.NextBatchWatermarkMs, n, st.NextWatermarkMs, name)
+		}
+		return nil
+	}
+	return nil
+}
+
+// predecessor reads offsets/n-1 and checks that offsets/n (last) can
+// follow it: the same sources, a watermark that does not go back, and the
+// watermark the commit of n-1 handed on. Two consecutive entries are never
+// identical (a no-data batch runs only when the watermark moved), so an
+// entry equal to its predecessor is a stale copy.
+func (e *Engine) predecessor(n int64, last checkpoint.Offsets) (checkpoint.Offsets, error) {
+	name := fmt.Sprintf("offsets/%d", n)
+	prevName := fmt.Sprintf("offsets/%d", n-1)
+	prev, err := e.ckpt.ReadOffsets(n - 1)
+	if fsys.IsNotExist(err) {
+		// Spark: IllegalStateException("batch N-1 doesn't exist").
+		return prev, checkpoint.Corrupt(prevName, "missing: batch %d doesn't exist, and batch %d needs where it ended", n-1, n)
+	}
+	if err != nil {
+		return prev, err
+	}
+	if len(prev.Sources) != len(last.Sources) {
+		return prev, checkpoint.Corrupt(prevName, "records %d sources, %s records %d", len(prev.Sources), name, len(last.Sources))
+	}
+	if err := e.validateOffsets(prevName, prev.Sources); err != nil {
+		return prev, err
+	}
+	if prev.Metadata.BatchWatermarkMs > last.Metadata.BatchWatermarkMs {
+		return prev, checkpoint.Corrupt(name, "batchWatermarkMs %d is below %s's %d: a watermark never goes back",
+			last.Metadata.BatchWatermarkMs, prevName, prev.Metadata.BatchWatermarkMs)
+	}
+	same := prev.Metadata.BatchWatermarkMs == last.Metadata.BatchWatermarkMs && prev.Metadata.BatchTimestampMs == last.Metadata.BatchTimestampMs
+	for i := range prev.Sources {
+		same = same && bytes.Equal(prev.Sources[i], last.Sources[i])
+	}
+	if same {
+		return prev, checkpoint.Corrupt(name, "identical to %s: two batches never have the same offsets and watermark (a stale copy?)", prevName)
+	}
+	c, err := e.ckpt.ReadCommit(n - 1)
+	switch {
+	case fsys.IsNotExist(err):
+	case err != nil:
+		return prev, err
+	case c.NextBatchWatermarkMs != last.Metadata.BatchWatermarkMs:
+		return prev, checkpoint.Corrupt(name, "batchWatermarkMs %d is not commits/%d's nextBatchWatermarkMs %d: a batch runs with the watermark its predecessor committed",
+			last.Metadata.BatchWatermarkMs, n-1, c.NextBatchWatermarkMs)
+	}
+	return prev, nil
+}
+
 // validateOffsets checks that every source offset of a log entry has the
 // form its source writes.
 func (e *Engine) validateOffsets(file string, offs []json.RawMessage) error {
@@ -232,6 +324,14 @@ func (e *Engine) open() error {
 		return err
 	}
 	if !ok {
+		// A checkpoint that has run batches but lost its metadata would
+		// get a new query id, and with it a new default txnAppId for the
+		// table sink: replays would no longer be recognised.
+		if n, err := e.ckpt.Latest("offsets"); err != nil {
+			return err
+		} else if n >= 0 {
+			return checkpoint.Corrupt("metadata", "missing, but the offset log holds batches up to %d: the query id (the table sink's default txnAppId) cannot be made up again", n)
+		}
 		id = e.cfg.NewID()
 		if err := e.ckpt.WriteQueryID(id); err != nil {
 			return err
@@ -308,6 +408,16 @@ func (e *Engine) open() error {
 			return checkpoint.Corrupt(fmt.Sprintf("commits/%d", latestCommit), "nextBatchWatermarkMs %d is below offsets/%d's batchWatermarkMs %d: a watermark never goes back",
 				c.NextBatchWatermarkMs, latestOff, last.Metadata.BatchWatermarkMs)
 		}
+		if latestOff > 0 {
+			// Spark reads batch N-1 on every restart ("batch N-1 doesn't
+			// exist"); it also tells a stale copy of the log apart.
+			if _, err := e.predecessor(latestOff, last); err != nil {
+				return err
+			}
+		}
+		if err := e.checkStamp(latestOff, last, &c); err != nil {
+			return err
+		}
 		e.nextBatch = latestOff + 1
 		e.committed = last.Sources
 		e.prevWmMs = last.Metadata.BatchWatermarkMs
@@ -318,26 +428,14 @@ func (e *Engine) open() error {
 		}
 		p := &pendingBatch{id: latestOff, end: last.Sources, meta: last.Metadata, start: make([]json.RawMessage, nsrc)}
 		if latestOff > 0 {
-			prevName := fmt.Sprintf("offsets/%d", latestOff-1)
-			prev, err := e.ckpt.ReadOffsets(latestOff - 1)
-			if fsys.IsNotExist(err) {
-				// Spark: IllegalStateException("batch N-1 doesn't exist").
-				return checkpoint.Corrupt(prevName, "missing: batch %d doesn't exist, and re-running batch %d (planned, not committed) needs where it ended", latestOff-1, latestOff)
-			}
+			prev, err := e.predecessor(latestOff, last)
 			if err != nil {
 				return err
 			}
-			if len(prev.Sources) != nsrc {
-				return checkpoint.Corrupt(prevName, "records %d sources, offsets/%d records %d", len(prev.Sources), latestOff, nsrc)
-			}
-			if err := e.validateOffsets(prevName, prev.Sources); err != nil {
-				return err
-			}
-			if prev.Metadata.BatchWatermarkMs > last.Metadata.BatchWatermarkMs {
-				return checkpoint.Corrupt(fmt.Sprintf("offsets/%d", latestOff), "batchWatermarkMs %d is below offsets/%d's %d: a watermark never goes back",
-					last.Metadata.BatchWatermarkMs, latestOff-1, prev.Metadata.BatchWatermarkMs)
-			}
 			p.start, p.lateWmMs = prev.Sources, prev.Metadata.BatchWatermarkMs
+		}
+		if err := e.checkStamp(latestOff, last, nil); err != nil {
+			return err
 		}
 		e.pending = p
 		e.nextBatch = latestOff
@@ -742,6 +840,16 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 		perSource[i] = int64(len(rows))
 	}
 
+	if st, ok := e.provider.(state.Stamper); ok {
+		// The state files of this batch carry its offsets entry and the
+		// watermark it will commit, so that a restart can check the logs
+		// (whose bytes are Spark's) against them.
+		b, err := checkpoint.EncodeOffsets(checkpoint.Offsets{Metadata: meta, Sources: end})
+		if err != nil {
+			return e.fail(err)
+		}
+		st.SetBatchStamp(state.BatchStamp{OffsetsCRC: state.Checksum(b), NextWatermarkMs: e.tracker.Peek(stats)})
+	}
 	res, err := e.runOperator(id, input, lateWmMs, meta)
 	if err != nil {
 		return e.fail(err)

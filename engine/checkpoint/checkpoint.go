@@ -285,14 +285,14 @@ func (l *Log) WriteQueryID(id string) error {
 
 func batchPath(dir string, n int64) string { return dir + "/" + strconv.FormatInt(n, 10) }
 
-// WriteOffsets writes offsets/n (OffsetSeqLog's v1 format). An existing
-// offsets/n with other content is a *CorruptError.
-func (l *Log) WriteOffsets(n int64, o Offsets) error {
+// EncodeOffsets is the bytes of an offset log entry (OffsetSeqLog's v1
+// format). Reading them back and encoding again gives the same bytes.
+func EncodeOffsets(o Offsets) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("v1\n")
 	meta, err := json.Marshal(o.Metadata) // map keys are sorted by encoding/json
 	if err != nil {
-		return err
+		return nil, err
 	}
 	buf.Write(meta)
 	for _, s := range o.Sources {
@@ -303,7 +303,17 @@ func (l *Log) WriteOffsets(n int64, o Offsets) error {
 			buf.Write(s)
 		}
 	}
-	return l.writeOnce(batchPath("offsets", n), buf.Bytes())
+	return buf.Bytes(), nil
+}
+
+// WriteOffsets writes offsets/n. An existing offsets/n with other content
+// is a *CorruptError.
+func (l *Log) WriteOffsets(n int64, o Offsets) error {
+	b, err := EncodeOffsets(o)
+	if err != nil {
+		return err
+	}
+	return l.writeOnce(batchPath("offsets", n), b)
 }
 
 // ReadOffsets reads offsets/n. A malformed file, or a watermark or

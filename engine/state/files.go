@@ -29,7 +29,7 @@ import (
 // A file that ends before the end marker, or holds a negative length other
 // than these -1s, is corrupt.
 //
-// After the end marker comes dedupsim's trailer (32 bytes), which Spark's
+// After the end marker comes dedupsim's trailer (44 bytes), which Spark's
 // readers never reach (they stop at the end marker):
 //
 //	"dedupsim"  8 bytes, the magic
@@ -37,12 +37,19 @@ import (
 //	0 0 0       3 bytes, reserved
 //	operator    int32, partition int32: the store the file belongs to
 //	version     int64: the state version the file makes
+//	offsets     uint32: CRC-32C of the offset log entry of the batch that
+//	            made the version (0 when not known)
+//	next wm     int64: the watermark that batch hands on (its commit's
+//	            nextBatchWatermarkMs)
 //	crc         uint32, CRC-32C (Castagnoli) of every byte before it
 //
 // The CRC catches damaged bytes; the stamp catches a well-formed file in
 // the wrong place, e.g. an old snapshot copied over a newer one, or a
 // partition's file copied into another partition's folder, which a
-// checksum alone would accept. Spark 4.1 has a checksum too, in a
+// checksum alone would accept. The batch stamp (BatchStamp) lets the
+// engine check the offset and commit logs, whose bytes must stay Spark's,
+// against the state the batch wrote: a digit changed in offsets/N or
+// commits/N is found although both files still parse. Spark 4.1 has a checksum too, in a
 // sidecar file (<V>.delta.crc holding a CRC-32C as JSON,
 // spark.sql.streaming.checkpoint.fileChecksum.enabled); dedupsim keeps it
 // inside the file so that a file and its checksum are replaced by one
@@ -89,20 +96,55 @@ const (
 const (
 	trailerMagic = "dedupsim"
 	// TrailerLen is the size of the trailer after the end marker.
-	TrailerLen = len(trailerMagic) + 4 + 4 + 4 + 8 + 4
+	TrailerLen = len(trailerMagic) + 4 + 4 + 4 + 8 + 4 + 8 + 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// Checksum is the CRC-32C dedupsim's stamps use.
+func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// BatchStamp ties a state version to the batch that made it: the CRC-32C
+// of that batch's offset log entry and the watermark its commit records.
+type BatchStamp struct {
+	OffsetsCRC      uint32
+	NextWatermarkMs int64
+}
+
+// Stamper is implemented by providers that write a BatchStamp into the
+// files they commit; the engine sets it before each batch's commits.
+type Stamper interface {
+	SetBatchStamp(BatchStamp)
+}
+
 // AppendTrailer appends the trailer of a record file of kind for store id
-// at version to b, which holds the records and the end marker.
+// at version to b, which holds the records and the end marker, with an
+// empty batch stamp.
 func AppendTrailer(b []byte, kind byte, id ID, version int64) []byte {
+	return AppendStampedTrailer(b, kind, id, version, BatchStamp{})
+}
+
+// AppendStampedTrailer is AppendTrailer with a batch stamp.
+func AppendStampedTrailer(b []byte, kind byte, id ID, version int64, st BatchStamp) []byte {
 	b = append(b, trailerMagic...)
 	b = append(b, kind, 0, 0, 0)
 	b = appendInt32(b, int32(id.Operator))
 	b = appendInt32(b, int32(id.Partition))
 	b = binary.BigEndian.AppendUint64(b, uint64(version))
+	b = binary.BigEndian.AppendUint32(b, st.OffsetsCRC)
+	b = binary.BigEndian.AppendUint64(b, uint64(st.NextWatermarkMs))
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// ReadBatchStamp returns the batch stamp of the record file at path,
+// kind for store id at version, after checking its trailer as
+// CheckTrailer does.
+func ReadBatchStamp(path string, data []byte, kind byte, id ID, version int64) (BatchStamp, error) {
+	if _, err := CheckTrailer(path, data, kind, id, version); err != nil {
+		return BatchStamp{}, err
+	}
+	t := data[len(data)-TrailerLen:]
+	return BatchStamp{OffsetsCRC: binary.BigEndian.Uint32(t[28:]), NextWatermarkMs: int64(binary.BigEndian.Uint64(t[32:]))}, nil
 }
 
 // CheckTrailer verifies the trailer of the record file at path, expected

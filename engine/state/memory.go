@@ -117,6 +117,14 @@ type MemoryProvider struct {
 	mu     sync.Mutex
 	slots  map[ID]*slot
 	closed bool
+	stamp  BatchStamp // written into the files of the next commits
+}
+
+// SetBatchStamp implements Stamper.
+func (p *MemoryProvider) SetBatchStamp(s BatchStamp) {
+	p.mu.Lock()
+	p.stamp = s
+	p.mu.Unlock()
 }
 
 // slot is the provider's memory of one store ID.
@@ -485,7 +493,7 @@ func (s *memStore) Commit() (int64, error) {
 		}
 		delete(files.Snapshots, newVersion)
 	}
-	s.delta = AppendTrailer(appendEnd(s.delta), KindDelta, s.id, newVersion)
+	s.delta = AppendStampedTrailer(appendEnd(s.delta), KindDelta, s.id, newVersion, p.stamp)
 	if err := fsys.WriteAtomic(p.fs, path.Join(dir, deltaName(newVersion)), s.delta); err != nil {
 		return fail(err)
 	}
@@ -522,7 +530,7 @@ func (p *MemoryProvider) maintainLocked(id ID, newVersion int64, m map[string][]
 	lastSnapshot := files.NewestSnapshot(newVersion - 1)
 	if newVersion-lastSnapshot >= int64(p.opts.MinDeltasForSnapshot) {
 		name := path.Join(dir, snapshotName(newVersion))
-		if err := fsys.WriteAtomic(p.fs, name, AppendTrailer(encodeSnapshot(m, dataBytes), KindSnapshot, id, newVersion)); err != nil {
+		if err := fsys.WriteAtomic(p.fs, name, AppendStampedTrailer(encodeSnapshot(m, dataBytes), KindSnapshot, id, newVersion, p.stamp)); err != nil {
 			report(fmt.Errorf("write snapshot %s: %w", name, err))
 		} else {
 			files.Snapshots[newVersion] = true
@@ -767,5 +775,6 @@ func (x *expiryIndex) down(i int) {
 
 var (
 	_ Provider = (*MemoryProvider)(nil)
+	_ Stamper  = (*MemoryProvider)(nil)
 	_ Expirer  = (*memStore)(nil)
 )

@@ -184,6 +184,14 @@ type Provider struct {
 	closed  bool
 	nextDB  int64
 	openDBs int
+	stamp   state.BatchStamp // written into the changelogs of the next commits
+}
+
+// SetBatchStamp implements state.Stamper.
+func (p *Provider) SetBatchStamp(s state.BatchStamp) {
+	p.mu.Lock()
+	p.stamp = s
+	p.mu.Unlock()
 }
 
 // slot is the provider's memory of one store ID.
@@ -852,7 +860,7 @@ func (s *store) Commit() (int64, error) {
 		}
 		delete(files.Snapshots, newVersion)
 	}
-	s.changelog = state.AppendTrailer(appendEnd(s.changelog), state.KindChangelog, s.id, newVersion)
+	s.changelog = state.AppendStampedTrailer(appendEnd(s.changelog), state.KindChangelog, s.id, newVersion, p.stamp)
 	if err := fsys.WriteAtomic(p.fs, path.Join(dir, changelogName(newVersion)), s.changelog); err != nil {
 		return fail(err)
 	}
@@ -1009,4 +1017,7 @@ func (s *store) Metrics() state.Metrics {
 // so differ from the memory provider's by design.
 var ByteMetrics = []string{"stateOnCurrentVersionSizeBytes", "rocksdbSstFileSize"}
 
-var _ state.Provider = (*Provider)(nil)
+var (
+	_ state.Provider = (*Provider)(nil)
+	_ state.Stamper  = (*Provider)(nil)
+)
