@@ -16,7 +16,7 @@ func FuzzRecordFile(f *testing.F) {
 	f.Add(AppendTrailer(bytes.Clone(valid), KindDelta, id, 7), false)
 	f.Add(AppendStampedTrailer(AppendEnd(AppendPut(nil, []byte("a"), nil)), KindSnapshot, id, 7, BatchStamp{OffsetsCRC: 9, NextWatermarkMs: 5}), true)
 	f.Add(AppendTrailer(bytes.Clone(valid), KindDelta, id, 6), false) // stamped for another version
-	f.Add(valid, false)                                                // no trailer
+	f.Add(valid, false)                                               // no trailer
 	f.Add([]byte{}, true)
 	f.Fuzz(func(t *testing.T, data []byte, snapshot bool) {
 		kind := KindDelta
