@@ -103,3 +103,23 @@ func TestBatchesPurgeAndOperators(t *testing.T) {
 		t.Fatal("Spark compares count and types, not names")
 	}
 }
+
+// RemoveTemps deletes the temp files of killed writers and nothing else.
+func TestRemoveTemps(t *testing.T) {
+	fs := fsys.NewMem()
+	for _, n := range []string{"offsets/.3.ab12.tmp", "offsets/3", "state/0/1/.4.delta.tmp", "state/0/1/4.delta", ".metadata.x.tmp", "metadata", ".dedupsim.lock", "state/0/0/_metadata/.schema.tmp"} {
+		if err := fsys.WriteAtomic(fs, n, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveTemps(fs); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs.Files() {
+		got = append(got, f)
+	}
+	if strings.Join(got, " ") != ".dedupsim.lock metadata offsets/3 state/0/1/4.delta" {
+		t.Fatalf("after RemoveTemps: %v", got)
+	}
+}
