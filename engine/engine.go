@@ -170,9 +170,144 @@ func Start(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, q: *cfg.Query, ckpt: checkpoint.New(cfg.Checkpoint)}
 	if err := e.open(); err != nil {
+		if e.provider != nil {
+			e.provider.Close()
+		}
 		return nil, err
 	}
 	return e, nil
+}
+
+// CheckpointError reports whether err comes from a damaged checkpoint and
+// gives it one form, *checkpoint.CorruptError naming the file, whichever
+// layer found it: the logs and the sources' files (already that type) or
+// a state store (a corrupt or missing state file). Drivers use it to tell
+// a checkpoint that must be restored (bad input) from a failed run.
+func CheckpointError(err error) (*checkpoint.CorruptError, bool) {
+	var ce *checkpoint.CorruptError
+	if err == nil {
+		return nil, false
+	}
+	if errors.As(err, &ce) {
+		return ce, true
+	}
+	var cf *state.CorruptFileError
+	if errors.As(err, &cf) {
+		return &checkpoint.CorruptError{File: cf.Path, Msg: cf.Msg, Err: err}, true
+	}
+	var mf *state.MissingFileError
+	if errors.As(err, &mf) {
+		return &checkpoint.CorruptError{File: mf.Path, Msg: fmt.Sprintf("missing: state version %d cannot be rebuilt without it", mf.Version), Err: err}, true
+	}
+	return nil, false
+}
+
+// checkStamp checks offsets/n (last) and, when given, commits/n (c)
+// against the batch stamp in partition 0's state file of version n+1,
+// which batch n wrote (state.BatchStamp): a value changed in either log
+// that still parses is found here. A stateless query, or a batch whose
+// state file is absent (a crash before the state commit), has nothing to
+// check against.
+func (e *Engine) checkStamp(n int64, last checkpoint.Offsets, c *checkpoint.Commit) error {
+	if !e.q.Stateful() {
+		return nil
+	}
+	id := state.ID{Operator: 0, Partition: 0}
+	for _, f := range []struct {
+		suffix string
+		kind   byte
+	}{{".delta", state.KindDelta}, {".changelog", state.KindChangelog}} {
+		name := fmt.Sprintf("%s/%d%s", id.Dir(), n+1, f.suffix)
+		data, err := e.cfg.Checkpoint.ReadFile(name)
+		if fsys.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		st, err := state.ReadBatchStamp(name, data, f.kind, id, n+1)
+		if err != nil {
+			return err
+		}
+		if st == (state.BatchStamp{}) {
+			return nil // written without a stamp
+		}
+		b, err := checkpoint.EncodeOffsets(last)
+		if err != nil {
+			return err
+		}
+		if got := state.Checksum(b); got != st.OffsetsCRC {
+			return checkpoint.Corrupt(fmt.Sprintf("offsets/%d", n), "not the entry batch %d ran with: %s holds the CRC-32C of that entry, %08x, and this one's is %08x (the file was changed or replaced)",
+				n, name, st.OffsetsCRC, got)
+		}
+		if c != nil && c.NextBatchWatermarkMs != st.NextWatermarkMs {
+			return checkpoint.Corrupt(fmt.Sprintf("commits/%d", n), "nextBatchWatermarkMs %d is not the watermark batch %d committed, %d (recorded in %s): the file was changed or replaced",
+				c.NextBatchWatermarkMs, n, st.NextWatermarkMs, name)
+		}
+		return nil
+	}
+	return nil
+}
+
+// predecessor reads offsets/n-1 and checks that offsets/n (last) can
+// follow it: the same sources, a watermark that does not go back, and the
+// watermark the commit of n-1 handed on. Two consecutive entries are never
+// identical (a no-data batch runs only when the watermark moved), so an
+// entry equal to its predecessor is a stale copy.
+func (e *Engine) predecessor(n int64, last checkpoint.Offsets) (checkpoint.Offsets, error) {
+	name := fmt.Sprintf("offsets/%d", n)
+	prevName := fmt.Sprintf("offsets/%d", n-1)
+	prev, err := e.ckpt.ReadOffsets(n - 1)
+	if fsys.IsNotExist(err) {
+		// Spark: IllegalStateException("batch N-1 doesn't exist").
+		return prev, checkpoint.Corrupt(prevName, "missing: batch %d doesn't exist, and batch %d needs where it ended", n-1, n)
+	}
+	if err != nil {
+		return prev, err
+	}
+	if len(prev.Sources) != len(last.Sources) {
+		return prev, checkpoint.Corrupt(prevName, "records %d sources, %s records %d", len(prev.Sources), name, len(last.Sources))
+	}
+	if err := e.validateOffsets(prevName, prev.Sources); err != nil {
+		return prev, err
+	}
+	if prev.Metadata.BatchWatermarkMs > last.Metadata.BatchWatermarkMs {
+		return prev, checkpoint.Corrupt(name, "batchWatermarkMs %d is below %s's %d: a watermark never goes back",
+			last.Metadata.BatchWatermarkMs, prevName, prev.Metadata.BatchWatermarkMs)
+	}
+	same := prev.Metadata.BatchWatermarkMs == last.Metadata.BatchWatermarkMs && prev.Metadata.BatchTimestampMs == last.Metadata.BatchTimestampMs
+	for i := range prev.Sources {
+		same = same && bytes.Equal(prev.Sources[i], last.Sources[i])
+	}
+	if same {
+		return prev, checkpoint.Corrupt(name, "identical to %s: two batches never have the same offsets and watermark (a stale copy?)", prevName)
+	}
+	c, err := e.ckpt.ReadCommit(n - 1)
+	switch {
+	case fsys.IsNotExist(err):
+	case err != nil:
+		return prev, err
+	case c.NextBatchWatermarkMs != last.Metadata.BatchWatermarkMs:
+		return prev, checkpoint.Corrupt(name, "batchWatermarkMs %d is not commits/%d's nextBatchWatermarkMs %d: a batch runs with the watermark its predecessor committed",
+			last.Metadata.BatchWatermarkMs, n-1, c.NextBatchWatermarkMs)
+	}
+	return prev, nil
+}
+
+// validateOffsets checks that every source offset of a log entry has the
+// form its source writes.
+func (e *Engine) validateOffsets(file string, offs []json.RawMessage) error {
+	for i, o := range offs {
+		if o == nil {
+			continue
+		}
+		if v, ok := e.cfg.Sources[i].(source.Validator); ok {
+			if err := v.ValidateOffset(o); err != nil {
+				return checkpoint.Corrupt(file, "line %d: source %d (%s): %v", i+3, i, e.cfg.Sources[i].Description(), err)
+			}
+		}
+	}
+	return nil
 }
 
 func (e *Engine) open() error {
@@ -189,6 +324,14 @@ func (e *Engine) open() error {
 		return err
 	}
 	if !ok {
+		// A checkpoint that has run batches but lost its metadata would
+		// get a new query id, and with it a new default txnAppId for the
+		// table sink: replays would no longer be recognised.
+		if n, err := e.ckpt.Latest("offsets"); err != nil {
+			return err
+		} else if n >= 0 {
+			return checkpoint.Corrupt("metadata", "missing, but the offset log holds batches up to %d: the query id (the table sink's default txnAppId) cannot be made up again", n)
+		}
 		id = e.cfg.NewID()
 		if err := e.ckpt.WriteQueryID(id); err != nil {
 			return err
@@ -212,6 +355,9 @@ func (e *Engine) open() error {
 		}
 		if len(last.Sources) != len(e.q.Sources) {
 			return &IncompatibleError{Message: fmt.Sprintf("the query has %d sources but the checkpoint's offsets/%d records %d", len(e.q.Sources), latestOff, len(last.Sources))}
+		}
+		if err := e.validateOffsets(fmt.Sprintf("offsets/%d", latestOff), last.Sources); err != nil {
+			return err
 		}
 		e.applyPinned(last.Metadata.Conf)
 	}
@@ -256,6 +402,22 @@ func (e *Engine) open() error {
 		if err != nil {
 			return err
 		}
+		// The watermark never goes back: a batch's commit holds at least
+		// the watermark the batch ran with.
+		if c.NextBatchWatermarkMs < last.Metadata.BatchWatermarkMs {
+			return checkpoint.Corrupt(fmt.Sprintf("commits/%d", latestCommit), "nextBatchWatermarkMs %d is below offsets/%d's batchWatermarkMs %d: a watermark never goes back",
+				c.NextBatchWatermarkMs, latestOff, last.Metadata.BatchWatermarkMs)
+		}
+		if latestOff > 0 {
+			// Spark reads batch N-1 on every restart ("batch N-1 doesn't
+			// exist"); it also tells a stale copy of the log apart.
+			if _, err := e.predecessor(latestOff, last); err != nil {
+				return err
+			}
+		}
+		if err := e.checkStamp(latestOff, last, &c); err != nil {
+			return err
+		}
 		e.nextBatch = latestOff + 1
 		e.committed = last.Sources
 		e.prevWmMs = last.Metadata.BatchWatermarkMs
@@ -266,21 +428,21 @@ func (e *Engine) open() error {
 		}
 		p := &pendingBatch{id: latestOff, end: last.Sources, meta: last.Metadata, start: make([]json.RawMessage, nsrc)}
 		if latestOff > 0 {
-			prev, err := e.ckpt.ReadOffsets(latestOff - 1)
-			if fsys.IsNotExist(err) {
-				return fmt.Errorf("batch %d doesn't exist", latestOff-1)
-			}
+			prev, err := e.predecessor(latestOff, last)
 			if err != nil {
 				return err
 			}
 			p.start, p.lateWmMs = prev.Sources, prev.Metadata.BatchWatermarkMs
+		}
+		if err := e.checkStamp(latestOff, last, nil); err != nil {
+			return err
 		}
 		e.pending = p
 		e.nextBatch = latestOff
 		e.committed = p.start
 		startWm = last.Metadata.BatchWatermarkMs
 	default:
-		return fmt.Errorf("checkpoint: commits/%d exists without offsets/%d", latestCommit, latestCommit)
+		return checkpoint.Corrupt(fmt.Sprintf("commits/%d", latestCommit), "a commit without offsets/%d (the offset log ends at batch %d)", latestCommit, latestOff)
 	}
 	delays := make([]int64, nsrc)
 	for i, s := range e.q.Sources {
@@ -514,6 +676,19 @@ func (e *Engine) Position() []json.RawMessage {
 	return e.committed
 }
 
+// PositionFile names the offsets file that records Position.
+func (e *Engine) PositionFile() string {
+	if e.pending != nil {
+		return fmt.Sprintf("offsets/%d", e.pending.id)
+	}
+	return fmt.Sprintf("offsets/%d", e.nextBatch-1)
+}
+
+// Committed returns, per source, the end offset of the last committed
+// batch: no restart ever reads rows at or before it again, so a driver
+// holding its input in memory may drop them.
+func (e *Engine) Committed() []json.RawMessage { return e.committed }
+
 // QueryID is the id recorded in the checkpoint's metadata.
 func (e *Engine) QueryID() string { return e.queryID }
 
@@ -630,6 +805,11 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	for i, s := range e.cfg.Sources {
 		rows, err := s.Rows(start[i], end[i])
 		if err != nil {
+			var oe *source.OffsetError
+			if replay && errors.As(err, &oe) {
+				// The range came from the checkpoint's offset log.
+				return e.fail(&checkpoint.CorruptError{File: fmt.Sprintf("offsets/%d", id), Msg: fmt.Sprintf("source %d: %v", i, err), Err: err})
+			}
 			return e.fail(err)
 		}
 		batches[i] = rows
@@ -660,6 +840,16 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 		perSource[i] = int64(len(rows))
 	}
 
+	if st, ok := e.provider.(state.Stamper); ok {
+		// The state files of this batch carry its offsets entry and the
+		// watermark it will commit, so that a restart can check the logs
+		// (whose bytes are Spark's) against them.
+		b, err := checkpoint.EncodeOffsets(checkpoint.Offsets{Metadata: meta, Sources: end})
+		if err != nil {
+			return e.fail(err)
+		}
+		st.SetBatchStamp(state.BatchStamp{OffsetsCRC: state.Checksum(b), NextWatermarkMs: e.tracker.Peek(stats)})
+	}
 	res, err := e.runOperator(id, input, lateWmMs, meta)
 	if err != nil {
 		return e.fail(err)

@@ -199,6 +199,13 @@ type procRun struct {
 // (other than the kills), each restarted like a crash.
 const maxEngineFailures = 30
 
+// engineBadInput is the engine verb's exit status for bad input
+// (docs/exit-codes.md): a corrupt or locked checkpoint, a refused query.
+// Restarting would fail the same way, so the supervisor stops.
+const engineBadInput = 2
+
+var errEngineBadInput = errors.New("the engine refused its input")
+
 func (p *procRun) virt(t time.Time) int64 {
 	return p.wl.StartMs + int64(math.Floor(float64(t.Sub(p.realStart).Milliseconds())*p.scale))
 }
@@ -341,7 +348,7 @@ func (p *procRun) run() error {
 		if err == nil {
 			break
 		}
-		if p.ctx.Err() != nil {
+		if p.ctx.Err() != nil || errors.Is(err, errEngineBadInput) {
 			return err
 		}
 		p.failures++
@@ -581,6 +588,11 @@ func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
 		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: "random", BatchID: -1})
 		p.h.Coverage[faults.CrashRandom]++
 		p.opt.Logf("engine killed (SIGKILL) at a random moment")
+	case ee != nil && ee.ExitCode() == engineBadInput:
+		// Bad input (a corrupt or locked checkpoint, a refused query):
+		// the same process would refuse it again; stop, do not loop.
+		tail, _ := os.ReadFile(logf.Name())
+		return runEnd{}, fmt.Errorf("live: engine process %d refused its input (exit 2; log %s): %w:\n%s", p.runs-1, logf.Name(), errEngineBadInput, lastLines(string(tail), 5))
 	default:
 		failed = true
 		p.failures++
@@ -700,6 +712,10 @@ func (p *procRun) finalRun() error {
 	}
 	if err != nil {
 		tail, _ := os.ReadFile(logf.Name())
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == engineBadInput {
+			return fmt.Errorf("live: final engine run refused its input (exit 2; log %s): %w:\n%s", logf.Name(), errEngineBadInput, lastLines(string(tail), 20))
+		}
 		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: p.virt(time.Now()), Point: "failed", BatchID: -1})
 		return fmt.Errorf("live: final engine run: %v (log %s):\n%s", err, logf.Name(), lastLines(string(tail), 20))
 	}

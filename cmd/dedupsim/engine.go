@@ -17,9 +17,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/sink/kafkasink"
 	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
@@ -52,6 +54,10 @@ func (c scaledClock) NowMs() int64 {
 	return c.virt0 + int64(math.Floor(float64(time.Now().UnixMilli()-c.wall0)*c.scale))
 }
 
+// maxClockScale bounds --clock's SCALE: a harness compresses hours into
+// minutes, not years into milliseconds.
+const maxClockScale = 1e6
+
 // parseClock parses --clock VIRT0:WALL0:SCALE.
 func parseClock(s string) (engine.Clock, error) {
 	if s == "" {
@@ -66,6 +72,9 @@ func parseClock(s string) (engine.Clock, error) {
 	sc, err3 := strconv.ParseFloat(parts[2], 64)
 	if err1 != nil || err2 != nil || err3 != nil || !(sc > 0) || math.IsInf(sc, 0) {
 		return nil, fmt.Errorf("--clock %q: want VIRT0_MS:WALL0_MS:SCALE with integer times and a positive scale", s)
+	}
+	if v < row.MinEventTimeMicros/1000 || v > row.MaxEventTimeMicros/1000 || w < 0 || w > row.MaxEventTimeMicros/1000 || sc > maxClockScale {
+		return nil, fmt.Errorf("--clock %q: VIRT0_MS and WALL0_MS must be times in years 0000-9999 (WALL0 from 1970) and SCALE at most %g", s, float64(maxClockScale))
 	}
 	return scaledClock{virt0: v, wall0: w, scale: sc}, nil
 }
@@ -226,8 +235,9 @@ batch reaching it): after-offsets-write, after-state-commit, after-sink-write, a
 --crash-from MS and --crash-until MS (or DEDUPSIM_CRASH_FROM, DEDUPSIM_CRASH_UNTIL) arm it only
 from and until those Unix times in ms.
 
-Exit status: 0 when stopped, 2 on bad input, 1 on any other failure, 137 (killed) at a crash
-point.`,
+Exit status (docs/exit-codes.md): 0 when stopped, 2 on bad input (flags, the query, a corrupt
+checkpoint, a checkpoint in use by another process: a supervisor must not restart it), 1 on
+any other failure (a supervisor restarts it), 137 (killed) at a crash point.`,
 		Args: cobra.NoArgs,
 	}
 	// Failures other than bad input exit 1 (a supervisor restarts on 1, not
@@ -279,6 +289,11 @@ point.`,
 		if err != nil {
 			return badInput(fmt.Errorf("engine: %w", err))
 		}
+		if err := checkEngineFlags(engineFlags{maxBatches: maxBatches, trigger: trigger, timeout: timeout,
+			crashFrom: crashFrom, crashUntil: crashUntil, crashSet: crash != nil, bootstrap: bootstrap,
+			inTopics: inTopics, outTopic: outTopic, appID: appID, appIDSet: cmd.Flags().Changed("app-id")}); err != nil {
+			return badInput(fmt.Errorf("engine: %w", err))
+		}
 		q, err := query.ParseFile(queryPath)
 		if err != nil {
 			return badInput(err)
@@ -292,6 +307,17 @@ point.`,
 		}
 		brokers := strings.Split(bootstrap, ",")
 		ckpt := fsys.NewOS(ckptDir)
+		// One writer per checkpoint, for the life of the process (the
+		// kernel drops the lock of a killed process, so a supervisor's
+		// restart after SIGKILL finds it free).
+		release, err := checkpoint.Lock(ckpt, ckptDir)
+		if err != nil {
+			return engineError(ckptDir, queryPath, err)
+		}
+		defer release()
+		if err := checkpoint.RemoveTemps(ckpt); err != nil {
+			return err
+		}
 
 		var srcs []*kafkasource.Source
 		var generic []source.Source
@@ -370,7 +396,7 @@ point.`,
 			},
 		})
 		if err != nil {
-			return fmt.Errorf("engine: %w", err)
+			return engineError(ckptDir, queryPath, err)
 		}
 		defer e.Stop()
 		runID = e.RunID()
@@ -384,7 +410,7 @@ point.`,
 		}
 		for i, s := range srcs {
 			if err := s.Resume(e.Position()[i]); err != nil {
-				return fmt.Errorf("engine: %w", err)
+				return engineError(ckptDir, queryPath, err)
 			}
 		}
 
@@ -396,7 +422,7 @@ point.`,
 			began := time.Now()
 			ran, err := e.RunOnce()
 			if err != nil {
-				return fmt.Errorf("engine: %w", err)
+				return engineError(ckptDir, queryPath, err)
 			}
 			if recErr != nil {
 				return fmt.Errorf("engine: records: %w", recErr)
@@ -439,6 +465,71 @@ point.`,
 	f.BoolVar(&untilIdle, "until-idle", false, "stop at the first trigger with no new data")
 	f.DurationVar(&timeout, "kafka-timeout", 30*time.Second, "bound on one Kafka call of the source or sink")
 	return cmd
+}
+
+// Bounds of the engine's numeric flags.
+const (
+	maxEngineDuration = 24 * time.Hour
+	maxMaxBatches     = 1 << 31
+)
+
+// engineFlags are the engine verb's flags that have a domain to check.
+type engineFlags struct {
+	maxBatches            int
+	trigger, timeout      time.Duration
+	crashFrom, crashUntil int64
+	crashSet              bool
+	bootstrap, outTopic   string
+	inTopics              []string
+	appID                 string
+	appIDSet              bool
+}
+
+// checkEngineFlags refuses every numeric or duration flag outside its
+// range, and empty names, with the range in human units.
+func checkEngineFlags(f engineFlags) error {
+	switch {
+	case f.maxBatches < 0 || f.maxBatches > maxMaxBatches:
+		return fmt.Errorf("--max-batches %d: want 0 (no limit) or a count in [1, %d]", f.maxBatches, maxMaxBatches)
+	case f.trigger < 0 || f.trigger > maxEngineDuration || (f.trigger > 0 && f.trigger < time.Millisecond):
+		return fmt.Errorf("--trigger-interval %v: want 0 (the next batch as soon as the last ends) or a duration in [1ms, 24h]", f.trigger)
+	case f.timeout < time.Millisecond || f.timeout > maxEngineDuration:
+		return fmt.Errorf("--kafka-timeout %v: want a duration in [1ms, 24h]", f.timeout)
+	case f.crashFrom < 0:
+		return fmt.Errorf("--crash-from %d: want a Unix time in ms, >= 0", f.crashFrom)
+	case f.crashUntil < 0:
+		return fmt.Errorf("--crash-until %d: want a Unix time in ms, >= 0 (0: never disarmed)", f.crashUntil)
+	case f.crashSet && f.crashUntil != 0 && f.crashUntil <= f.crashFrom:
+		return fmt.Errorf("--crash-until %d is not after --crash-from %d: the crash point could never fire", f.crashUntil, f.crashFrom)
+	case f.appIDSet && f.appID == "":
+		return errors.New("--app-id: must not be empty (leave it out for the default)")
+	}
+	for _, b := range strings.Split(f.bootstrap, ",") {
+		if strings.TrimSpace(b) == "" || strings.ContainsAny(b, " \t\n") {
+			return fmt.Errorf("--bootstrap %q: want HOST:PORT[,HOST:PORT...] with no empty or spaced entry", f.bootstrap)
+		}
+	}
+	for _, t := range f.inTopics {
+		if t == "" {
+			return errors.New("--input-topic: a topic name must not be empty")
+		}
+	}
+	return nil
+}
+
+// engineError classifies a failure of the engine verb: a corrupt or
+// locked checkpoint, or a query the checkpoint refuses, is bad input (2,
+// and a supervisor must not restart it); anything else fails the run (1,
+// and a supervisor restarts the process).
+func engineError(ckptDir, queryPath string, err error) error {
+	if e, ok := checkpointProblem(ckptDir, err); ok {
+		return e
+	}
+	var inc *engine.IncompatibleError
+	if errors.As(err, &inc) {
+		return badInput(fmt.Errorf("%s: %v", queryPath, inc))
+	}
+	return &exitError{code: 1, err: fmt.Errorf("engine: %w", err)}
 }
 
 // skippedOf is the transactional or table sink's count of batches skipped

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/steps"
@@ -26,78 +31,278 @@ StreamingQueryProgress. For table, merge and append sinks a final {"table": [...
 follows. With --checkpoint holding an earlier run, the query resumes from it under Spark's
 restart rules; the steps file is then the source's whole history.
 
-Exit status: 0 on success, 2 on bad input (one line naming file, line and field),
-1 on any other failure.`,
+The whole input is checked before anything runs or any file is written; --out is written
+atomically (nothing of it changes unless the run succeeds). A checkpoint has one writer:
+a second process on it is refused.
+
+Exit status (docs/exit-codes.md): 0 on success, 2 on bad input (flags, query, steps file,
+a corrupt or locked checkpoint; one line naming file, line and field), 1 on any other
+failure.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if queryPath == "" || inputPath == "" {
-				return badInput(errors.New("exec: --query and --input are required"))
-			}
-			q, err := query.ParseFile(queryPath)
-			if err != nil {
-				return badInput(err)
-			}
-			st, err := steps.ParseFile(inputPath, q)
-			if err != nil {
-				return badInput(err)
-			}
-			dir := ckptDir
-			if dir == "" {
-				if dir, err = os.MkdirTemp("", "dedupsim-ckpt-"); err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-			} else if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			out := os.Stdout
-			if outPath != "" {
-				f, err := os.Create(outPath)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				out = f
-			}
-			if format != "jsonl" && format != "table" {
-				return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", format))
-			}
-			res, err := trace.Run(q, st, trace.Options{
-				Checkpoint: fsys.NewOS(dir), Seed: seed,
-				Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
-			})
-			if err != nil {
-				return classify(queryPath, inputPath, err)
-			}
-			if format == "table" {
-				return writeTable(out, res)
-			}
-			return res.Write(out)
+			return runExec(queryPath, inputPath, ckptDir, outPath, format, seed)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&queryPath, "query", "", "query file (YAML)")
 	f.StringVar(&inputPath, "input", "", "steps file (JSON Lines)")
 	f.StringVar(&ckptDir, "checkpoint", "", "checkpoint folder (default: a temporary one, removed at the end)")
-	f.StringVar(&outPath, "out", "", "where batch records go (default: standard output)")
+	f.StringVar(&outPath, "out", "", "where batch records go, written atomically (default: standard output)")
 	f.Uint64Var(&seed, "seed", 0, "seed for the query and run ids")
 	f.StringVar(&format, "format", "jsonl", "output format: jsonl (the exec interface) or table (for people)")
 	return cmd
 }
 
-// classify turns a run error into an exit status: a query the checkpoint
-// refuses is bad input in the query file.
-func classify(queryPath, inputPath string, err error) error {
+func runExec(queryPath, inputPath, ckptDir, outPath, format string, seed uint64) (err error) {
+	// Everything the user gave is checked before anything is written.
+	switch {
+	case queryPath == "" || inputPath == "":
+		return badInput(errors.New("exec: --query and --input are required"))
+	case format != "jsonl" && format != "table":
+		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", format))
+	}
+	q, err := query.ParseFile(queryPath)
+	if err != nil {
+		return badInput(err)
+	}
+	next, closeInput, err := openSteps(inputPath, q)
+	if err != nil {
+		return err
+	}
+	defer closeInput()
+	out, err := createOut(outPath)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			out.discard()
+		}
+	}()
+
+	dir := ckptDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "dedupsim-ckpt-"); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
+		}
+		defer os.RemoveAll(dir)
+	} else if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+		return badInput(fmt.Errorf("exec: --checkpoint %s is not a folder", dir))
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return badInput(fmt.Errorf("exec: --checkpoint: %w", err))
+	}
+	ckpt := fsys.NewOS(dir)
+	release, err := checkpoint.Lock(ckpt, dir)
+	if err != nil {
+		return classify(queryPath, inputPath, dir, err)
+	}
+	defer release()
+	if err := checkpoint.RemoveTemps(ckpt); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
+	}
+
+	bw := bufio.NewWriterSize(out, 256<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	tw := &tableWriter{w: bw}
+	emit := func(r *trace.Record) error {
+		if format == "table" {
+			return tw.Record(r)
+		}
+		return enc.Encode(r)
+	}
+	res, err := trace.RunSteps(q, next, trace.Options{
+		Checkpoint: ckpt, Seed: seed, Emit: emit,
+		Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
+	})
+	if err != nil {
+		return classify(queryPath, inputPath, dir, err)
+	}
+	if format == "table" {
+		err = tw.End(res)
+	} else if res.HasTable {
+		err = enc.Encode(struct {
+			Table []json.RawMessage `json:"table"`
+		}{res.Table})
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = out.commit()
+	}
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("exec: write %s: %w", out.name, err)}
+	}
+	return nil
+}
+
+// openSteps checks the whole steps file, then opens it again for the
+// run, so that a bad line anywhere is found before the checkpoint or
+// --out is touched. Both passes stream: memory holds one line. An input
+// that cannot be read twice (a pipe) is checked as it runs; its errors
+// still leave --out alone.
+func openSteps(path string, q *query.Query) (next func() (steps.Step, error), closeFn func(), err error) {
+	open := func() (*steps.Reader, *os.File, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, badInput(fmt.Errorf("exec: --input: %w", err))
+		}
+		r, err := steps.NewReader(path, f, q)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		return r, f, nil
+	}
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		return nil, nil, badInput(fmt.Errorf("exec: --input %s is a directory", path))
+	}
+	if err == nil && st.Mode().IsRegular() {
+		r, f, err := open()
+		if err != nil {
+			return nil, nil, err
+		}
+		for {
+			_, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return nil, nil, badInput(err)
+			}
+		}
+		f.Close()
+	}
+	r, f, err := open()
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.Next, func() { f.Close() }, nil
+}
+
+// outFile is --out: a temp file next to the target, renamed over it when
+// the run succeeds (never written through a symbolic link, never left
+// half-written), or standard output, or a device named by the user.
+type outFile struct {
+	io.Writer
+	name   string
+	target string   // "" when not renamed (stdout, a device)
+	tmp    *os.File // the temp file, or a device
+}
+
+func createOut(path string) (*outFile, error) {
+	if path == "" {
+		return &outFile{Writer: os.Stdout, name: "standard output"}, nil
+	}
+	st, err := os.Lstat(path)
+	switch {
+	case err == nil && st.Mode()&os.ModeSymlink != 0:
+		return nil, badInput(fmt.Errorf("exec: --out %s is a symbolic link: refusing to write through it (give the real path)", path))
+	case err == nil && st.IsDir():
+		return nil, badInput(fmt.Errorf("exec: --out %s is a directory", path))
+	case err == nil && !st.Mode().IsRegular():
+		// A device or a pipe (/dev/null): written as it is, nothing to
+		// replace atomically.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("exec: --out: %w", err))
+		}
+		return &outFile{Writer: f, name: path, tmp: f}, nil
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return nil, badInput(fmt.Errorf("exec: --out: %w", err))
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, badInput(fmt.Errorf("exec: --out %s: folder %s does not exist", path, dir))
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, badInput(fmt.Errorf("exec: --out: %w", err))
+	}
+	return &outFile{Writer: tmp, name: path, target: path, tmp: tmp}, nil
+}
+
+// commit makes the output final: fsync, rename over the target, fsync of
+// its folder.
+func (o *outFile) commit() error {
+	if o.tmp == nil {
+		return nil
+	}
+	if o.target == "" {
+		return o.tmp.Close()
+	}
+	if err := o.tmp.Sync(); err != nil {
+		return err
+	}
+	if err := o.tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(o.tmp.Name(), o.target); err != nil {
+		return err
+	}
+	o.tmp = nil
+	if d, err := os.Open(filepath.Dir(o.target)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// discard drops the temp file of a failed run: the target is unchanged.
+func (o *outFile) discard() {
+	if o.tmp == nil {
+		return
+	}
+	o.tmp.Close()
+	if o.target != "" {
+		os.Remove(o.tmp.Name())
+	}
+	o.tmp = nil
+}
+
+// classify turns a run error into an exit status (docs/exit-codes.md): a
+// query the checkpoint refuses, a corrupt or locked checkpoint, or a
+// checkpoint ahead of the steps file is bad input (2); anything else that
+// fails the run is 1.
+func classify(queryPath, inputPath, ckptDir string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if e, ok := checkpointProblem(ckptDir, err); ok {
+		return e
 	}
 	var inc *engine.IncompatibleError
 	if errors.As(err, &inc) {
 		return badInput(fmt.Errorf("%s: %v", queryPath, inc))
+	}
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		return badInput(qe)
+	}
+	var ae *trace.AheadError
+	if errors.As(err, &ae) {
+		return badInput(fmt.Errorf("%s: %v", inputPath, ae))
 	}
 	var se *trace.StepError
 	if errors.As(err, &se) {
 		return &exitError{code: 1, err: fmt.Errorf("%s:%d: %v", inputPath, se.Line, se.Err)}
 	}
 	return &exitError{code: 1, err: err}
+}
+
+// checkpointProblem is the one form of a refused checkpoint for every
+// verb: "checkpoint error: DIR/FILE: WHAT" for a damaged one, "checkpoint
+// DIR is in use by another process" for a locked one; both exit 2.
+func checkpointProblem(ckptDir string, err error) (error, bool) {
+	var iu *checkpoint.InUseError
+	if errors.As(err, &iu) {
+		return badInput(iu), true
+	}
+	if ce, ok := engine.CheckpointError(err); ok {
+		return badInput(fmt.Errorf("checkpoint error: %s: %s", filepath.Join(ckptDir, filepath.FromSlash(ce.File)), ce.Msg)), true
+	}
+	return nil, false
 }

@@ -3,19 +3,32 @@
 // (written before a batch runs: the write-ahead log), the commit log
 // (written after), and the stateful operator's schema and metadata files.
 // Every write is atomic (fsys.WriteAtomic), so a crash leaves either the old
-// file or the whole new one.
+// file or the whole new one; the offset and commit logs are write-once
+// (fsys.WriteNew), as Spark's HDFSMetadataLog.add refuses a batch id that
+// is already there.
+//
+// Every read is strict: a file that is malformed, holds a value outside its
+// domain (a watermark beyond year 9999, a partition count of 0), repeats or
+// misses a field, or contradicts the rest of the checkpoint is a
+// *CorruptError naming the file. dedupsim never guesses around a damaged
+// checkpoint: the user restores it or starts a new one.
 package checkpoint
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
 )
 
 // Spark's configuration keys pinned in the offset log for the life of the
@@ -78,6 +91,117 @@ type Commit struct {
 	NextBatchWatermarkMs int64 `json:"nextBatchWatermarkMs"`
 }
 
+// CorruptError is a checkpoint file that cannot be trusted: malformed, a
+// value outside its domain, inconsistent with the rest of the checkpoint,
+// or missing where the checkpoint needs it. It is bad input (exit status 2
+// in the CLI), printed as "checkpoint error: FILE: WHAT".
+type CorruptError struct {
+	// File is the path relative to the checkpoint folder.
+	File string
+	Msg  string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+func (e *CorruptError) Error() string { return "checkpoint error: " + e.File + ": " + e.Msg }
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Corrupt builds a *CorruptError.
+func Corrupt(file, format string, args ...any) *CorruptError {
+	return &CorruptError{File: file, Msg: fmt.Sprintf(format, args...)}
+}
+
+// InUseError is a checkpoint locked by another live process.
+type InUseError struct {
+	// Dir names the checkpoint folder as the user gave it; Holder is
+	// " (pid N)" when the holder is known.
+	Dir, Holder string
+}
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("checkpoint %s is in use by another process%s", e.Dir, e.Holder)
+}
+
+// LockFile is the checkpoint's lock, at its root. Spark has none (a
+// checkpoint has one writer by deployment); readers of Spark's layout
+// skip names that start with a dot.
+const LockFile = ".dedupsim.lock"
+
+// Lock makes the caller the only writer of the checkpoint on fs until
+// release is called or the process ends (the kernel drops the lock of a
+// killed process). dir names the folder in messages. On a filesystem that
+// has no locks (fsys.Mem, the simulator's single-writer disk) it does
+// nothing.
+func Lock(fs fsys.FS, dir string) (release func() error, err error) {
+	l, ok := fs.(fsys.Locker)
+	if !ok {
+		return func() error { return nil }, nil
+	}
+	rel, err := l.Lock(LockFile)
+	if errors.Is(err, fsys.ErrLocked) {
+		holder := ""
+		if m := pidInMessage.FindStringSubmatch(err.Error()); m != nil {
+			holder = " (pid " + m[1] + ")"
+		}
+		return nil, &InUseError{Dir: dir, Holder: holder}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return rel, nil
+}
+
+var pidInMessage = regexp.MustCompile(`\(pid (\d+)\)`)
+
+// RemoveTemps deletes the temp files (".NAME.*tmp") that writers killed
+// mid-write leave in the checkpoint's folders. Call it only while holding
+// the lock: a live writer's temp file looks the same.
+func RemoveTemps(fs fsys.FS) error {
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		names, err := fs.ReadDir(dir)
+		if err != nil {
+			return nil // a file, or gone
+		}
+		for _, n := range names {
+			p := n
+			if dir != "." {
+				p = dir + "/" + n
+			}
+			if strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp") {
+				if err := fs.Remove(p); err != nil {
+					return err
+				}
+				continue
+			}
+			if depth < 4 && !strings.HasPrefix(n, ".") {
+				if err := walk(p, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(".", 0)
+}
+
+// Domains of the values a checkpoint holds.
+var (
+	// A watermark starts at 0 and only moves up to an event time minus a
+	// delay, so it lies in [0, the largest event time].
+	minWatermarkMs = int64(0)
+	maxWatermarkMs = row.MaxEventTimeMicros / 1000
+	// Processing time: exec's clock is an event time; the engine's the
+	// wall clock or a harness's scaled clock. Both lie in years 0000-9999.
+	minTimestampMs = row.MinEventTimeMicros / 1000
+	maxTimestampMs = row.MaxEventTimeMicros / 1000
+)
+
+// maxFileBytes bounds what is read of a log or metadata file; the real
+// ones are a few hundred bytes (an offsets file grows with the number of
+// Kafka partitions: a 1 MiB limit leaves room for tens of thousands).
+const maxFileBytes = 1 << 20
+
 // Log is a checkpoint folder on a filesystem.
 type Log struct{ fs fsys.FS }
 
@@ -87,22 +211,68 @@ func New(fs fsys.FS) *Log { return &Log{fs: fs} }
 // FS returns the checkpoint's filesystem.
 func (l *Log) FS() fsys.FS { return l.fs }
 
+// read returns the content of name, or the filesystem's error (absent
+// files included) unwrapped for the caller to judge.
+func (l *Log) read(name string) ([]byte, error) {
+	data, err := l.fs.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileBytes {
+		return nil, Corrupt(name, "%d bytes: not a checkpoint file (they are at most %d bytes)", len(data), maxFileBytes)
+	}
+	if !utf8.Valid(data) {
+		return nil, Corrupt(name, "not UTF-8 text")
+	}
+	return data, nil
+}
+
+// writeOnce writes name unless it exists: rewriting the same bytes is
+// allowed (a replayed write), other content is refused, as Spark's offset
+// log refuses to add a batch twice.
+func (l *Log) writeOnce(name string, data []byte) error {
+	err := fsys.WriteNew(l.fs, name, data)
+	if !errors.Is(err, fsys.ErrExist) {
+		return err
+	}
+	old, rerr := l.fs.ReadFile(name)
+	if rerr == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return &CorruptError{File: name, Msg: "already written with other content: another process is writing this checkpoint, or it was copied from another run", Err: err}
+}
+
+// uuidRe is the form of the ids Spark writes (java.util.UUID.toString).
+var uuidRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
 // QueryID reads the query id from metadata; ok is false when absent.
 func (l *Log) QueryID() (id string, ok bool, err error) {
-	data, err := l.fs.ReadFile("metadata")
+	const name = "metadata"
+	data, err := l.read(name)
 	if fsys.IsNotExist(err) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, err
 	}
-	var m struct {
-		ID string `json:"id"`
+	obj, err := object(oneLine(data))
+	if err != nil {
+		return "", false, Corrupt(name, "want {\"id\": \"<query id>\"}: %v", err)
 	}
-	if err := json.Unmarshal(data, &m); err != nil || m.ID == "" {
-		return "", false, fmt.Errorf("checkpoint metadata: not a {\"id\": ...} object: %q", truncate(data))
+	if err := only(obj, "id"); err != nil {
+		return "", false, Corrupt(name, "%v", err)
 	}
-	return m.ID, true, nil
+	raw, has := obj["id"]
+	if !has {
+		return "", false, Corrupt(name, "missing field \"id\"")
+	}
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return "", false, Corrupt(name, "id: want a string, got %s", truncate(raw))
+	}
+	if !uuidRe.MatchString(id) {
+		return "", false, Corrupt(name, "id %q is not a query id (a lower-case UUID)", truncate([]byte(id)))
+	}
+	return id, true, nil
 }
 
 // WriteQueryID writes metadata once.
@@ -110,18 +280,19 @@ func (l *Log) WriteQueryID(id string) error {
 	b, _ := json.Marshal(struct {
 		ID string `json:"id"`
 	}{id})
-	return fsys.WriteAtomic(l.fs, "metadata", append(b, '\n'))
+	return l.writeOnce("metadata", append(b, '\n'))
 }
 
 func batchPath(dir string, n int64) string { return dir + "/" + strconv.FormatInt(n, 10) }
 
-// WriteOffsets writes offsets/n (OffsetSeqLog's v1 format).
-func (l *Log) WriteOffsets(n int64, o Offsets) error {
+// EncodeOffsets is the bytes of an offset log entry (OffsetSeqLog's v1
+// format). Reading them back and encoding again gives the same bytes.
+func EncodeOffsets(o Offsets) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("v1\n")
 	meta, err := json.Marshal(o.Metadata) // map keys are sorted by encoding/json
 	if err != nil {
-		return err
+		return nil, err
 	}
 	buf.Write(meta)
 	for _, s := range o.Sources {
@@ -132,63 +303,146 @@ func (l *Log) WriteOffsets(n int64, o Offsets) error {
 			buf.Write(s)
 		}
 	}
-	return fsys.WriteAtomic(l.fs, batchPath("offsets", n), buf.Bytes())
+	return buf.Bytes(), nil
 }
 
-// ReadOffsets reads offsets/n.
+// WriteOffsets writes offsets/n. An existing offsets/n with other content
+// is a *CorruptError.
+func (l *Log) WriteOffsets(n int64, o Offsets) error {
+	b, err := EncodeOffsets(o)
+	if err != nil {
+		return err
+	}
+	return l.writeOnce(batchPath("offsets", n), b)
+}
+
+// ReadOffsets reads offsets/n. A malformed file, or a watermark or
+// timestamp outside its domain, or a pinned setting Spark could not have
+// written, is a *CorruptError; an absent file is the filesystem's error.
 func (l *Log) ReadOffsets(n int64) (Offsets, error) {
 	name := batchPath("offsets", n)
-	data, err := l.fs.ReadFile(name)
+	data, err := l.read(name)
 	if err != nil {
 		return Offsets{}, err
 	}
-	lines := strings.Split(string(data), "\n")
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	if len(lines) < 2 || lines[0] != "v1" {
-		return Offsets{}, fmt.Errorf("%s: not an offset log entry (want v1 header and a metadata line)", name)
+		return Offsets{}, Corrupt(name, "not an offset log entry (want a v1 header line, a metadata line and one line per source)")
 	}
 	var o Offsets
-	if err := json.Unmarshal([]byte(lines[1]), &o.Metadata); err != nil {
-		return Offsets{}, fmt.Errorf("%s:2: metadata: %v", name, err)
+	if o.Metadata, err = parseMetadata(lines[1]); err != nil {
+		return Offsets{}, Corrupt(name, "line 2: metadata: %v", err)
 	}
 	for i, s := range lines[2:] {
 		if s == "-" {
 			o.Sources = append(o.Sources, nil)
 			continue
 		}
-		if !json.Valid([]byte(s)) {
-			return Offsets{}, fmt.Errorf("%s:%d: source offset is not JSON: %q", name, i+3, s)
+		if !json.Valid([]byte(s)) || strings.TrimSpace(s) != s || s == "" {
+			return Offsets{}, Corrupt(name, "line %d: source offset is not JSON: %q", i+3, truncate([]byte(s)))
 		}
 		o.Sources = append(o.Sources, json.RawMessage(s))
 	}
 	return o, nil
 }
 
-// WriteCommit writes commits/n.
+func parseMetadata(line string) (Metadata, error) {
+	var m Metadata
+	obj, err := object([]byte(line))
+	if err != nil {
+		return m, err
+	}
+	if err := only(obj, "batchWatermarkMs", "batchTimestampMs", "conf"); err != nil {
+		return m, err
+	}
+	if m.BatchWatermarkMs, err = intField(obj, "batchWatermarkMs", minWatermarkMs, maxWatermarkMs); err != nil {
+		return m, err
+	}
+	if m.BatchTimestampMs, err = intField(obj, "batchTimestampMs", minTimestampMs, maxTimestampMs); err != nil {
+		return m, err
+	}
+	raw, ok := obj["conf"]
+	if !ok {
+		return m, errors.New("missing field \"conf\"")
+	}
+	if string(raw) != "null" {
+		confObj, err := object(raw)
+		if err != nil {
+			return m, fmt.Errorf("conf: %v", err)
+		}
+		m.Conf = make(map[string]string, len(confObj))
+		for k, v := range confObj {
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return m, fmt.Errorf("conf %q: want a string, got %s", k, truncate(v))
+			}
+			if err := checkConf(k, s); err != nil {
+				return m, fmt.Errorf("conf %q: %v", k, err)
+			}
+			m.Conf[k] = s
+		}
+	}
+	return m, nil
+}
+
+// checkConf holds the pinned settings dedupsim interprets to the values
+// it can run with (the others are recorded for fidelity only).
+func checkConf(key, v string) error {
+	switch key {
+	case ConfShufflePartitions:
+		n, err := strconv.Atoi(v)
+		if err != nil || strconv.Itoa(n) != v || n < 1 || n > query.MaxShufflePartitions {
+			return fmt.Errorf("%q is not a partition count from 1 to %d", v, query.MaxShufflePartitions)
+		}
+	case ConfWatermarkPolicy:
+		if v != query.PolicyMin && v != query.PolicyMax {
+			return fmt.Errorf("%q is not a watermark policy (min or max)", v)
+		}
+	case ConfStateStore:
+		if v != HDFSProviderClass && v != RocksDBProviderClass {
+			return fmt.Errorf("%q is not a state store provider dedupsim has (%s or %s)", v, HDFSProviderClass, RocksDBProviderClass)
+		}
+	}
+	return nil
+}
+
+// WriteCommit writes commits/n. An existing commits/n with other content
+// is a *CorruptError.
 func (l *Log) WriteCommit(n int64, c Commit) error {
 	b, _ := json.Marshal(c)
-	return fsys.WriteAtomic(l.fs, batchPath("commits", n), append([]byte("v1\n"), b...))
+	return l.writeOnce(batchPath("commits", n), append([]byte("v1\n"), b...))
 }
 
 // ReadCommit reads commits/n.
 func (l *Log) ReadCommit(n int64) (Commit, error) {
 	name := batchPath("commits", n)
-	data, err := l.fs.ReadFile(name)
+	data, err := l.read(name)
 	if err != nil {
 		return Commit{}, err
 	}
-	lines := strings.SplitN(string(data), "\n", 3)
-	if len(lines) < 2 || lines[0] != "v1" {
-		return Commit{}, fmt.Errorf("%s: not a commit log entry (want v1 header and a metadata line)", name)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 2 || lines[0] != "v1" {
+		return Commit{}, Corrupt(name, "not a commit log entry (want a v1 header line and a metadata line)")
+	}
+	obj, err := object([]byte(lines[1]))
+	if err == nil {
+		err = only(obj, "nextBatchWatermarkMs")
 	}
 	var c Commit
-	if err := json.Unmarshal([]byte(lines[1]), &c); err != nil {
-		return Commit{}, fmt.Errorf("%s:2: %v", name, err)
+	if err == nil {
+		c.NextBatchWatermarkMs, err = intField(obj, "nextBatchWatermarkMs", minWatermarkMs, maxWatermarkMs)
+	}
+	if err != nil {
+		return Commit{}, Corrupt(name, "line 2: %v", err)
 	}
 	return c, nil
 }
 
 // Batches lists the batch ids present in dir ("offsets" or "commits"),
-// ascending; temp files and other names are ignored.
+// ascending. Hidden names (temp files, Hadoop's .crc files) and names that
+// are not numbers are ignored, as Spark ignores them; a number that is not
+// written as Spark writes a batch id ("007", "-1", "+3") is a
+// *CorruptError, since Spark would read it as a batch.
 func (l *Log) Batches(dir string) ([]int64, error) {
 	names, err := l.fs.ReadDir(dir)
 	if fsys.IsNotExist(err) {
@@ -199,10 +453,20 @@ func (l *Log) Batches(dir string) ([]int64, error) {
 	}
 	var ids []int64
 	for _, n := range names {
-		id, err := strconv.ParseInt(n, 10, 64)
-		if err == nil && id >= 0 {
-			ids = append(ids, id)
+		if strings.HasPrefix(n, ".") {
+			continue
 		}
+		id, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				return nil, Corrupt(dir+"/"+n, "batch id out of range")
+			}
+			continue
+		}
+		if id < 0 || strconv.FormatInt(id, 10) != n {
+			return nil, Corrupt(dir+"/"+n, "not a batch id as Spark writes one (a whole number from 0, no sign or leading zeros)")
+		}
+		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids, nil
@@ -244,13 +508,89 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// readLines is a helper for small line-oriented files.
-func readLines(data []byte) []string {
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	for sc.Scan() {
-		out = append(out, sc.Text())
+// oneLine is data without its one optional trailing newline.
+func oneLine(data []byte) []byte { return bytes.TrimSuffix(data, []byte("\n")) }
+
+// object decodes one JSON object strictly: nothing before or after it,
+// no field given twice (encoding/json would keep the last silently).
+func object(data []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("want a JSON object, got %q", truncate(data))
 	}
-	return out
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("invalid JSON: %v", err)
+		}
+		k, _ := tok.(string)
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("field %q given twice", k)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("invalid JSON: %v", err)
+		}
+		out[k] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON object")
+	}
+	return out, nil
+}
+
+// only refuses fields other than known.
+func only(obj map[string]json.RawMessage, known ...string) error {
+	var unknown []string
+	for k := range obj {
+		if !contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("unknown field %q (known: %s)", unknown[0], strings.Join(known, ", "))
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var intRe = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// intField reads a required whole-number field in [lo, hi].
+func intField(obj map[string]json.RawMessage, name string, lo, hi int64) (int64, error) {
+	raw, ok := obj[name]
+	if !ok {
+		return 0, fmt.Errorf("missing field %q", name)
+	}
+	if !intRe.Match(raw) {
+		return 0, fmt.Errorf("%s: want a whole number, got %s", name, truncate(raw))
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s %s is outside [%s, %s]", name, truncate(raw), describeMs(name, lo), describeMs(name, hi))
+	}
+	return n, nil
+}
+
+// describeMs writes a bound of a millisecond field for people: the number
+// and, for a time, its date.
+func describeMs(name string, ms int64) string {
+	if strings.HasSuffix(name, "Ms") {
+		return fmt.Sprintf("%d (%s)", ms, row.FormatTimestampMs(ms))
+	}
+	return strconv.FormatInt(ms, 10)
 }

@@ -89,7 +89,8 @@ func TestBatchesPurgeAndOperators(t *testing.T) {
 		t.Fatalf("format %q", got)
 	}
 	key := Schema{Type: "struct", Fields: []Field{{Name: "id", Type: "string", Nullable: true}}}
-	if err := l.WriteSchema(0, StateSchemas{Key: key}); err != nil {
+	value := Schema{Type: "struct", Fields: []Field{{Name: "__dummy__", Type: "null", Nullable: true}}}
+	if err := l.WriteSchema(0, StateSchemas{Key: key, Value: value}); err != nil {
 		t.Fatal(err)
 	}
 	s, ok, err := l.ReadSchema(0)
@@ -100,5 +101,25 @@ func TestBatchesPurgeAndOperators(t *testing.T) {
 	wider := Schema{Type: "struct", Fields: []Field{{Name: "id", Type: "string"}, {Name: "ts", Type: "timestamp"}}}
 	if !key.Compatible(renamed) || key.Compatible(wider) {
 		t.Fatal("Spark compares count and types, not names")
+	}
+}
+
+// RemoveTemps deletes the temp files of killed writers and nothing else.
+func TestRemoveTemps(t *testing.T) {
+	fs := fsys.NewMem()
+	for _, n := range []string{"offsets/.3.ab12.tmp", "offsets/3", "state/0/1/.4.delta.tmp", "state/0/1/4.delta", ".metadata.x.tmp", "metadata", ".dedupsim.lock", "state/0/0/_metadata/.schema.tmp"} {
+		if err := fsys.WriteAtomic(fs, n, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveTemps(fs); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs.Files() {
+		got = append(got, f)
+	}
+	if strings.Join(got, " ") != ".dedupsim.lock metadata offsets/3 state/0/1/4.delta" {
+		t.Fatalf("after RemoveTemps: %v", got)
 	}
 }

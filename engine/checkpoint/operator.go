@@ -2,11 +2,14 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/query"
 )
 
 // Field is one column of a state schema.
@@ -61,30 +64,60 @@ func (l *Log) WriteSchema(op int, s StateSchemas) error {
 	k, _ := json.Marshal(s.Key)
 	v, _ := json.Marshal(s.Value)
 	data := "v2\n" + string(k) + "\n" + string(v) + "\n"
-	return fsys.WriteAtomic(l.fs, schemaPath(op), []byte(data))
+	return l.writeOnce(schemaPath(op), []byte(data))
 }
+
+// schemaTypes are the column types dedupsim's schemas use.
+var schemaTypes = []string{"string", "timestamp", "struct", "long", "null"}
 
 // ReadSchema reads the operator's state schemas; ok is false when absent.
 func (l *Log) ReadSchema(op int) (s StateSchemas, ok bool, err error) {
 	name := schemaPath(op)
-	data, err := l.fs.ReadFile(name)
+	data, err := l.read(name)
 	if fsys.IsNotExist(err) {
 		return s, false, nil
 	}
 	if err != nil {
 		return s, false, err
 	}
-	lines := readLines(data)
-	if len(lines) < 3 || lines[0] != "v2" {
-		return s, false, fmt.Errorf("%s: not a state schema file (want v2, key schema, value schema)", name)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 || lines[0] != "v2" {
+		return s, false, Corrupt(name, "not a state schema file (want a v2 line, the key schema and the value schema)")
 	}
-	if err := json.Unmarshal([]byte(lines[1]), &s.Key); err != nil {
-		return s, false, fmt.Errorf("%s:2: key schema: %v", name, err)
+	if s.Key, err = parseSchema(lines[1]); err != nil {
+		return s, false, Corrupt(name, "line 2: key schema: %v", err)
 	}
-	if err := json.Unmarshal([]byte(lines[2]), &s.Value); err != nil {
-		return s, false, fmt.Errorf("%s:3: value schema: %v", name, err)
+	if s.Value, err = parseSchema(lines[2]); err != nil {
+		return s, false, Corrupt(name, "line 3: value schema: %v", err)
 	}
 	return s, true, nil
+}
+
+func parseSchema(line string) (Schema, error) {
+	var s Schema
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.DisallowUnknownFields()
+	if _, err := object([]byte(line)); err != nil {
+		return s, err
+	}
+	if err := dec.Decode(&s); err != nil {
+		return s, err
+	}
+	if s.Type != "struct" {
+		return s, fmt.Errorf("type %q: want struct", s.Type)
+	}
+	if len(s.Fields) == 0 {
+		return s, errors.New("no fields")
+	}
+	for i, f := range s.Fields {
+		if f.Name == "" {
+			return s, fmt.Errorf("field %d has no name", i)
+		}
+		if !contains(schemaTypes, f.Type) {
+			return s, fmt.Errorf("field %q: type %q is not one dedupsim writes (%s)", f.Name, f.Type, strings.Join(schemaTypes, ", "))
+		}
+	}
+	return s, nil
 }
 
 // OperatorMetadata is Spark 4's per-operator metadata file (SPARK-45558).
@@ -110,7 +143,7 @@ func (l *Log) WriteOperatorMetadata(op int, name string, partitions int) error {
 	m.OperatorInfo.OperatorName = name
 	m.StateStoreInfo = []StoreInfo{{StoreName: "default", NumPartitions: partitions}}
 	b, _ := json.Marshal(m)
-	return fsys.WriteAtomic(l.fs, operatorMetadataPath(op), append([]byte("v1\n"), b...))
+	return l.writeOnce(operatorMetadataPath(op), append([]byte("v1\n"), b...))
 }
 
 // Operators returns operator id -> short name for every operator that has a
@@ -125,26 +158,62 @@ func (l *Log) Operators() (map[int]string, error) {
 		return nil, err
 	}
 	for _, d := range dirs {
-		var op int
-		if _, err := fmt.Sscanf(d, "%d", &op); err != nil || fmt.Sprint(op) != d {
+		if strings.HasPrefix(d, ".") {
 			continue
 		}
+		op, err := strconv.Atoi(d)
+		if err != nil {
+			continue
+		}
+		if op < 0 || strconv.Itoa(op) != d {
+			return nil, Corrupt("state/"+d, "not an operator id as Spark writes one (a whole number from 0)")
+		}
 		name := operatorMetadataPath(op)
-		data, err := l.fs.ReadFile(name)
+		data, err := l.read(name)
 		if fsys.IsNotExist(err) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		lines := readLines(data)
-		var m OperatorMetadata
-		if len(lines) < 2 || lines[0] != "v1" || json.Unmarshal([]byte(lines[1]), &m) != nil {
-			return nil, fmt.Errorf("%s: not an operator metadata file", name)
+		m, err := parseOperatorMetadata(op, data)
+		if err != nil {
+			return nil, Corrupt(name, "%v", err)
 		}
 		ops[m.OperatorInfo.OperatorID] = m.OperatorInfo.OperatorName
 	}
 	return ops, nil
+}
+
+func parseOperatorMetadata(op int, data []byte) (OperatorMetadata, error) {
+	var m OperatorMetadata
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 2 || lines[0] != "v1" {
+		return m, errors.New("not an operator metadata file (want a v1 line and a JSON line)")
+	}
+	if _, err := object([]byte(lines[1])); err != nil {
+		return m, fmt.Errorf("line 2: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(lines[1]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, fmt.Errorf("line 2: %v", err)
+	}
+	if m.OperatorInfo.OperatorID != op {
+		return m, fmt.Errorf("operatorId %d in the folder of operator %d", m.OperatorInfo.OperatorID, op)
+	}
+	if m.OperatorInfo.OperatorName == "" {
+		return m, errors.New("no operatorName")
+	}
+	if len(m.StateStoreInfo) == 0 {
+		return m, errors.New("no stateStoreInfo")
+	}
+	for _, si := range m.StateStoreInfo {
+		if si.StoreName == "" || si.NumColsPrefixKey < 0 || si.NumPartitions < 1 || si.NumPartitions > query.MaxShufflePartitions {
+			return m, fmt.Errorf("stateStoreInfo %+v: want a store name, numColsPrefixKey >= 0 and numPartitions from 1 to %d", si, query.MaxShufflePartitions)
+		}
+	}
+	return m, nil
 }
 
 // FormatOperators renders operators as Spark's error message does:

@@ -2,11 +2,13 @@ package fsys_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
@@ -123,6 +125,54 @@ func TestOSWritesUnderRoot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "state", "0", "3", ".1.delta.tmp")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("temp file left behind: %v", err)
+	}
+	// Temp names are unique on the real disk, so no temp file of any name
+	// is left either.
+	if ents, _ := os.ReadDir(filepath.Join(root, "state", "0", "3")); len(ents) != 1 {
+		t.Fatalf("the folder holds %d entries, want only 1.delta", len(ents))
+	}
+}
+
+// Issue 10 item 1: on the real disk, temp names are unique, WriteNew
+// never replaces an existing file, and Lock is exclusive until released.
+func TestOSSharing(t *testing.T) {
+	o := fsys.NewOS(t.TempDir())
+	if a, b := o.TempName("offsets/3"), o.TempName("offsets/3"); a == b || !strings.HasPrefix(a, "offsets/.3.") || !strings.HasSuffix(a, ".tmp") {
+		t.Fatalf("temp names %q %q", a, b)
+	}
+	if err := fsys.WriteNew(o, "offsets/3", []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteNew(o, "offsets/3", []byte("second")); !errors.Is(err, fsys.ErrExist) {
+		t.Fatalf("second WriteNew: %v", err)
+	}
+	if b, _ := o.ReadFile("offsets/3"); string(b) != "first" {
+		t.Fatalf("offsets/3 = %q", b)
+	}
+	if names, _ := o.ReadDir("offsets"); len(names) != 1 {
+		t.Fatalf("offsets holds %v", names)
+	}
+	release, err := o.Lock(".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Lock(".lock"); !errors.Is(err, fsys.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("(pid %d)", os.Getpid())) {
+		t.Fatalf("second Lock: %v", err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := o.Lock(".lock")
+	if err != nil {
+		t.Fatalf("Lock after release: %v", err)
+	}
+	again()
+	// Mem refuses a taken name too (the simulator's disk does not offer
+	// it and falls back to WriteAtomic).
+	m := fsys.NewMem()
+	fsys.WriteNew(m, "c/1", []byte("a"))
+	if err := fsys.WriteNew(m, "c/1", []byte("b")); !errors.Is(err, fsys.ErrExist) {
+		t.Fatalf("Mem WriteNew: %v", err)
 	}
 }
 

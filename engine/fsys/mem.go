@@ -147,6 +147,10 @@ func (m *Mem) ReadFile(name string) ([]byte, error) {
 func (m *Mem) Rename(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.rename(oldname, newname)
+}
+
+func (m *Mem) rename(oldname, newname string) error {
 	op, np := cleanPath(oldname), cleanPath(newname)
 	if _, ok := m.dirs[op]; ok {
 		return &fs.PathError{Op: "rename", Path: oldname, Err: errors.New("renaming directories is not supported by fsys.Mem")}
@@ -168,6 +172,20 @@ func (m *Mem) Rename(oldname, newname string) error {
 	delete(od.files, path.Base(op))
 	nd.files[path.Base(np)] = ino
 	return nil
+}
+
+// RenameNoReplace is Rename that fails with an error wrapping ErrExist,
+// changing nothing, when newname exists.
+func (m *Mem) RenameNoReplace(oldname, newname string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := cleanPath(newname)
+	_, isDir := m.dirs[p]
+	_, ino := m.lookupFile(p)
+	if isDir || ino != nil {
+		return pathErr("rename", newname, ErrExist)
+	}
+	return m.rename(oldname, newname)
 }
 
 // Remove deletes a file or an empty directory; an absent name is not an
@@ -392,4 +410,7 @@ func (f *memFile) Close() error {
 	return nil
 }
 
-var _ FS = (*Mem)(nil)
+var (
+	_ FS               = (*Mem)(nil)
+	_ NoReplaceRenamer = (*Mem)(nil)
+)

@@ -87,6 +87,9 @@ func (p *parser) parse(data []byte) (q *Query, err error) {
 	} else if !errors.Is(err, io.EOF) {
 		return nil, p.yamlError(err, data)
 	}
+	if err := p.noTags(&doc, 0); err != nil {
+		return nil, err
+	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
@@ -102,6 +105,28 @@ func (p *parser) parse(data []byte) (q *Query, err error) {
 		return nil, p.errAt(root, "", "empty document: want a query (at least dedup.api)")
 	}
 	return p.query(root)
+}
+
+// noTags refuses explicit YAML tags (`api: !!int dropDuplicates`,
+// `!custom x`): every field has one type, written plainly, and a tag would
+// either be ignored (a string field reads the text) or change a value's
+// meaning behind the reader's back.
+func (p *parser) noTags(n *yaml.Node, depth int) error {
+	if n == nil || depth > maxAliasDepth*16 {
+		return nil
+	}
+	if n.Style&yaml.TaggedStyle != 0 {
+		return p.errAt(n, "", "YAML tag %s is not supported: write the value without a tag", n.Tag)
+	}
+	if n.Kind == yaml.AliasNode {
+		return nil // its target is checked where it is defined
+	}
+	for _, c := range n.Content {
+		if err := p.noTags(c, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // yamlLine matches yaml.v3's "yaml: line N: message".
@@ -340,16 +365,24 @@ func (p *parser) columns(n *yaml.Node, path string) ([]string, error) {
 	if n.Kind != yaml.SequenceNode {
 		return nil, p.errAt(n, path, "want a list of column names (e.g. [id]), got %s", describe(n))
 	}
+	if len(n.Content) > MaxColumns {
+		return nil, p.errAt(n, path, "%d columns: at most %d", len(n.Content), MaxColumns)
+	}
 	cols := make([]string, 0, len(n.Content))
+	seen := make(map[string]bool, len(n.Content))
 	for i, item := range n.Content {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
 		c, err := p.nonEmptyStr(item, ipath)
 		if err != nil {
 			return nil, err
 		}
-		if contains(cols, c) {
+		if len(c) > MaxNameBytes {
+			return nil, p.errAt(item, ipath, "column name of %d bytes: at most %d", len(c), MaxNameBytes)
+		}
+		if seen[c] {
 			return nil, p.errAt(item, ipath, "column %q listed twice", c)
 		}
+		seen[c] = true
 		cols = append(cols, c)
 	}
 	return cols, nil
@@ -416,6 +449,9 @@ func (p *parser) sources(n *yaml.Node, path string) ([]Source, []sourceNodes, er
 	}
 	if len(n.Content) == 0 {
 		return nil, nil, p.errAt(n, path, "want at least one source")
+	}
+	if len(n.Content) > MaxSources {
+		return nil, nil, p.errAt(n, path, "%d sources: at most %d", len(n.Content), MaxSources)
 	}
 	srcs := make([]Source, 0, len(n.Content))
 	// Each source's node and watermark column node (nil without a

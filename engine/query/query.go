@@ -9,6 +9,7 @@ package query
 
 import (
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -124,11 +125,35 @@ const (
 	MaxShufflePartitions = 1 << 16
 )
 
+// Caps on the size of a query, so that a hostile or mistaken file (a
+// device such as /dev/zero, a generated key list) is refused at once with
+// a clear error instead of exhausting time or memory. Real queries are a
+// few hundred bytes with a handful of columns.
+const (
+	// MaxQueryBytes bounds the query file.
+	MaxQueryBytes = 1 << 20
+	// MaxColumns bounds dedup.keys and sink.keys.
+	MaxColumns = 1024
+	// MaxSources bounds sources.
+	MaxSources = 256
+	// MaxNameBytes bounds a column name.
+	MaxNameBytes = 1024
+)
+
 // ParseFile reads and parses the query file at path; errors name path.
+// A file larger than MaxQueryBytes is refused without reading the rest.
 func ParseFile(path string) (*Query, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read query: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxQueryBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read query: %w", err)
+	}
+	if len(data) > MaxQueryBytes {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("larger than %d bytes (1 MiB): not a query file", MaxQueryBytes)}
 	}
 	return Parse(path, data)
 }

@@ -160,7 +160,8 @@ func TestEncodeKeyValues(t *testing.T) {
 		{`1e400`, `2e400`}, // both +Inf as doubles
 		{`{"a": 1}`, `{"a":1}`},
 		{`[1, 2]`, `[1,2]`},
-		{`"\ud800"`, `"\ufffd"`}, // lone surrogate decodes to U+FFFD as in encoding/json
+		{`"\ufffd"`, "\"\xef\xbf\xbd\""},           // an escaped and a literal U+FFFD are one string
+		{`"\ud83d\ude00"`, "\"\xf0\x9f\x98\x80\""}, // a surrogate pair is its character
 	}
 	for _, p := range same {
 		a, b := EncodeKeyValues([]json.RawMessage{raw(p[0])}), EncodeKeyValues([]json.RawMessage{raw(p[1])})
@@ -169,6 +170,13 @@ func TestEncodeKeyValues(t *testing.T) {
 		}
 	}
 	different := [][2]string{
+		// encoding/json decodes a lone surrogate and an invalid byte to
+		// U+FFFD; they are not that character (and not valid input: the
+		// decoder refuses them; here they are tagged as invalid values).
+		{`"\ud800"`, `"\ufffd"`},
+		{`"\udfff"`, `"\ud800"`},
+		{"\"\xff\"", `"\ufffd"`},
+		{"\"\xff\"", "\"\xfe\""},
 		{`"1"`, `1`},
 		{`"null"`, `null`},
 		{`"true"`, `true`},
@@ -343,13 +351,12 @@ func TestFieldNames(t *testing.T) {
 	}
 }
 
-// The scanner must accept exactly what encoding/json accepts for objects.
+// The scanner must accept exactly what encoding/json accepts for objects,
+// except strings that are not Unicode text (invalid UTF-8, lone
+// surrogates), which encoding/json replaces by U+FFFD and the scanner
+// refuses.
 func TestScannerAgreesWithEncodingJSON(t *testing.T) {
-	for _, s := range []string{
-		`{}`, `{"a":1}`, `{"a":"\ud83d\ude00"}`, `{"a":1e5,"b":-0.5E-3}`, `{"a":[[],{}]}`,
-		`{"a":1,}`, `{"a":01}`, `{"a":.5}`, `{"a":"` + "\xff" + `"}`, `{"a":"\u00"}`, `{"a" : 1 }`,
-		`{"a":1}x`, `{"a":nul}`, `{"a":[1 2]}`, `{"a":{"b":1,}}`, `{"a":"\/"}`, "{\"a\":\"\t\"}",
-	} {
+	scan := func(s string) error {
 		var it objectIter
 		err := it.begin([]byte(s))
 		for err == nil {
@@ -358,8 +365,26 @@ func TestScannerAgreesWithEncodingJSON(t *testing.T) {
 				break
 			}
 		}
-		if (err == nil) != json.Valid([]byte(s)) {
+		return err
+	}
+	for _, s := range []string{
+		`{}`, `{"a":1}`, `{"a":"\ud83d\ude00"}`, `{"a":1e5,"b":-0.5E-3}`, `{"a":[[],{}]}`,
+		`{"a":1,}`, `{"a":01}`, `{"a":.5}`, `{"a":"\u00"}`, `{"a" : 1 }`, `{"a":"\ufffd"}`, "{\"a\":\"\xef\xbf\xbd\"}",
+		`{"a":1}x`, `{"a":nul}`, `{"a":[1 2]}`, `{"a":{"b":1,}}`, `{"a":"\/"}`, "{\"a\":\"\t\"}", `{"a":"\u0000"}`,
+	} {
+		if err := scan(s); (err == nil) != json.Valid([]byte(s)) {
 			t.Errorf("%q: scanner error %v, json.Valid %v", s, err, json.Valid([]byte(s)))
+		}
+	}
+	for _, s := range []string{
+		`{"a":"` + "\xff" + `"}`, "{\"\xfe\":1}", `{"a":["x` + "\xc3" + `"]}`, `{"a":{"b":"` + "\xed\xa0\x80" + `"}}`, // invalid UTF-8 (the last a UTF-8-encoded surrogate)
+		`{"a":"\ud800"}`, `{"a":"\udfff"}`, `{"a":"\ud800x"}`, `{"a":"\ud800\u0041"}`, `{"a":"\ude00\ud83d"}`, `{"\ud800":1}`, `{"a":[{"b":"\udbff"}]}`,
+	} {
+		if !json.Valid([]byte(s)) {
+			t.Fatalf("%q: not valid to encoding/json; the case tests nothing", s)
+		}
+		if err := scan(s); err == nil {
+			t.Errorf("%q: accepted; it is not Unicode text", s)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package row
 
 import (
 	"fmt"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -109,8 +110,6 @@ func (s *scanner) str() (escaped bool, err error) {
 		switch {
 		case c == '"':
 			s.pos++
-			// Invalid UTF-8 is accepted, as encoding/json accepts it, but it
-			// decodes to U+FFFD, so it takes the unescaping path too.
 			return escaped, nil
 		case c == '\\':
 			escaped = true
@@ -123,11 +122,33 @@ func (s *scanner) str() (escaped bool, err error) {
 				s.pos++
 			case 'u':
 				s.pos++
-				for i := 0; i < 4; i++ {
-					if s.pos >= len(s.data) || !isHex(s.data[s.pos]) {
-						return false, s.errorf("invalid \\u escape")
+				r, err := s.hex4()
+				if err != nil {
+					return false, err
+				}
+				// A \u escape must name a Unicode scalar value: a high
+				// surrogate only as the first half of a pair, a low one
+				// never alone. encoding/json turns a lone surrogate into
+				// U+FFFD, which would make "\ud800", "\udfff" and a
+				// literal U+FFFD one key.
+				switch {
+				case utf16.IsSurrogate(r) && r < 0xdc00:
+					at := s.pos - 6
+					if s.pos+1 < len(s.data) && s.data[s.pos] == '\\' && s.data[s.pos+1] == 'u' {
+						s.pos += 2
+						lo, err := s.hex4()
+						if err != nil {
+							return false, err
+						}
+						if lo >= 0xdc00 && lo <= 0xdfff {
+							break
+						}
 					}
-					s.pos++
+					s.pos = at
+					return false, s.errorf("\\u%04x is a lone high surrogate, not a Unicode character (a surrogate pair is \\ud83d\\ude00)", r)
+				case utf16.IsSurrogate(r):
+					s.pos -= 6
+					return false, s.errorf("\\u%04x is a lone low surrogate, not a Unicode character", r)
 				}
 			default:
 				return false, s.errorf("invalid escape \\%c", s.data[s.pos])
@@ -137,7 +158,10 @@ func (s *scanner) str() (escaped bool, err error) {
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(s.data[s.pos:])
 			if r == utf8.RuneError && size == 1 {
-				escaped = true
+				// encoding/json would decode it to U+FFFD and so make
+				// distinct byte strings one key: refuse it (a literal
+				// U+FFFD is three valid bytes and is accepted).
+				return false, s.errorf("invalid UTF-8 byte %#02x in a string", c)
 			}
 			s.pos += size
 		default:
@@ -145,6 +169,28 @@ func (s *scanner) str() (escaped bool, err error) {
 		}
 	}
 	return false, s.errorf("unterminated string")
+}
+
+// hex4 reads the four hex digits of a \u escape at pos.
+func (s *scanner) hex4() (rune, error) {
+	var r rune
+	for i := 0; i < 4; i++ {
+		if s.pos >= len(s.data) || !isHex(s.data[s.pos]) {
+			return 0, s.errorf("invalid \\u escape")
+		}
+		c := s.data[s.pos]
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+		s.pos++
+	}
+	return r, nil
 }
 
 func isHex(c byte) bool {

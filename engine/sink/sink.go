@@ -35,12 +35,19 @@ type Delivery struct {
 
 // ForeachBatch records every delivery, replays included, like a
 // foreachBatch function that appends what it is handed.
-type ForeachBatch struct{ Deliveries []Delivery }
+type ForeachBatch struct {
+	Deliveries []Delivery
+	// Forget keeps no deliveries, for a driver that records each batch
+	// itself (engine.Config.OnBatch) and must not hold a whole run.
+	Forget bool
+}
 
 func (s *ForeachBatch) Description() string { return "ForeachBatchSink" }
 
 func (s *ForeachBatch) AddBatch(b Batch) error {
-	s.Deliveries = append(s.Deliveries, Delivery{BatchID: b.ID, Rows: raw(b.Rows)})
+	if !s.Forget {
+		s.Deliveries = append(s.Deliveries, Delivery{BatchID: b.ID, Rows: raw(b.Rows)})
+	}
 	return nil
 }
 
@@ -110,8 +117,10 @@ func (s *Table) Table() []json.RawMessage { return s.rows }
 // looking at table rows whose event time is within Lookback of the batch's
 // processing time (t.event_ts >= now - lookback).
 type Merge struct {
-	// Key encodes the match columns of a row.
-	Key func(r row.Row) []byte
+	// Key encodes the match columns of a row; an error (a row without a
+	// match column) fails the write: matching on anything else would
+	// insert or drop rows silently.
+	Key func(r row.Row) ([]byte, error)
 	// HasLookback restricts matching to table rows with event time at or
 	// after the batch timestamp minus LookbackMs.
 	HasLookback bool
@@ -139,7 +148,11 @@ func (s *Merge) AddBatch(b Batch) error {
 	}
 	var out []ins
 	for _, r := range b.Rows {
-		k := string(s.Key(r))
+		kb, err := s.Key(r)
+		if err != nil {
+			return fmt.Errorf("merge sink: batch %d: %w", b.ID, err)
+		}
+		k := string(kb)
 		if s.matched(k, cutoff) {
 			continue
 		}

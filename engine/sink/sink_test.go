@@ -2,6 +2,8 @@ package sink
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine/row"
@@ -49,7 +51,7 @@ func TestTableSkipsCommittedVersions(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
-	key := func(r row.Row) []byte { return r.Key }
+	key := func(r row.Row) ([]byte, error) { return r.Key, nil }
 	m := &Merge{Key: key}
 	m.AddBatch(Batch{ID: 0, Rows: rows("a", "b")})
 	m.AddBatch(Batch{ID: 0, Rows: rows("a", "b")}) // replay matches
@@ -74,6 +76,20 @@ func TestMerge(t *testing.T) {
 	}
 	if err := (&Merge{}).AddBatch(Batch{}); err == nil {
 		t.Fatal("merge without a key accepted")
+	}
+	// A row whose match columns do not decode fails the write; nothing of
+	// the batch is inserted.
+	bad := &Merge{Key: func(r row.Row) ([]byte, error) {
+		if string(r.Key) == "b" {
+			return nil, fmt.Errorf("missing key column %q", "x")
+		}
+		return r.Key, nil
+	}}
+	if err := bad.AddBatch(Batch{ID: 4, Rows: rows("a", "b")}); err == nil || !strings.Contains(err.Error(), `missing key column "x"`) {
+		t.Fatalf("undecodable match key: %v", err)
+	}
+	if got := ids(bad.Table()); got != "" {
+		t.Fatalf("a failed merge inserted %q", got)
 	}
 }
 

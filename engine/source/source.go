@@ -26,11 +26,30 @@ type Source interface {
 	Rows(start, end json.RawMessage) ([]row.Row, error)
 }
 
+// Validator is implemented by sources that can check an offset read back
+// from the checkpoint before the engine trusts it: the form of the offset
+// (not whether the data is still there).
+type Validator interface {
+	ValidateOffset(o json.RawMessage) error
+}
+
+// OffsetError is a range a source cannot serve because of the offsets it
+// was asked for: an end before the start, or beyond what the source has.
+// When the offsets came from the checkpoint, the checkpoint and the input
+// disagree.
+type OffsetError struct{ Msg string }
+
+func (e *OffsetError) Error() string { return e.Msg }
+
 // Memory is an append-only in-memory source whose offset is the number of
 // rows appended, like Spark's MemoryStream. The exec driver and the tests
-// feed it; its whole history stays available so a restart can replay.
+// feed it. Rows stay available for a restart to replay until the driver
+// trims them (Trim): rows up to the end of the last committed batch are
+// never read again, so a driver that trims after every batch holds at
+// most the rows of the batches not yet committed.
 type Memory struct {
 	name string
+	base int // rows before rows[0], trimmed
 	rows []row.Row
 }
 
@@ -40,28 +59,55 @@ func NewMemory(name string) *Memory { return &Memory{name: name} }
 // Append adds rows at the end.
 func (m *Memory) Append(rows ...row.Row) { m.rows = append(m.rows, rows...) }
 
-// Len is the number of rows appended so far.
-func (m *Memory) Len() int { return len(m.rows) }
+// Len is the number of rows appended so far, trimmed ones included.
+func (m *Memory) Len() int { return m.base + len(m.rows) }
+
+// Trim forgets the rows up to offset o (nil: none); a later Rows may not
+// start before it. An offset beyond the source trims everything.
+func (m *Memory) Trim(o json.RawMessage) error {
+	n, err := ParseOffset(o)
+	if err != nil {
+		return err
+	}
+	drop := min(n, m.Len()) - m.base
+	if drop <= 0 {
+		return nil
+	}
+	clear(m.rows[:drop]) // let the trimmed rows go
+	m.rows = m.rows[drop:]
+	m.base += drop
+	if cap(m.rows) > 2*len(m.rows)+1024 {
+		m.rows = append([]row.Row(nil), m.rows...) // give the backing array back
+	}
+	return nil
+}
 
 func (m *Memory) Description() string { return "MemoryStream[" + m.name + "]" }
 
 func (m *Memory) LatestOffset() (json.RawMessage, error) {
-	if len(m.rows) == 0 {
+	if m.Len() == 0 {
 		return nil, nil
 	}
-	return json.RawMessage(strconv.Itoa(len(m.rows))), nil
+	return json.RawMessage(strconv.Itoa(m.Len())), nil
 }
 
-// ParseOffset reads a Memory offset (nil = 0).
+// ParseOffset reads a Memory offset (nil = 0): a row count written as
+// LatestOffset writes it (no sign, no leading zeros).
 func ParseOffset(o json.RawMessage) (int, error) {
 	if o == nil {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(string(o))
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || strconv.Itoa(n) != string(o) {
 		return 0, fmt.Errorf("memory source offset %q is not a row count", string(o))
 	}
 	return n, nil
+}
+
+// ValidateOffset implements Validator.
+func (m *Memory) ValidateOffset(o json.RawMessage) error {
+	_, err := ParseOffset(o)
+	return err
 }
 
 func (m *Memory) Rows(start, end json.RawMessage) ([]row.Row, error) {
@@ -73,15 +119,20 @@ func (m *Memory) Rows(start, end json.RawMessage) ([]row.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s > e || e > len(m.rows) {
-		return nil, fmt.Errorf("%s: rows (%d, %d] not available (source has %d rows)", m.Description(), s, e, len(m.rows))
+	if s > e || e > m.Len() {
+		return nil, &OffsetError{Msg: fmt.Sprintf("%s: rows (%d, %d] not available (source has %d rows)", m.Description(), s, e, m.Len())}
 	}
-	return m.rows[s:e], nil
+	if s < m.base {
+		return nil, fmt.Errorf("%s: rows (%d, %d] were trimmed (rows up to %d are gone)", m.Description(), s, e, m.base)
+	}
+	return m.rows[s-m.base : e-m.base], nil
 }
 
 // Available reports whether the source can serve rows up to end, so a
 // driver can hold a replay until the history has caught up.
 func (m *Memory) Available(end json.RawMessage) bool {
 	e, err := ParseOffset(end)
-	return err == nil && e <= len(m.rows)
+	return err == nil && e <= m.Len()
 }
+
+var _ Validator = (*Memory)(nil)

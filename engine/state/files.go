@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
+	"path"
 	"strconv"
 	"strings"
 
@@ -24,12 +26,168 @@ import (
 //	remove: keyLen, key bytes, -1           (delta files only)
 //	end:    -1
 //
-// A file that ends before the end marker, has bytes after it, or holds a
-// negative length other than these -1s is corrupt.
+// A file that ends before the end marker, or holds a negative length other
+// than these -1s, is corrupt.
+//
+// After the end marker comes dedupsim's trailer (44 bytes), which Spark's
+// readers never reach (they stop at the end marker):
+//
+//	"dedupsim"  8 bytes, the magic
+//	kind        1 byte: 'd' delta, 's' snapshot, 'c' changelog
+//	0 0 0       3 bytes, reserved
+//	operator    int32, partition int32: the store the file belongs to
+//	version     int64: the state version the file makes
+//	offsets     uint32: CRC-32C of the offset log entry of the batch that
+//	            made the version (0 when not known)
+//	next wm     int64: the watermark that batch hands on (its commit's
+//	            nextBatchWatermarkMs)
+//	crc         uint32, CRC-32C (Castagnoli) of every byte before it
+//
+// The CRC catches damaged bytes; the stamp catches a well-formed file in
+// the wrong place, e.g. an old snapshot copied over a newer one, or a
+// partition's file copied into another partition's folder, which a
+// checksum alone would accept. The batch stamp (BatchStamp) lets the
+// engine check the offset and commit logs, whose bytes must stay Spark's,
+// against the state the batch wrote: a digit changed in offsets/N or
+// commits/N is found although both files still parse. Spark 4.1 has a checksum too, in a
+// sidecar file (<V>.delta.crc holding a CRC-32C as JSON,
+// spark.sql.streaming.checkpoint.fileChecksum.enabled); dedupsim keeps it
+// inside the file so that a file and its checksum are replaced by one
+// atomic rename and cannot disagree after a crash, and so that the
+// simulator's sequence of filesystem operations (over which it draws its
+// faults) stays the same. Spark 3.5 and 4.0 have no checksum at all.
 
 // ErrCorrupt is wrapped by the errors for a state file that is truncated or
 // malformed.
 var ErrCorrupt = errors.New("corrupt state file")
+
+// CorruptFileError is a state file that is truncated, malformed, fails its
+// checksum, or is stamped for another store or version. It wraps
+// ErrCorrupt.
+type CorruptFileError struct {
+	// Path is the file's path in the checkpoint; Msg what is wrong.
+	Path, Msg string
+}
+
+func (e *CorruptFileError) Error() string { return ErrCorrupt.Error() + " " + e.Path + ": " + e.Msg }
+func (e *CorruptFileError) Unwrap() error { return ErrCorrupt }
+
+// MissingFileError is a state file a version needs that is not there. It
+// wraps fsys.ErrNotExist.
+type MissingFileError struct {
+	// Path is the file's path in the checkpoint.
+	Path string
+	// Version is the version being loaded.
+	Version int64
+}
+
+func (e *MissingFileError) Error() string {
+	return "missing " + path.Base(e.Path) + " (" + fsys.ErrNotExist.Error() + ")"
+}
+func (e *MissingFileError) Unwrap() error { return fsys.ErrNotExist }
+
+// Kinds of record file, as stamped in the trailer.
+const (
+	KindDelta     byte = 'd'
+	KindSnapshot  byte = 's'
+	KindChangelog byte = 'c'
+)
+
+const (
+	trailerMagic = "dedupsim"
+	// TrailerLen is the size of the trailer after the end marker.
+	TrailerLen = len(trailerMagic) + 4 + 4 + 4 + 8 + 4 + 8 + 4
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum is the CRC-32C dedupsim's stamps use.
+func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// BatchStamp ties a state version to the batch that made it: the CRC-32C
+// of that batch's offset log entry and the watermark its commit records.
+type BatchStamp struct {
+	OffsetsCRC      uint32
+	NextWatermarkMs int64
+}
+
+// Stamper is implemented by providers that write a BatchStamp into the
+// files they commit; the engine sets it before each batch's commits.
+type Stamper interface {
+	SetBatchStamp(BatchStamp)
+}
+
+// AppendTrailer appends the trailer of a record file of kind for store id
+// at version to b, which holds the records and the end marker, with an
+// empty batch stamp.
+func AppendTrailer(b []byte, kind byte, id ID, version int64) []byte {
+	return AppendStampedTrailer(b, kind, id, version, BatchStamp{})
+}
+
+// AppendStampedTrailer is AppendTrailer with a batch stamp.
+func AppendStampedTrailer(b []byte, kind byte, id ID, version int64, st BatchStamp) []byte {
+	b = append(b, trailerMagic...)
+	b = append(b, kind, 0, 0, 0)
+	b = appendInt32(b, int32(id.Operator))
+	b = appendInt32(b, int32(id.Partition))
+	b = binary.BigEndian.AppendUint64(b, uint64(version))
+	b = binary.BigEndian.AppendUint32(b, st.OffsetsCRC)
+	b = binary.BigEndian.AppendUint64(b, uint64(st.NextWatermarkMs))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// ReadBatchStamp returns the batch stamp of the record file at path,
+// kind for store id at version, after checking its trailer as
+// CheckTrailer does.
+func ReadBatchStamp(path string, data []byte, kind byte, id ID, version int64) (BatchStamp, error) {
+	if _, err := CheckTrailer(path, data, kind, id, version); err != nil {
+		return BatchStamp{}, err
+	}
+	t := data[len(data)-TrailerLen:]
+	return BatchStamp{OffsetsCRC: binary.BigEndian.Uint32(t[28:]), NextWatermarkMs: int64(binary.BigEndian.Uint64(t[32:]))}, nil
+}
+
+// CheckTrailer verifies the trailer of the record file at path, expected
+// to be of kind for store id at version, and returns the records (with
+// the end marker) before it. Errors are *CorruptFileError.
+func CheckTrailer(path string, data []byte, kind byte, id ID, version int64) ([]byte, error) {
+	corrupt := func(format string, args ...any) error {
+		return &CorruptFileError{Path: path, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(data) < TrailerLen+4 {
+		return nil, corrupt("%d bytes: too short for the end marker and dedupsim's %d-byte trailer (truncated?)", len(data), TrailerLen)
+	}
+	t := data[len(data)-TrailerLen:]
+	body := data[:len(data)-TrailerLen]
+	if string(t[:len(trailerMagic)]) != trailerMagic {
+		return nil, corrupt("no dedupsim trailer at byte %d (truncated, or not written by dedupsim)", len(body))
+	}
+	sum := binary.BigEndian.Uint32(t[TrailerLen-4:])
+	if got := crc32.Checksum(data[:len(data)-4], castagnoli); got != sum {
+		return nil, corrupt("checksum mismatch (CRC-32C %08x, trailer says %08x): the file is damaged", got, sum)
+	}
+	gotKind := t[8]
+	gotOp := int32(binary.BigEndian.Uint32(t[12:]))
+	gotPart := int32(binary.BigEndian.Uint32(t[16:]))
+	gotVersion := int64(binary.BigEndian.Uint64(t[20:]))
+	if gotKind != kind || gotOp != int32(id.Operator) || gotPart != int32(id.Partition) || gotVersion != version {
+		return nil, corrupt("stamped as %s of state/%d/%d version %d, but found where %s of %s version %d belongs (a stale or misplaced copy)",
+			kindName(gotKind), gotOp, gotPart, gotVersion, kindName(kind), id.Dir(), version)
+	}
+	return body, nil
+}
+
+func kindName(k byte) string {
+	switch k {
+	case KindDelta:
+		return "the delta"
+	case KindSnapshot:
+		return "the snapshot"
+	case KindChangelog:
+		return "the changelog"
+	}
+	return fmt.Sprintf("kind %q", k)
+}
 
 const (
 	deltaSuffix    = ".delta"
@@ -145,7 +303,7 @@ func AppendEnd(b []byte) []byte { return appendInt32(b, endMarker) }
 // wrap ErrCorrupt; on error a prefix of the records has been applied.
 func WalkRecords(path string, data []byte, put func(k, v []byte) error, remove func(k []byte) error) error {
 	corrupt := func(off int, format string, args ...any) error {
-		return fmt.Errorf("%w %s: at byte %d of %d: %s", ErrCorrupt, path, off, len(data), fmt.Sprintf(format, args...))
+		return &CorruptFileError{Path: path, Msg: fmt.Sprintf("at byte %d of %d: %s", off, len(data), fmt.Sprintf(format, args...))}
 	}
 	off := 0
 	readInt := func(what string) (int32, error) {

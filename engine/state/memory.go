@@ -117,6 +117,14 @@ type MemoryProvider struct {
 	mu     sync.Mutex
 	slots  map[ID]*slot
 	closed bool
+	stamp  BatchStamp // written into the files of the next commits
+}
+
+// SetBatchStamp implements Stamper.
+func (p *MemoryProvider) SetBatchStamp(s BatchStamp) {
+	p.mu.Lock()
+	p.stamp = s
+	p.mu.Unlock()
 }
 
 // slot is the provider's memory of one store ID.
@@ -222,6 +230,9 @@ func (p *MemoryProvider) loadFiles(id ID, version int64) (map[string][]byte, int
 		if err != nil {
 			return fail(err)
 		}
+		if data, err = CheckTrailer(name, data, KindSnapshot, id, from); err != nil {
+			return fail(err)
+		}
 		m = make(map[string][]byte, countRecords(data))
 		if err := applyFile(name, data, true, m, &dataBytes); err != nil {
 			return fail(err)
@@ -232,8 +243,11 @@ func (p *MemoryProvider) loadFiles(id ID, version int64) (map[string][]byte, int
 		data, err := p.fs.ReadFile(name)
 		if err != nil {
 			if fsys.IsNotExist(err) {
-				return fail(fmt.Errorf("missing %s (%w)", deltaName(v), fsys.ErrNotExist))
+				return fail(&MissingFileError{Path: name, Version: version})
 			}
+			return fail(err)
+		}
+		if data, err = CheckTrailer(name, data, KindDelta, id, v); err != nil {
 			return fail(err)
 		}
 		if err := applyFile(name, data, false, m, &dataBytes); err != nil {
@@ -479,7 +493,7 @@ func (s *memStore) Commit() (int64, error) {
 		}
 		delete(files.Snapshots, newVersion)
 	}
-	s.delta = appendEnd(s.delta)
+	s.delta = AppendStampedTrailer(appendEnd(s.delta), KindDelta, s.id, newVersion, p.stamp)
 	if err := fsys.WriteAtomic(p.fs, path.Join(dir, deltaName(newVersion)), s.delta); err != nil {
 		return fail(err)
 	}
@@ -516,7 +530,7 @@ func (p *MemoryProvider) maintainLocked(id ID, newVersion int64, m map[string][]
 	lastSnapshot := files.NewestSnapshot(newVersion - 1)
 	if newVersion-lastSnapshot >= int64(p.opts.MinDeltasForSnapshot) {
 		name := path.Join(dir, snapshotName(newVersion))
-		if err := fsys.WriteAtomic(p.fs, name, encodeSnapshot(m, dataBytes)); err != nil {
+		if err := fsys.WriteAtomic(p.fs, name, AppendStampedTrailer(encodeSnapshot(m, dataBytes), KindSnapshot, id, newVersion, p.stamp)); err != nil {
 			report(fmt.Errorf("write snapshot %s: %w", name, err))
 		} else {
 			files.Snapshots[newVersion] = true
@@ -588,7 +602,7 @@ func encodeSnapshot(m map[string][]byte, dataBytes int64) []byte {
 		}
 		return strings.Compare(keys[a.index], keys[b.index])
 	})
-	b := make([]byte, 0, dataBytes+8*int64(len(m))+4)
+	b := make([]byte, 0, dataBytes+8*int64(len(m))+4+int64(TrailerLen))
 	for _, o := range order {
 		k := keys[o.index]
 		b = appendPut(b, unsafe.Slice(unsafe.StringData(k), len(k)), values[o.index])
@@ -761,5 +775,6 @@ func (x *expiryIndex) down(i int) {
 
 var (
 	_ Provider = (*MemoryProvider)(nil)
+	_ Stamper  = (*MemoryProvider)(nil)
 	_ Expirer  = (*memStore)(nil)
 )

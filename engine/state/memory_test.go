@@ -141,8 +141,9 @@ func TestDefaults(t *testing.T) {
 	if ok, _ := m.Exists("state/0/3/9.snapshot"); ok {
 		t.Fatal("snapshot before version 10")
 	}
-	// Empty commits still write a delta: the terminator alone.
-	if data, err := m.ReadFile("state/0/3/1.delta"); err != nil || string(data) != "\xff\xff\xff\xff" {
+	// Empty commits still write a delta: the terminator alone, then
+	// dedupsim's trailer (stamped for state/0/3 version 1).
+	if data, err := m.ReadFile("state/0/3/1.delta"); err != nil || string(data) != string(state.AppendTrailer([]byte("\xff\xff\xff\xff"), state.KindDelta, id03, 1)) {
 		t.Fatalf("empty delta = %q, %v", data, err)
 	}
 }
@@ -455,7 +456,7 @@ func TestLoadErrors(t *testing.T) {
 
 	// A truncated delta is reported, never partially applied.
 	data, _ := m.ReadFile("state/0/3/3.delta")
-	fsys.WriteAtomic(m, "state/0/3/2.delta", []byte("\xff\xff\xff\xff"))
+	fsys.WriteAtomic(m, "state/0/3/2.delta", state.AppendTrailer([]byte("\xff\xff\xff\xff"), state.KindDelta, id03, 2))
 	fsys.WriteAtomic(m, "state/0/3/3.delta", data[:len(data)-4])
 	_, err = fresh().Load(id03, 3)
 	if !errors.Is(err, state.ErrCorrupt) || !strings.Contains(err.Error(), "state/0/3/3.delta") {

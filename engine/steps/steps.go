@@ -8,6 +8,7 @@
 package steps
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
@@ -102,19 +104,54 @@ var stepFields = []string{"rows", "sources", "restart", "crash", "tick"}
 // e.g. "rows[1]" or "sources.web[0]".
 type Error = query.Error
 
+// MaxLineBytes bounds one line of a steps file: one line is one batch,
+// held in memory while it runs, so the cap bounds exec's memory for the
+// input (a line of 1 M rows of 100 bytes is 100 MB). Longer lines are
+// refused, not read: "--input /dev/zero" ends at once.
+const MaxLineBytes = 256 << 20
+
 // ParseFile reads and parses the steps file at path; errors name path.
+// It holds every step in memory; a run over a large file reads it with
+// NewReader instead.
 func ParseFile(path string, q *query.Query) ([]Step, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read steps: %w", err)
 	}
-	return Parse(path, data, q)
+	defer f.Close()
+	r, err := NewReader(path, f, q)
+	if err != nil {
+		return nil, err
+	}
+	return r.All()
 }
 
 // Parse parses a whole steps file for query q. filename is used in error
 // messages only. Errors for bad input are *Error. The file is split on
-// '\n' by hand, so a line may be any length.
+// '\n' by hand, so a line may be any length up to MaxLineBytes.
 func Parse(filename string, data []byte, q *query.Query) ([]Step, error) {
+	r, err := NewReader(filename, bytes.NewReader(data), q)
+	if err != nil {
+		return nil, err
+	}
+	return r.All()
+}
+
+// Reader reads a steps file one step at a time, so that a run holds one
+// line of input, not the file.
+type Reader struct {
+	p      *parser
+	br     *bufio.Reader
+	lineNo int
+	buf    []byte
+	done   bool
+	// rows counts the rows read so far, per source (query order).
+	rows []int64
+}
+
+// NewReader reads the steps of query q from r; filename is used in error
+// messages only.
+func NewReader(filename string, r io.Reader, q *query.Query) (*Reader, error) {
 	if q == nil {
 		return nil, errors.New("steps: Parse needs the query")
 	}
@@ -126,15 +163,52 @@ func Parse(filename string, data []byte, q *query.Query) ([]Step, error) {
 		q:    q,
 		dec:  row.NewDecoder(q.Keys, q.EventTimeColumn()),
 	}
-	// An editor's byte-order mark is not part of the first line's JSON.
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var steps []Step
-	for lineNo := 1; len(data) > 0; lineNo++ {
-		var text []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			text, data = data[:i], data[i+1:]
-		} else {
-			text, data = data, nil
+	// The merge sink matches on its own columns: a row that lacks one
+	// would be matched on nothing, so it is refused here, with its line.
+	if q.Sink.Kind == query.SinkMerge && len(q.Sink.Keys) > 0 {
+		p.sinkDec = row.NewDecoder(q.Sink.Keys, q.EventTimeColumn())
+	}
+	return &Reader{p: p, br: bufio.NewReaderSize(r, 64<<10), rows: make([]int64, len(q.Sources))}, nil
+}
+
+// Rows returns how many rows each source (in query order) has received in
+// the steps read so far.
+func (r *Reader) Rows() []int64 { return r.rows }
+
+// Line is the number of the last line read.
+func (r *Reader) Line() int { return r.lineNo }
+
+// All reads every remaining step.
+func (r *Reader) All() ([]Step, error) {
+	var out []Step
+	for {
+		st, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+}
+
+// Next returns the next step, or io.EOF after the last. Errors for bad
+// input are *Error; after an error the Reader is done.
+func (r *Reader) Next() (Step, error) {
+	for !r.done {
+		text, err := r.readLine()
+		if err != nil {
+			r.done = true
+			return Step{}, err
+		}
+		if text == nil {
+			r.done = true
+			break
+		}
+		if r.lineNo == 1 {
+			// An editor's byte-order mark is not part of the first line's JSON.
+			text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
 		}
 		trimmed := bytes.TrimLeft(text, " \t\r")
 		col := len(text) - len(trimmed) + 1
@@ -142,19 +216,69 @@ func Parse(filename string, data []byte, q *query.Query) ([]Step, error) {
 		if len(trimmed) == 0 || trimmed[0] == '#' {
 			continue
 		}
-		st, err := p.line(lineNo, col, trimmed)
-		if err != nil {
-			return nil, err
+		if !utf8.Valid(trimmed) {
+			r.done = true
+			at := 0
+			for at < len(trimmed) {
+				c, size := utf8.DecodeRune(trimmed[at:])
+				if c == utf8.RuneError && size == 1 {
+					break
+				}
+				at += size
+			}
+			return Step{}, r.p.errorf(r.lineNo, "", "invalid UTF-8 at column %d (byte %#02x): a steps file is UTF-8 text", col+at, trimmed[at])
 		}
-		steps = append(steps, st)
+		st, err := r.p.line(r.lineNo, col, trimmed)
+		if err != nil {
+			r.done = true
+			return Step{}, err
+		}
+		for name, rows := range st.Rows {
+			if i, ok := r.p.q.SourceIndex(name); ok {
+				r.rows[i] += int64(len(rows))
+			}
+		}
+		return st, nil
 	}
-	return steps, nil
+	return Step{}, io.EOF
+}
+
+// readLine returns the next line without its '\n' (nil at the end of the
+// input). The slice is valid until the next call.
+func (r *Reader) readLine() ([]byte, error) {
+	r.buf = r.buf[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if len(r.buf)+len(chunk) > MaxLineBytes+1 {
+			r.lineNo++
+			return nil, r.p.errorf(r.lineNo, "", "line longer than %d bytes (256 MiB), the longest line (one batch) a steps file may have; split the batch over several lines", MaxLineBytes)
+		}
+		r.buf = append(r.buf, chunk...)
+		switch {
+		case err == nil:
+			r.lineNo++
+			return r.buf[:len(r.buf)-1], nil
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF:
+			if len(r.buf) == 0 {
+				return nil, nil
+			}
+			r.lineNo++
+			return r.buf, nil
+		default:
+			return nil, fmt.Errorf("read %s: %w", r.p.file, err)
+		}
+	}
 }
 
 type parser struct {
 	file string
 	q    *query.Query
 	dec  *row.Decoder
+	// sinkDec decodes the merge sink's own match columns (sink.keys), nil
+	// when the sink has none of its own.
+	sinkDec *row.Decoder
 
 	// For an all-columns key: the sorted field names of the file's first
 	// row, and where that row is, for messages.
@@ -365,6 +489,12 @@ func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, 
 		}
 		if err := p.dec.Decode(buf.Bytes(), &rows[i]); err != nil {
 			return nil, p.errorf(lineNo, rpath, "%v", err)
+		}
+		if p.sinkDec != nil {
+			var m row.Row
+			if err := p.sinkDec.Decode(buf.Bytes(), &m); err != nil {
+				return nil, p.errorf(lineNo, rpath, "sink.keys: %v (the merge sink matches rows on sink.keys)", err)
+			}
 		}
 		if len(p.q.Keys) == 0 {
 			if err := p.checkSchema(lineNo, rpath, rows[i].Data); err != nil {

@@ -38,6 +38,28 @@ type Options struct {
 	OnBatch func(*engine.BatchRecord)
 	// Warn receives warnings (pinned settings, an armed crash never fired).
 	Warn func(string)
+	// Emit, when set, receives each record as soon as its batch execution
+	// is over, instead of Result.Records, which then stays empty: a run
+	// then holds one batch of input and output at a time, not the whole
+	// run. An error from Emit ends the run with it.
+	Emit func(*Record) error
+}
+
+// AheadError is a checkpoint that has planned more rows of a source than
+// the whole steps file holds: the steps file is not the source's whole
+// history (it is shorter, or the checkpoint is another input's).
+type AheadError struct {
+	// File is the checkpoint's offsets file that records the position.
+	File   string
+	Source string
+	// Position is the checkpoint's offset; Rows how many rows the steps
+	// file gave the source.
+	Position, Rows int64
+}
+
+func (e *AheadError) Error() string {
+	return fmt.Sprintf("the checkpoint has planned source %q up to row %d (%s) but the steps file holds only %d rows for it: with --checkpoint, the steps file must be the source's whole history, like a Kafka topic",
+		e.Source, e.Position, e.File, e.Rows)
 }
 
 // Record is one OUT.jsonl line.
@@ -85,21 +107,39 @@ func NewSink(q *query.Query) sink.Sink {
 			keys = q.Keys
 		}
 		dec := row.NewDecoder(keys, q.EventTimeColumn())
-		return &sink.Merge{HasLookback: q.Sink.HasLookback, LookbackMs: q.Sink.LookbackMs, Key: func(r row.Row) []byte {
+		return &sink.Merge{HasLookback: q.Sink.HasLookback, LookbackMs: q.Sink.LookbackMs, Key: func(r row.Row) ([]byte, error) {
 			var d row.Row
 			if err := dec.Decode(r.Data, &d); err != nil {
-				return r.Key // validated rows decode; fall back to the dedup key
+				// The steps parser refuses such rows; any other driver's
+				// row fails the batch rather than match on other columns.
+				return nil, fmt.Errorf("sink.keys: %w", err)
 			}
-			return d.Key
+			return d.Key, nil
 		}}
 	case "append":
 		return &sink.Append{}
 	}
-	return &sink.ForeachBatch{}
+	// The run's records come from the engine's OnBatch; keeping every
+	// delivery as well would hold the whole output in memory.
+	return &sink.ForeachBatch{Forget: true}
 }
 
 // Run executes steps for q.
 func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
+	i := 0
+	return RunSteps(q, func() (steps.Step, error) {
+		if i == len(stepList) {
+			return steps.Step{}, io.EOF
+		}
+		i++
+		return stepList[i-1], nil
+	}, opt)
+}
+
+// RunSteps executes the steps that next returns until it returns io.EOF
+// (a steps.Reader's Next reads a file one line at a time). Rows stay in
+// memory only until the batch that read them is committed.
+func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Result, error) {
 	if opt.Checkpoint == nil {
 		return nil, errors.New("trace: no checkpoint")
 	}
@@ -113,12 +153,19 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 	out := NewSink(q)
 	clk := &clock{}
 	armed, armedLine, armedBatch := engine.CrashPoint(""), 0, int64(-1)
+	var emitErr error
 	emit := func(rec *engine.BatchRecord) {
 		r := Record{BatchID: rec.BatchID, Replay: rec.Replay, Crashed: string(rec.Crashed), Rows: make([]json.RawMessage, len(rec.Output)), Progress: rec.Progress}
 		for i, o := range rec.Output {
 			r.Rows[i] = o.Data
 		}
-		res.Records = append(res.Records, r)
+		if opt.Emit != nil {
+			if emitErr == nil {
+				emitErr = opt.Emit(&r)
+			}
+		} else {
+			res.Records = append(res.Records, r)
+		}
 		if opt.OnBatch != nil {
 			opt.OnBatch(rec)
 		}
@@ -167,16 +214,33 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 	// With once, a single RunOnce stands for one processing-time trigger,
 	// and a crash ends the trigger (the restarted driver re-runs the batch
 	// at its next trigger).
+	// trim drops the rows no restart can read again: those up to the end
+	// of the last committed batch.
+	trim := func() error {
+		if eng == nil {
+			return nil
+		}
+		for i, o := range eng.Committed() {
+			if err := srcs[i].Trim(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	trigger := func(once bool) error {
 		if behind(eng, srcs) {
 			return nil // resuming: this input is already covered by the checkpoint
 		}
+		defer func() { trim() }()
 		for {
 			var err error
 			if once {
 				_, err = eng.RunOnce()
 			} else {
 				err = eng.ProcessAllAvailable()
+			}
+			if emitErr != nil {
+				return emitErr
 			}
 			var crash *engine.CrashError
 			if !errors.As(err, &crash) {
@@ -188,7 +252,14 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 			}
 		}
 	}
-	for _, st := range stepList {
+	for {
+		st, err := next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 		switch st.Kind {
 		case steps.RowsStep:
 			for i, s := range q.Sources {
@@ -223,6 +294,9 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 			armed, armedLine, armedBatch = engine.CrashPoint(st.Crash), st.Line, st.CrashBatch
 		}
 	}
+	if err := ahead(eng, srcs, q); err != nil {
+		return nil, err
+	}
 	if armed != "" {
 		warn(fmt.Sprintf("crash at %s armed on line %d never fired: no batch ran after it", armed, armedLine))
 	}
@@ -242,6 +316,18 @@ func Run(q *query.Query, stepList []steps.Step, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// ahead reports, at the end of the steps, a source whose rows the
+// checkpoint had planned beyond all the steps gave it.
+func ahead(e *engine.Engine, srcs []*source.Memory, q *query.Query) error {
+	for i, o := range e.Position() {
+		n, err := source.ParseOffset(o)
+		if err == nil && srcs[i].Len() < n {
+			return &AheadError{File: e.PositionFile(), Source: q.Sources[i].Name, Position: int64(n), Rows: int64(srcs[i].Len())}
+		}
+	}
+	return nil
 }
 
 // behind reports whether some source has fewer rows than the checkpoint

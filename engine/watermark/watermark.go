@@ -104,6 +104,16 @@ func (t *Tracker) HasNodes() bool {
 // Current is the global watermark in milliseconds.
 func (t *Tracker) Current() int64 { return t.globalMs }
 
+// Peek returns what Update(stats) would return, changing nothing.
+func (t *Tracker) Peek(stats []Stats) int64 {
+	c := *t
+	c.nodes = make(map[int]int64, len(t.nodes))
+	for k, v := range t.nodes {
+		c.nodes[k] = v
+	}
+	return c.Update(stats)
+}
+
 // Update applies one executed batch's per-source stats (index = source) and
 // returns the new global watermark. It mirrors WatermarkTracker.updateWatermark:
 // a node that saw rows proposes max - delay and keeps the larger of that and

@@ -60,7 +60,7 @@ type Sink struct {
 	perRun bool
 
 	// merge
-	key         func(r row.Row) []byte
+	key         func(r row.Row) ([]byte, error)
 	hasLookback bool
 	lookbackMs  int64
 
@@ -108,20 +108,21 @@ func Open(dir string, q *query.Query) (*Sink, error) {
 
 // mergeKey mirrors trace.NewSink's merge key (not imported, so that the
 // engine may depend on this package without a cycle): the sink's keys, or
-// the query's dedup keys when the sink names none, decoded from the row;
-// the dedup key as a fallback for a row that does not decode.
-func mergeKey(q *query.Query) func(r row.Row) []byte {
+// the query's dedup keys when the sink names none, decoded from the row.
+// A row that does not decode (it lacks a sink.keys column) is an error:
+// matching it on the dedup key instead would insert or drop it silently.
+func mergeKey(q *query.Query) func(r row.Row) ([]byte, error) {
 	keys := q.Sink.Keys
 	if len(keys) == 0 {
 		keys = q.Keys
 	}
 	dec := row.NewDecoder(keys, q.EventTimeColumn())
-	return func(r row.Row) []byte {
+	return func(r row.Row) ([]byte, error) {
 		var d row.Row
 		if err := dec.Decode(r.Data, &d); err != nil {
-			return r.Key
+			return nil, fmt.Errorf("pebblesink: merge: sink.keys: %w", err)
 		}
-		return d.Key
+		return d.Key, nil
 	}
 }
 
@@ -246,7 +247,10 @@ func (s *Sink) addMerge(b sink.Batch) error {
 	seq := s.nextSeq
 	var inserted []row.Row
 	for _, r := range b.Rows {
-		k := s.key(r)
+		k, err := s.key(r)
+		if err != nil {
+			return err
+		}
 		m, err := s.matched(k, cutoff)
 		if err != nil {
 			return err

@@ -37,6 +37,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/row"
 )
@@ -187,6 +188,13 @@ func (s *Source) endKind() listKind {
 	return listStable
 }
 
+// ValidateOffset implements source.Validator: o must be an offset of this
+// source's topic as the source writes one.
+func (s *Source) ValidateOffset(o json.RawMessage) error {
+	_, err := parseRecorded(s.cfg.Topic, o)
+	return err
+}
+
 // Resume sets the end of the last planned batch: the engine's Position for
 // this source after engine.Start on an existing checkpoint (nil for a new
 // query). Only the rate limit uses it.
@@ -227,7 +235,7 @@ func (s *Source) initialLocked(ctx context.Context) (Offsets, error) {
 		case err == nil:
 			o, err := decodeInitial(s.cfg.Topic, data)
 			if err != nil {
-				return nil, fmt.Errorf("kafkasource: %s: %w", name, err)
+				return nil, &checkpoint.CorruptError{File: name, Msg: "initial offsets: " + err.Error(), Err: err}
 			}
 			s.initial = o
 			return o, nil

@@ -25,14 +25,19 @@ import (
 //	remove: keyLen, key bytes, -1
 //	end:    -1
 //
-// A file that ends before the end marker, has bytes after it, or holds a
-// negative length other than these -1s is corrupt.
+// A file that ends before the end marker, or holds a negative length other
+// than these -1s, is corrupt. After the end marker comes dedupsim's
+// trailer, a stamp and a CRC-32C (state.AppendTrailer), which Spark's
+// changelog reader never reaches.
 //
 // A snapshot is a zip archive (entries stored, not compressed: sstables are
 // compressed already) of the files of a Pebble checkpoint (DB.Checkpoint:
 // MANIFEST, OPTIONS, markers, sstables) and an entry "metadata" holding
-// {"numKeys":N,"dataBytes":B}, like the metadata file in Spark's RocksDB
-// snapshot zips. The zip's CRC-32 per entry catches damaged bytes.
+// {"numKeys":N,"dataBytes":B,"operator":O,"partition":P,"version":V}, like
+// the metadata file in Spark's RocksDB snapshot zips. The zip's CRC-32 per
+// entry catches damaged bytes; the stamp (operator, partition, version:
+// dedupsim's, not Spark's) catches a well-formed zip in the wrong place,
+// such as an old snapshot copied over a newer one.
 
 const (
 	changelogSuffix = ".changelog"
@@ -52,22 +57,36 @@ func appendPut(b, key, value []byte) []byte { return state.AppendPut(b, key, val
 func appendRemove(b, key []byte) []byte     { return state.AppendRemove(b, key) }
 func appendEnd(b []byte) []byte             { return state.AppendEnd(b) }
 
-// parseChangelog calls put or remove for every record of a changelog, in
-// order, after checking the whole file's framing first, so that a corrupt
-// file is reported before anything is applied. path names the file in
-// errors, which wrap state.ErrCorrupt.
-func parseChangelog(path string, data []byte, put func(k, v []byte) error, remove func(k []byte) error) error {
-	nop := func([]byte, []byte) error { return nil }
-	if err := state.WalkRecords(path, data, nop, func([]byte) error { return nil }); err != nil {
-		return err
+// checkChangelog verifies the trailer and the framing of the changelog of
+// store id at version, so that a corrupt file is reported before anything
+// is applied, and returns its records. path names the file in errors,
+// which are *state.CorruptFileError.
+func checkChangelog(path string, data []byte, id state.ID, version int64) ([]byte, error) {
+	records, err := state.CheckTrailer(path, data, state.KindChangelog, id, version)
+	if err != nil {
+		return nil, err
 	}
-	return state.WalkRecords(path, data, put, remove)
+	nop := func([]byte, []byte) error { return nil }
+	if err := state.WalkRecords(path, records, nop, func([]byte) error { return nil }); err != nil {
+		return nil, err
+	}
+	return records, nil
 }
 
 // snapshotMeta is the "metadata" entry of a snapshot zip.
 type snapshotMeta struct {
 	NumKeys   int64 `json:"numKeys"`
 	DataBytes int64 `json:"dataBytes"`
+	// The stamp: the store and the version the zip holds. Pointers, so
+	// that a zip without them is told apart from one stamped 0.
+	Operator  *int   `json:"operator"`
+	Partition *int   `json:"partition"`
+	Version   *int64 `json:"version"`
+}
+
+func stamp(id state.ID, version int64) (op, part *int, v *int64) {
+	o, p := id.Operator, id.Partition
+	return &o, &p, &version
 }
 
 // snapshotFile is one file of a Pebble checkpoint.
@@ -111,12 +130,12 @@ func encodeSnapshot(meta snapshotMeta, files []snapshotFile) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeSnapshot reads a snapshot zip; errors wrap state.ErrCorrupt and
-// name path.
-func decodeSnapshot(path string, data []byte) (snapshotMeta, []snapshotFile, error) {
+// decodeSnapshot reads the snapshot zip of store id at version; errors
+// are *state.CorruptFileError naming path.
+func decodeSnapshot(path string, data []byte, id state.ID, version int64) (snapshotMeta, []snapshotFile, error) {
 	var meta snapshotMeta
 	corrupt := func(format string, args ...any) (snapshotMeta, []snapshotFile, error) {
-		return meta, nil, fmt.Errorf("%w %s: %s", state.ErrCorrupt, path, fmt.Sprintf(format, args...))
+		return meta, nil, &state.CorruptFileError{Path: path, Msg: fmt.Sprintf(format, args...)}
 	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -148,6 +167,13 @@ func decodeSnapshot(path string, data []byte) (snapshotMeta, []snapshotFile, err
 			}
 			if meta.NumKeys < 0 || meta.DataBytes < 0 {
 				return corrupt("metadata: negative numKeys or dataBytes")
+			}
+			if meta.Operator == nil || meta.Partition == nil || meta.Version == nil {
+				return corrupt("metadata: no operator, partition and version stamp (not written by this dedupsim)")
+			}
+			if *meta.Operator != id.Operator || *meta.Partition != id.Partition || *meta.Version != version {
+				return corrupt("stamped as the snapshot of state/%d/%d version %d, but found where the snapshot of %s version %d belongs (a stale or misplaced copy)",
+					*meta.Operator, *meta.Partition, *meta.Version, id.Dir(), version)
 			}
 			hasMeta = true
 			continue

@@ -132,7 +132,9 @@ type Options struct {
 	MinVersionsToRetain  int
 	// WorkDir is a directory of the local disk under which the provider
 	// keeps its working databases (in a fresh subdirectory of its own,
-	// removed by Close). Empty: the working databases live in memory.
+	// removed by Close, and by the next provider to start if the process
+	// dies first: see workdir.go). Empty: the working databases live in
+	// memory.
 	WorkDir string
 	// MemTableSize is Pebble's steady-state memtable size (it starts at
 	// 256 KiB and doubles up to this).
@@ -174,13 +176,22 @@ func (o Options) withDefaults() Options {
 type Provider struct {
 	fs       fsys.FS
 	opts     Options
-	workRoot string // the provider's own directory under WorkDir; "" in memory
+	workRoot string   // the provider's own directory under WorkDir; "" in memory
+	workLock *os.File // holds the flock on workRoot (see workdir.go)
 
 	mu      sync.Mutex
 	slots   map[state.ID]*slot
 	closed  bool
 	nextDB  int64
 	openDBs int
+	stamp   state.BatchStamp // written into the changelogs of the next commits
+}
+
+// SetBatchStamp implements state.Stamper.
+func (p *Provider) SetBatchStamp(s state.BatchStamp) {
+	p.mu.Lock()
+	p.stamp = s
+	p.mu.Unlock()
 }
 
 // slot is the provider's memory of one store ID.
@@ -211,14 +222,11 @@ type workDB struct {
 func New(fs fsys.FS, opts Options) (*Provider, error) {
 	p := &Provider{fs: fs, opts: opts.withDefaults(), slots: map[state.ID]*slot{}}
 	if p.opts.WorkDir != "" {
-		if err := os.MkdirAll(p.opts.WorkDir, 0o755); err != nil {
-			return nil, fmt.Errorf("pebble state store: %w", err)
-		}
-		dir, err := os.MkdirTemp(p.opts.WorkDir, "dedupsim-pebble-")
+		dir, lock, err := claimWorkRoot(p.opts.WorkDir)
 		if err != nil {
 			return nil, fmt.Errorf("pebble state store: %w", err)
 		}
-		p.workRoot = dir
+		p.workRoot, p.workLock = dir, lock
 	}
 	return p, nil
 }
@@ -253,7 +261,9 @@ func (p *Provider) removeRootLocked() error {
 	if p.closed && p.openDBs == 0 && p.workRoot != "" {
 		root := p.workRoot
 		p.workRoot = ""
-		return os.RemoveAll(root)
+		err := os.RemoveAll(root)
+		p.workLock.Close() // after the removal: until then the folder is ours
+		return err
 	}
 	return nil
 }
@@ -418,7 +428,9 @@ func (w *workDB) snapshot() ([]byte, error) {
 		}
 		files = append(files, snapshotFile{name: n, data: data})
 	}
-	return encodeSnapshot(snapshotMeta{NumKeys: w.numKeys, DataBytes: w.dataBytes}, files)
+	meta := snapshotMeta{NumKeys: w.numKeys, DataBytes: w.dataBytes}
+	meta.Operator, meta.Partition, meta.Version = stamp(w.id, w.version)
+	return encodeSnapshot(meta, files)
 }
 
 // keyPrefix starts every key in Pebble (see the package comment).
@@ -508,7 +520,7 @@ func (p *Provider) rebuild(id state.ID, version int64) (*workDB, error) {
 		if err != nil {
 			return fail(err)
 		}
-		meta, sfiles, err := decodeSnapshot(name, data)
+		meta, sfiles, err := decodeSnapshot(name, data, id, from)
 		if err != nil {
 			return fail(err)
 		}
@@ -524,8 +536,11 @@ func (p *Provider) rebuild(id state.ID, version int64) (*workDB, error) {
 		data, err := p.fs.ReadFile(name)
 		if err != nil {
 			if fsys.IsNotExist(err) {
-				return fail(fmt.Errorf("missing %s (%w)", changelogName(v), fsys.ErrNotExist))
+				return fail(&state.MissingFileError{Path: name, Version: version})
 			}
+			return fail(err)
+		}
+		if data, err = checkChangelog(name, data, id, v); err != nil {
 			return fail(err)
 		}
 		if err := w.replay(name, data); err != nil {
@@ -845,7 +860,7 @@ func (s *store) Commit() (int64, error) {
 		}
 		delete(files.Snapshots, newVersion)
 	}
-	s.changelog = appendEnd(s.changelog)
+	s.changelog = state.AppendStampedTrailer(appendEnd(s.changelog), state.KindChangelog, s.id, newVersion, p.stamp)
 	if err := fsys.WriteAtomic(p.fs, path.Join(dir, changelogName(newVersion)), s.changelog); err != nil {
 		return fail(err)
 	}
@@ -1002,4 +1017,7 @@ func (s *store) Metrics() state.Metrics {
 // so differ from the memory provider's by design.
 var ByteMetrics = []string{"stateOnCurrentVersionSizeBytes", "rocksdbSstFileSize"}
 
-var _ state.Provider = (*Provider)(nil)
+var (
+	_ state.Provider = (*Provider)(nil)
+	_ state.Stamper  = (*Provider)(nil)
+)

@@ -136,11 +136,11 @@ func TestPutGetDeleteCommit(t *testing.T) {
 	if got := listDir(t, m, id03.Dir()); got != "1.changelog" {
 		t.Fatalf("files: %s", got)
 	}
-	// The changelog has Spark's changelog v1 format.
+	// The changelog has Spark's changelog v1 format, then dedupsim's trailer.
 	data, _ := m.ReadFile("state/0/3/1.changelog")
 	if want := "\x00\x00\x00\x01a\x00\x00\x00\x011" + "\x00\x00\x00\x01b\x00\x00\x00\x0222" +
 		"\x00\x00\x00\x00\x00\x00\x00\x09empty key" + "\x00\x00\x00\x01c\x00\x00\x00\x00" + "\x00\x00\x00\x01a\x00\x00\x00\x03111" +
-		"\x00\x00\x00\x01b\xff\xff\xff\xff" + "\xff\xff\xff\xff"; string(data) != want {
+		"\x00\x00\x00\x01b\xff\xff\xff\xff" + "\xff\xff\xff\xff"; string(data) != string(state.AppendTrailer([]byte(want), state.KindChangelog, id03, 1)) {
 		t.Fatalf("changelog = %q\nwant %q", data, want)
 	}
 
@@ -378,6 +378,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatal("negative version loaded")
 	}
 	// The cached database does not need the files.
+	data2, _ := m.ReadFile("state/0/3/2.changelog")
 	m.Remove("state/0/3/2.changelog")
 	st := mustLoad(t, p, id03, 3)
 	if got := len(contents(t, st)); got != 3 {
@@ -388,9 +389,16 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatalf("Load(3) without 2.changelog: %v", err)
 	}
 
-	// A truncated or garbled changelog is an error naming the file.
+	// A well-formed changelog copied over another version's is refused by
+	// its stamp.
 	data, _ := m.ReadFile("state/0/3/3.changelog")
 	fsys.WriteAtomic(m, "state/0/3/2.changelog", data)
+	if _, err := fresh().Load(id03, 3); !errors.Is(err, state.ErrCorrupt) || !strings.Contains(err.Error(), "state/0/3/2.changelog") || !strings.Contains(err.Error(), "stale or misplaced") {
+		t.Fatalf("Load(3) with 3.changelog copied to 2.changelog: %v", err)
+	}
+	fsys.WriteAtomic(m, "state/0/3/2.changelog", data2)
+
+	// A truncated or garbled changelog is an error naming the file.
 	for _, bad := range []string{string(data[:len(data)-4]), string(data) + "x", "\xff\xff\xff\xf0", "\x00\x00\x00\x05ab"} {
 		fsys.WriteAtomic(m, "state/0/3/3.changelog", []byte(bad))
 		_, err = fresh().Load(id03, 3)
@@ -423,8 +431,8 @@ func TestLoadErrors(t *testing.T) {
 	}
 	fsys.WriteAtomic(m, "state/0/3/4.zip", zip)
 	st = mustLoad(t, fresh(), id03, 4)
-	// 2.changelog now holds 3.changelog's records: versions 2 to 4 are {0, 2}.
-	if got := len(contents(t, st)); got != 2 {
+	// Versions 2 to 4 are {0, 1, 2}.
+	if got := len(contents(t, st)); got != 3 {
 		t.Fatalf("version 4 from the snapshot has %d keys", got)
 	}
 	st.Abort()
