@@ -948,3 +948,21 @@ func TestDowntimePairsEachCrashWithItsRestart(t *testing.T) {
 		t.Fatal(n)
 	}
 }
+
+// TestKeyModelNote: the user's own key columns (event_id) are one key per
+// event, as the recorders write them: no note; a key of the event time alone
+// lets two events share a key, and the report says so.
+func TestKeyModelNote(t *testing.T) {
+	keyNote := func(r Report) bool {
+		return slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "are the event time alone") })
+	}
+	h := simulate(presetB1, steady("e", 20, 100, 0, 0))
+	h.Keys = []string{"event_id", "ts"}
+	if r := check(h); keyNote(r) {
+		t.Fatalf("keys %v: unexpected note %v", h.Keys, r.Notes)
+	}
+	h.Keys = []string{"ts"}
+	if r := check(h); !keyNote(r) || !h.EventTimeInKey {
+		t.Fatalf("keys %v (event time in key %v): want the note, got %v", h.Keys, h.EventTimeInKey, r.Notes)
+	}
+}

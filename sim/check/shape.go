@@ -149,7 +149,11 @@ func (c *checker) resolveShapes(openers []string) {
 			c.bad(Example{Detail: "dropDuplicatesWithinWatermark without a watermark (delayMs < 0) is rejected by Spark; duplicates are judged as if state were never evicted"})
 		}
 	}
-	if len(h.Keys) > 0 && !slices.Contains(h.Keys, "id") {
-		c.note("dedup keys %v do not include \"id\": the checker models the key as the event id (plus the event time when eventTimeInKey)", h.Keys)
+	// The recorders write one key per event: the first key column that is
+	// not the event time holds the event id, further key columns values
+	// derived from it. A key of the event time alone is the one case where
+	// two events can share a key.
+	if h.EventTimeInKey && len(h.Keys) == 1 {
+		c.note("dedup keys %v are the event time alone: two events with one event time share a key, while the checker models the key as the event id plus the event time", h.Keys)
 	}
 }

@@ -99,7 +99,7 @@ func (c *checker) stateBound(pts []statePt, warm func(statePt) bool) {
 		}
 	}
 	if len(warmPts) == 0 {
-		c.note("state-over-bound: not checked, no batch after the warm-up of one retention period (%dms)", c.sh(ev[0].epoch).retentionMs(c.triggerMs))
+		c.note("state-over-bound: not checked, no batch after the warm-up of one retention period (%s)", Dur(c.sh(ev[0].epoch).retentionMs(c.triggerMs)))
 		return
 	}
 	last := warmPts[len(warmPts)-1]
@@ -124,8 +124,8 @@ func (c *checker) stateBound(pts []statePt, warm func(statePt) bool) {
 		end = fmt.Sprintf("still over the bound at the last batch (batch %d: %d rows): the healed phase did not bring state back", c.batchID(last.exec), last.y)
 	}
 	sh := c.sh(last.epoch)
-	c.add(StateOverBound, len(over), fmt.Sprintf("%d batches held more state than arrival rate x retention x (1+margin) = %g/s x %dms x %g = %.0f rows (max %d); %s",
-		len(over), rate, sh.retentionMs(c.triggerMs), 1+c.opts.StateMargin, lastBound, c.counts.StateRowsMax, end), ex)
+	c.add(StateOverBound, len(over), fmt.Sprintf("%d batches held more state than arrival rate x retention x (1+margin) = %g/s x %s x %g = %.0f rows (max %d); %s",
+		len(over), rate, Dur(sh.retentionMs(c.triggerMs)), 1+c.opts.StateMargin, lastBound, c.counts.StateRowsMax, end), ex)
 }
 
 // stateGrowth: least-squares slope of numRowsTotal against time over the

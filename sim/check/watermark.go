@@ -60,7 +60,7 @@ func (c *checker) checkRegressed() {
 				for _, i := range l[lo:hi] {
 					if prevBy >= 0 && get(&h.Batches[i]) < prevMax {
 						p := &h.Batches[prevBy]
-						flag(i, p.BatchID, fmt.Sprintf("batch %d ran with %s %dms after batch %d ran with %dms", h.Batches[i].BatchID, name, get(&h.Batches[i]), p.BatchID, prevMax))
+						flag(i, p.BatchID, fmt.Sprintf("batch %d ran with %s %s after batch %d ran with %s", h.Batches[i].BatchID, name, c.at(get(&h.Batches[i])), p.BatchID, c.at(prevMax)))
 					}
 				}
 				for _, i := range l[lo:hi] {
@@ -76,7 +76,7 @@ func (c *checker) checkRegressed() {
 		for _, i := range l {
 			b := &h.Batches[i]
 			if b.NextWatermarkMs < b.WatermarkMs {
-				flag(i, b.BatchID, fmt.Sprintf("batch %d: next watermark %dms below the watermark %dms it ran with", b.BatchID, b.NextWatermarkMs, b.WatermarkMs))
+				flag(i, b.BatchID, fmt.Sprintf("batch %d: next watermark %s below the watermark %s it ran with", b.BatchID, c.at(b.NextWatermarkMs), c.at(b.WatermarkMs)))
 			}
 		}
 	}
