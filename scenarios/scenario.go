@@ -24,7 +24,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/sim"
@@ -363,7 +363,7 @@ var (
 	validBlock = regexp.MustCompile(`^[>|](?:[1-9][+-]?|[+-][1-9]?)?$`)
 )
 
-// yamlError turns yaml.v3's errors into file:line: messages, with a hint
+// yamlError turns go-yaml v3's errors into file:line: messages, with a hint
 // for the usual slip: an unquoted bound such as >= 10, which YAML takes for
 // the start of a block scalar.
 func yamlError(filename string, data []byte, err error) error {
@@ -383,7 +383,7 @@ func yamlError(filename string, data []byte, err error) error {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
-	// The block-scalar slip: find the line (yaml.v3 does not always say).
+	// The block-scalar slip: find the line (go-yaml v3 does not always say).
 	for i, l := range strings.Split(string(data), "\n") {
 		m := blockStart.FindStringSubmatch(l)
 		if m == nil || validBlock.MatchString(strings.Fields(m[2])[0]) && len(strings.Fields(m[2])) == 1 {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 	"pgregory.net/rapid"
 
 	"github.com/dedupsim/dedupsim/engine"
