@@ -13,8 +13,8 @@ import (
 
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live"
-	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -122,7 +122,7 @@ func runProcessCase(t *testing.T, cluster live.Cluster, c liveCase, trigger time
 	return h
 }
 
-func checkRun(t *testing.T, r *reports.Run) {
+func checkRun(t *testing.T, r *result.Run) {
 	t.Helper()
 	for _, f := range r.Report.Findings {
 		t.Logf("finding %s: %d %s", f.Kind, f.Count, f.Message)

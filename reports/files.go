@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
 // How reports reach the disk. Every file is written whole: a temporary file
@@ -34,7 +36,7 @@ type File struct {
 // WriteRun writes report.html, report.json, summary.md and the extra files
 // of one run into dir, created if needed and refused if it is a symbolic
 // link.
-func WriteRun(dir string, r *Run, extra ...File) error {
+func WriteRun(dir string, r *result.Run, extra ...File) error {
 	j, err := JSON(r)
 	if err != nil {
 		return err
@@ -43,7 +45,7 @@ func WriteRun(dir string, r *Run, extra ...File) error {
 	if err != nil {
 		return err
 	}
-	md := []byte(Markdown([]*Run{r}))
+	md := []byte(Markdown([]*result.Run{r}))
 	root, err := OpenRunDir(dir)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -38,7 +39,7 @@ func (l Line) String() string { return l.Label + ": " + l.Text }
 // the sink (the table), the API contract (kept or broken), the
 // expectations (met or not; absent for a history checked without a
 // scenario), and for a watermarked query the margin.
-func HeadlineLines(r *Run) []Line {
+func HeadlineLines(r *result.Run) []Line {
 	rep := &r.Report
 	tb := rep.Table
 	lines := []Line{tableLine(tb)}
@@ -98,7 +99,7 @@ func HeadlineLines(r *Run) []Line {
 
 // Headline is HeadlineLines as plain text, one "Label: text" line each
 // (no trailing newline), for the console.
-func Headline(r *Run) string {
+func Headline(r *result.Run) string {
 	var s []string
 	for _, l := range HeadlineLines(r) {
 		s = append(s, l.String())
@@ -109,7 +110,7 @@ func Headline(r *Run) string {
 // SkippedChecks are the checks the checker did not run, and why (a run
 // shorter than its warm-up, no watermark, ...): the console and every report
 // list them under the headline.
-func SkippedChecks(r *Run) []string { return r.Report.Notes }
+func SkippedChecks(r *result.Run) []string { return r.Report.Notes }
 
 var printer = message.NewPrinter(language.English)
 

@@ -15,9 +15,10 @@ import (
 
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
-func runCatalogue(t *testing.T, name string, seed uint64) *reports.Run {
+func runCatalogue(t *testing.T, name string, seed uint64) *result.Run {
 	t.Helper()
 	s, err := scenarios.Find(name)
 	if err != nil {
@@ -93,7 +94,7 @@ func TestHeadlineSaysWhatReachedTheTable(t *testing.T) {
 	if err := json.Unmarshal(j, &jr); err != nil || len(jr.Headline) != 4 || jr.Check.Table.MoreThanOnce != tb.MoreThanOnce || !jr.Check.Verdict.ExactlyOnce {
 		t.Errorf("report.json: %v %+v", err, jr)
 	}
-	md := reports.Markdown([]*reports.Run{r})
+	md := reports.Markdown([]*result.Run{r})
 	if !strings.Contains(md, "- **Table:** "+want) || !strings.Contains(md, "**"+fmt.Sprint(tb.MoreThanOnce)+" more than once**") {
 		t.Errorf("summary.md:\n%s", md)
 	}
@@ -134,7 +135,7 @@ func TestReportJSONLeavesElapsedOut(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatal("report.json depends on Elapsed")
 	}
-	j, err := reports.JUnit([]*reports.Run{r})
+	j, err := reports.JUnit([]*result.Run{r})
 	if err != nil {
 		t.Fatal(err)
 	}

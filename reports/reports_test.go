@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // sample is a tiny run: event a emitted, a's retry dropped as a duplicate,
 // b emitted twice across a crash (a replay duplicate in an append sink).
-func sample() *Run {
+func sample() *result.Run {
 	h := &history.History{Version: history.Version, Seed: 7, API: "dropDuplicatesWithinWatermark", Keys: []string{"id"},
 		DelayMs: 10_000, Partitions: 2, SinkKind: "append", HealAtMs: 3_000, EndMs: 4_000, ArrivalRatePerSec: 1,
 		Copies: []history.Copy{
@@ -36,8 +37,8 @@ func sample() *Run {
 		Table: []int{0, 2, 2}, HasTable: true,
 	}
 	rep := check.Check(h, check.DefaultOptions())
-	return &Run{Scenario: "sample", Seed: 7, Passed: false, Replay: "dedupsim replay --seed 7 sample.yaml", History: h, Report: rep,
-		Expect: []Expectation{{Finding: "exactly-once", Want: "present", Got: 0, OK: false}}}
+	return &result.Run{Scenario: "sample", Seed: 7, Passed: false, Replay: "dedupsim replay --seed 7 sample.yaml", History: h, Report: rep,
+		Expect: []result.Expectation{{Finding: "exactly-once", Want: "present", Got: 0, OK: false}}}
 }
 
 func TestPointsUseTheLastExecution(t *testing.T) {
@@ -95,7 +96,7 @@ func TestReportsAreSelfContainedAndDeterministic(t *testing.T) {
 func TestJUnit(t *testing.T) {
 	ok := sample()
 	ok.Passed, ok.Seed, ok.Expect = true, 8, nil
-	b, err := JUnit([]*Run{sample(), ok})
+	b, err := JUnit([]*result.Run{sample(), ok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestMarkdownEscapesScenarioText(t *testing.T) {
 	r.Scenario = `x<img src=x onerror=alert(1)>|**b**`
 	r.Description = "1. <script>alert(1)</script> [link](javascript:x) &amp; `code`\nsecond line"
 	r.Replay = "dedupsim replay --seed 7 'a`b``c'"
-	md := Markdown([]*Run{r})
+	md := Markdown([]*result.Run{r})
 	for _, bad := range []string{"<img", "<script", "](javascript", "&amp;", "|**b**"} {
 		for i := strings.Index(md, bad); i >= 0; i = indexFrom(md, bad, i+1) {
 			if i == 0 || md[i-1] != '\\' {
@@ -200,7 +201,7 @@ func indexFrom(s, sub string, from int) int {
 func TestJUnitFailureNamesTheReplay(t *testing.T) {
 	r := sample()
 	r.Elapsed = 2*time.Second + 250*time.Millisecond
-	b, err := JUnit([]*Run{r})
+	b, err := JUnit([]*result.Run{r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestSkippedChecksAreProminent(t *testing.T) {
 	if i < 0 || i > j || !bytes.Contains(page, []byte(html.EscapeString(SkippedChecks(r)[0]))) {
 		t.Fatalf("skipped checks not under the headline")
 	}
-	if md := Markdown([]*Run{r}); !strings.Contains(md, "Checks not run") {
+	if md := Markdown([]*result.Run{r}); !strings.Contains(md, "Checks not run") {
 		t.Fatalf("summary.md:\n%s", md)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
 // TestVersionInEveryReport: the dedupsim version line of a run appears in
@@ -19,7 +21,7 @@ func TestVersionInEveryReport(t *testing.T) {
 	if err := WriteIndex(filepath.Join(dir, "index.html"), []IndexEntry{{Run: r, Dir: "sample-7"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJUnit(filepath.Join(dir, "junit.xml"), []*Run{r}); err != nil {
+	if err := WriteJUnit(filepath.Join(dir, "junit.xml"), []*result.Run{r}); err != nil {
 		t.Fatal(err)
 	}
 	for f, want := range map[string]string{

@@ -5,12 +5,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
 )
 
 // badge colours the PASS/FAIL badge: green only when the expectations were
 // met and every event is in the table exactly once.
-func badge(r *Run) Tone {
+func badge(r *result.Run) Tone {
 	switch {
 	case !r.Passed:
 		return Bad
@@ -77,7 +78,7 @@ func stampMs(ms, start int64) stamp { return stamp{rel(ms, start), isoMs(ms)} }
 // findingViews renders the findings' examples for the page: each
 // timeline with its times relative to the run's start and as ISO-8601, and
 // the gap between the event's copies.
-func findingViews(r *Run) []findingView {
+func findingViews(r *result.Run) []findingView {
 	start := r.Report.Counts.StartMs
 	var out []findingView
 	for _, f := range r.Report.Findings {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -17,27 +18,27 @@ import (
 type jsonReport struct {
 	// Headline is what the report leads with: the table, the API
 	// contract, the expectations, the margin (see HeadlineLines).
-	Headline    []Line            `json:"headline"`
-	Scenario    string            `json:"scenario"`
-	Description string            `json:"description,omitempty"`
-	Seed        uint64            `json:"seed"`
-	Passed      bool              `json:"passed"`
-	Replay      string            `json:"replay"`
-	Expect      []Expectation     `json:"expect"`
-	Check       check.Report      `json:"check"`
-	Batches     []Point           `json:"batches"`
-	Crashes     int               `json:"crashes"`
-	Live        *history.Live     `json:"live,omitempty"`    // a run against Kafka
-	Progress    []json.RawMessage `json:"progress"`          // Spark's StreamingQueryProgress, one per authoritative batch
-	Version     string            `json:"version,omitempty"` // the dedupsim that made the run (Run.Version)
+	Headline    []Line               `json:"headline"`
+	Scenario    string               `json:"scenario"`
+	Description string               `json:"description,omitempty"`
+	Seed        uint64               `json:"seed"`
+	Passed      bool                 `json:"passed"`
+	Replay      string               `json:"replay"`
+	Expect      []result.Expectation `json:"expect"`
+	Check       check.Report         `json:"check"`
+	Batches     []Point              `json:"batches"`
+	Crashes     int                  `json:"crashes"`
+	Live        *history.Live        `json:"live,omitempty"`    // a run against Kafka
+	Progress    []json.RawMessage    `json:"progress"`          // Spark's StreamingQueryProgress, one per authoritative batch
+	Version     string               `json:"version,omitempty"` // the dedupsim that made the run (Run.Version)
 }
 
 // JSON renders report.json.
-func JSON(r *Run) ([]byte, error) {
+func JSON(r *result.Run) ([]byte, error) {
 	jr := jsonReport{Headline: HeadlineLines(r), Scenario: r.Scenario, Description: r.Description, Seed: r.Seed, Passed: r.Passed, Replay: r.Replay,
 		Expect: r.Expect, Check: r.Report, Batches: Points(r.History), Progress: []json.RawMessage{}, Version: r.Version}
 	if jr.Expect == nil {
-		jr.Expect = []Expectation{}
+		jr.Expect = []result.Expectation{}
 	}
 	if h := r.History; h != nil {
 		jr.Crashes = len(h.Crashes)
@@ -59,7 +60,7 @@ func JSON(r *Run) ([]byte, error) {
 }
 
 // Charts builds the report's charts from a run.
-func Charts(r *Run) []Chart {
+func Charts(r *result.Run) []Chart {
 	c, _ := chartsAndNotes(r)
 	return c
 }
@@ -67,7 +68,7 @@ func Charts(r *Run) []Chart {
 // chartsAndNotes builds the charts, and says why a chart is left out (no
 // watermark chart for a query without a watermark). Times are since the
 // run's start, in seconds, minutes or hours as the run's length asks.
-func chartsAndNotes(r *Run) ([]Chart, []string) {
+func chartsAndNotes(r *result.Run) ([]Chart, []string) {
 	pts := Points(r.History)
 	var span float64
 	for _, p := range pts {
@@ -256,12 +257,12 @@ func LiveLine(l *history.Live) string {
 }
 
 // HTML renders report.html: self-contained, no scripts, no network.
-func HTML(r *Run) ([]byte, error) {
+func HTML(r *result.Run) ([]byte, error) {
 	var b bytes.Buffer
 	charts, notes := chartsAndNotes(r)
 	tb := r.Report.Table
 	err := page.Execute(&b, struct {
-		Run        *Run
+		Run        *result.Run
 		Badge      Tone
 		Headline   []Line
 		Start      string
@@ -278,7 +279,7 @@ func HTML(r *Run) ([]byte, error) {
 // every failing run (of the only run, when there is one) with its skipped
 // checks, unmet expectations and replay command. Text from scenarios is
 // escaped: it can hold neither Markdown nor HTML.
-func Markdown(runs []*Run) string {
+func Markdown(runs []*result.Run) string {
 	var b strings.Builder
 	pass := 0
 	for _, r := range runs {
@@ -459,7 +460,7 @@ type junitFailure struct {
 // wall time (Run.Elapsed, in seconds), the headline in system-out, and for
 // a failure the unmet expectations and the replay command in the message
 // and the headline in the body.
-func JUnit(runs []*Run) ([]byte, error) {
+func JUnit(runs []*result.Run) ([]byte, error) {
 	s := junitSuite{Name: "dedupsim", Tests: len(runs)}
 	var total float64
 	if len(runs) > 0 && runs[0].Version != "" {
@@ -495,7 +496,7 @@ func JUnit(runs []*Run) ([]byte, error) {
 
 // IndexEntry is one run in a sweep's index.html.
 type IndexEntry struct {
-	Run *Run
+	Run *result.Run
 	// Dir is the run's report folder relative to the index.
 	Dir string
 }
@@ -533,7 +534,7 @@ func WriteIndex(path string, entries []IndexEntry) error {
 }
 
 // WriteJUnit writes junit.xml.
-func WriteJUnit(path string, runs []*Run) error {
+func WriteJUnit(path string, runs []*result.Run) error {
 	b, err := JUnit(runs)
 	if err != nil {
 		return err

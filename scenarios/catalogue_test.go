@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
 // catalogueSeeds are the seeds every catalogue scenario must pass with. A
@@ -62,7 +62,7 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
-func unmet(r *reports.Run) string {
+func unmet(r *result.Run) string {
 	var b strings.Builder
 	for _, e := range r.Expect {
 		if !e.OK {
@@ -72,7 +72,7 @@ func unmet(r *reports.Run) string {
 	return b.String()
 }
 
-func checkTable(t *testing.T, name string, seed uint64, r *reports.Run) {
+func checkTable(t *testing.T, name string, seed uint64, r *result.Run) {
 	t.Helper()
 	want, ok := tableShape[name]
 	if !ok {

@@ -8,7 +8,7 @@ import (
 	"al.essio.dev/pkg/shellescape"
 
 	"github.com/dedupsim/dedupsim/faults"
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -35,7 +35,7 @@ const StrictExpectation = "table-clean"
 
 // Run simulates s with seed, checks the history and evaluates the
 // scenario's expectations.
-func Run(s *Scenario, seed uint64, opt Options) (*reports.Run, error) {
+func Run(s *Scenario, seed uint64, opt Options) (*result.Run, error) {
 	if err := CheckMemory([]*Scenario{s}, opt.MemoryBudget, opt); err != nil {
 		return nil, err
 	}
@@ -51,9 +51,9 @@ func Run(s *Scenario, seed uint64, opt Options) (*reports.Run, error) {
 }
 
 // Evaluate checks a history against the scenario's expectations.
-func Evaluate(s *Scenario, h *history.History, seed uint64, opt Options) *reports.Run {
+func Evaluate(s *Scenario, h *history.History, seed uint64, opt Options) *result.Run {
 	rep := check.Check(h, s.Check)
-	r := &reports.Run{Scenario: s.Name, File: s.File, Description: s.Description, Seed: seed, History: h, Report: rep,
+	r := &result.Run{Scenario: s.Name, File: s.File, Description: s.Description, Seed: seed, History: h, Report: rep,
 		Replay: ReplayCommand(s, seed, opt)}
 	r.Expect = expectations(s, rep, h, opt)
 	r.Passed = true
@@ -101,8 +101,8 @@ func QuoteArg(arg string) string {
 	return q
 }
 
-func expectations(s *Scenario, rep check.Report, h *history.History, opt Options) []reports.Expectation {
-	var out []reports.Expectation
+func expectations(s *Scenario, rep check.Report, h *history.History, opt Options) []result.Expectation {
+	var out []result.Expectation
 	if e := s.Expect.ExactlyOnce; e != nil {
 		want, got := "false", 0
 		if *e {
@@ -111,7 +111,7 @@ func expectations(s *Scenario, rep check.Report, h *history.History, opt Options
 		if rep.Verdict.ExactlyOnce {
 			got = 1
 		}
-		out = append(out, reports.Expectation{Finding: "exactly-once", Want: want, Got: got, OK: rep.Verdict.ExactlyOnce == *e})
+		out = append(out, result.Expectation{Finding: "exactly-once", Want: want, Got: got, OK: rep.Verdict.ExactlyOnce == *e})
 	}
 	for _, kind := range s.Expect.order {
 		cond := s.Expect.Findings[kind]
@@ -120,7 +120,7 @@ func expectations(s *Scenario, rep check.Report, h *history.History, opt Options
 		if f := rep.Find(check.Kind(kind)); f != nil {
 			got = f.Count
 		}
-		out = append(out, reports.Expectation{Finding: kind, Want: cond, Got: got, OK: holds(op, bound, got)})
+		out = append(out, result.Expectation{Finding: kind, Want: cond, Got: got, OK: holds(op, bound, got)})
 	}
 	// Every fault the scenario asks for must have fired: a fault that never
 	// fired proves nothing. Swarm runs switch faults off on purpose; a sweep
@@ -134,12 +134,12 @@ func expectations(s *Scenario, rep check.Report, h *history.History, opt Options
 	}
 	if opt.Strict {
 		tb := rep.Table
-		out = append(out, reports.Expectation{Finding: StrictExpectation, Want: "0 (--strict: no event more than once, none lost)",
+		out = append(out, result.Expectation{Finding: StrictExpectation, Want: "0 (--strict: no event more than once, none lost)",
 			Got: tb.MoreThanOnce + tb.NeverLost, OK: tb.Clean()})
 	}
 	if missing := faults.Missing(requested, coverage(h)); len(missing) > 0 {
 		for _, m := range missing {
-			out = append(out, reports.Expectation{Finding: "fault-fired:" + m, Want: "present", Got: 0, OK: false})
+			out = append(out, result.Expectation{Finding: "fault-fired:" + m, Want: "present", Got: 0, OK: false})
 		}
 	}
 	return out

@@ -20,6 +20,7 @@ import (
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -44,14 +45,14 @@ type batchJob struct {
 // batchResult is what a batch keeps of a run.
 type batchResult struct {
 	job  batchJob
-	run  *reports.Run // the summary: no history (see summarize)
-	dir  string       // the report folder, relative to --out
+	run  *result.Run // the summary: no history (see summarize)
+	dir  string      // the report folder, relative to --out
 	cov  map[string]int
 	skip error // this mode cannot run the scenario (run with several scenarios goes on)
 	err  error
 }
 
-type execFunc func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*reports.Run, error)
+type execFunc func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error)
 
 type batchOptions struct {
 	out         string
@@ -201,7 +202,7 @@ func outputError(err error) error {
 // The checker's report is copied through JSON: its slices may share arrays
 // with the history (about 1 MB a seed for a 4 KB report), which a plain
 // copy would keep alive.
-func summarize(r *reports.Run) *reports.Run {
+func summarize(r *result.Run) *result.Run {
 	s := *r
 	s.History = nil
 	if b, err := json.Marshal(r.Report); err == nil {
@@ -245,7 +246,7 @@ func checkRunName(name string) error {
 
 // runDir is a run's report folder: <out>/<scenario>-<seed>, never outside
 // out.
-func runDir(out string, r *reports.Run) (string, error) {
+func runDir(out string, r *result.Run) (string, error) {
 	if err := checkRunName(r.Scenario); err != nil {
 		return "", badInput(err)
 	}
@@ -265,7 +266,7 @@ const historyFile = "history.json.gz"
 // earlier run in the same folder is removed when this run keeps none (and
 // the uncompressed history.json of older versions always), so a folder
 // never holds a history of another run.
-func writeRun(out string, r *reports.Run, keep bool) (string, error) {
+func writeRun(out string, r *result.Run, keep bool) (string, error) {
 	dir, err := runDir(out, r)
 	if err != nil {
 		return "", err
@@ -318,7 +319,7 @@ func checkOut(verb, out string) error {
 // writeOutputs writes what sits over all runs in out: index.html (when
 // index), summary.md and junit.xml, and appends summary.md to the GitHub
 // Actions step summary when GITHUB_STEP_SUMMARY is set.
-func writeOutputs(out string, runs []*reports.Run, entries []reports.IndexEntry, index bool) error {
+func writeOutputs(out string, runs []*result.Run, entries []reports.IndexEntry, index bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return &exitError{code: 1, err: err}
 	}
@@ -378,7 +379,7 @@ func appendStepSummary(md []byte, whole string) error {
 
 // failed is the exit status of a batch: 1, naming the runs that missed
 // their expectations, if any did.
-func failed(runs []*reports.Run) error {
+func failed(runs []*result.Run) error {
 	var names []string
 	for _, r := range runs {
 		if !r.Passed {

@@ -4,8 +4,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
 // TestSummaryIsSmall: what a sweep keeps per seed is kilobytes, not the
@@ -25,7 +25,7 @@ func TestSummaryIsSmall(t *testing.T) {
 		return m.HeapAlloc
 	}
 	const n = 8
-	var keep []*reports.Run
+	var keep []*result.Run
 	before := heap()
 	for seed := uint64(1); seed <= n; seed++ {
 		r, err := scenarios.Run(s, seed, scenarios.Options{})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
 	"github.com/spf13/cobra"
@@ -60,7 +61,7 @@ whatever the API promises), 2 when the file is not a history or contradicts itse
 				b, _ := json.MarshalIndent(rep, "", "  ")
 				fmt.Fprintln(w, string(b))
 			} else {
-				printCheck(w, &reports.Run{Report: rep, History: h})
+				printCheck(w, &result.Run{Report: rep, History: h})
 			}
 			if f := rep.Find(check.MalformedHistory); f != nil {
 				return badInput(fmt.Errorf("%s: malformed-history: %d contradictions, e.g. %s", path, f.Count, f.Examples[0].Detail))
@@ -88,7 +89,7 @@ whatever the API promises), 2 when the file is not a history or contradicts itse
 
 // printCheck prints a checked history: the headline, the checks not run,
 // the findings with their examples.
-func printCheck(w io.Writer, r *reports.Run) {
+func printCheck(w io.Writer, r *result.Run) {
 	fmt.Fprintln(w, reports.Headline(r))
 	if notes := reports.SkippedChecks(r); len(notes) > 0 {
 		fmt.Fprintf(w, "Checks not run (%d):\n", len(notes))

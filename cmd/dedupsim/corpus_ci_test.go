@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
 // The bad-input corpora of run, sweep, replay and merge: flags and
@@ -143,7 +143,7 @@ func manifestText(t *testing.T, mod func(*manifest)) string {
 	m := manifest{Format: manifestFormat, Dedupsim: "test", Shard: 0, Shards: 1, FirstSeed: 1, Seeds: 2,
 		Scenarios: []manifestScenario{{Name: "x", File: "x.yaml", Expected: 2, Faults: []string{}, Coverage: map[string]int{}}}}
 	for _, seed := range []uint64{1, 2} {
-		m.Runs = append(m.Runs, manifestRun{Dir: "x-" + string(rune('0'+seed)), ElapsedMs: 3, Run: reports.Run{Scenario: "x", Seed: seed, Passed: true, Replay: "dedupsim replay --seed 1 x.yaml"}})
+		m.Runs = append(m.Runs, manifestRun{Dir: "x-" + string(rune('0'+seed)), ElapsedMs: 3, Run: result.Run{Scenario: "x", Seed: seed, Passed: true, Replay: "dedupsim replay --seed 1 x.yaml"}})
 	}
 	if mod != nil {
 		mod(&m)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/spf13/cobra"
 )
 
@@ -89,7 +90,7 @@ version), a shard is given twice, or a shard.json is malformed; 0 otherwise.`,
 			type item struct {
 				si   int
 				seed uint64
-				run  *reports.Run
+				run  *result.Run
 				dir  string
 			}
 			var items []item
@@ -118,7 +119,7 @@ version), a shard is given twice, or a shard.json is malformed; 0 otherwise.`,
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			var runs []*reports.Run
+			var runs []*result.Run
 			var entries []reports.IndexEntry
 			for _, it := range items {
 				abs, err := filepath.Abs(it.dir)

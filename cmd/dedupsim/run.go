@@ -18,6 +18,7 @@ import (
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
 	"github.com/spf13/cobra"
@@ -91,7 +92,7 @@ Every failure prints the seed and the command that replays it.`,
 				return badInput(err)
 			}
 			o := batchOptions{out: out, jobs: bf.jobs, keepHistory: bf.keepHistory, canSkip: len(list) > 1,
-				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
+				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
 					return scenarios.Run(s, seed, scenarios.Options{Swarm: swarm, Strict: bf.strict})
 				}}
 			if kafka != "" {
@@ -104,12 +105,12 @@ Every failure prints the seed and the command that replays it.`,
 				}
 				defer cluster.Close()
 				o.jobs = 1
-				o.exec = func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
+				o.exec = func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
 					return runKafka(ctx, cluster, lo, s, seed)
 				}
 			}
 			prog := newProgress(cmd.ErrOrStderr(), bf.quiet, "run", uint64(len(list)), bf.interval)
-			var runs []*reports.Run
+			var runs []*result.Run
 			var entries []reports.IndexEntry
 			var skipped []string
 			i := 0
@@ -293,7 +294,7 @@ func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
 
 // runKafka runs one scenario against a Kafka cluster and checks it as the
 // simulator's runs are checked.
-func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
+func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
 	var h *history.History
 	var err error
 	if o.engine == "inproc" {
@@ -322,7 +323,7 @@ func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scena
 // engine processes, refusing a report folder that is a link (the removal
 // would reach its target).
 func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error) {
-	run, err := runDir(out, &reports.Run{Scenario: s.Name, Seed: seed})
+	run, err := runDir(out, &result.Run{Scenario: s.Name, Seed: seed})
 	if err != nil {
 		return "", err
 	}
@@ -388,7 +389,7 @@ keeps the history (DIR/<scenario>-<seed>/history.json.gz).`,
 			}
 			sum := sha256.Sum256(h)
 			fmt.Fprintf(cmd.OutOrStdout(), "history sha256 %s\n", hex.EncodeToString(sum[:]))
-			runs := []*reports.Run{summarize(r)}
+			runs := []*result.Run{summarize(r)}
 			if err := writeOutputs(out, runs, nil, false); err != nil {
 				return err
 			}
@@ -408,7 +409,7 @@ keeps the history (DIR/<scenario>-<seed>/history.json.gz).`,
 // expectations and the margin (reports.HeadlineLines), the checks that did
 // not run, what a live run did, the unmet expectations and, for a failure,
 // the command that replays it.
-func printRun(w io.Writer, r *reports.Run) {
+func printRun(w io.Writer, r *result.Run) {
 	status := "PASS"
 	if !r.Passed {
 		status = "FAIL"
@@ -439,7 +440,7 @@ func printRun(w io.Writer, r *reports.Run) {
 // printTable prints one line per run, table first: how many events reached
 // it once, more than once and never (late, filtered, lost), then the API
 // contract, the expectations and the figures a reader looks at next.
-func printTable(w io.Writer, runs []*reports.Run) {
+func printTable(w io.Writer, runs []*result.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tevents\tin table once\tmore than once\tnever: late\tfiltered\tlost\tAPI contract\texpectations\tstate peak\tfindings\t")
 	for _, r := range runs {

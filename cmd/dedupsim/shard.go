@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
 // Sharding: shard i of n runs the seeds FIRST+k for k = i, i+n, i+2n, ...
@@ -177,15 +177,15 @@ type manifestRun struct {
 	// Dir is the run's report folder, relative to the shard's folder.
 	Dir       string  `json:"dir"`
 	ElapsedMs float64 `json:"elapsedMs"`
-	reports.Run
+	result.Run
 }
 
-func newManifestRun(r *reports.Run, dir string) manifestRun {
+func newManifestRun(r *result.Run, dir string) manifestRun {
 	return manifestRun{Dir: dir, ElapsedMs: float64(r.Elapsed) / float64(time.Millisecond), Run: *r}
 }
 
 // run is the summary merge renders, its elapsed time restored.
-func (m manifestRun) run() *reports.Run {
+func (m manifestRun) run() *result.Run {
 	r := m.Run
 	r.Elapsed = time.Duration(m.ElapsedMs * float64(time.Millisecond))
 	return &r

@@ -14,6 +14,7 @@ import (
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/spf13/cobra"
 )
 
@@ -106,7 +107,7 @@ leaves that judgement to merge, which sees every seed.`,
 				}
 				return batchJob{}, false
 			}
-			var runs []*reports.Run
+			var runs []*result.Run
 			var entries []reports.IndexEntry
 			passed := make([]uint64, len(list))
 			done := make([]uint64, len(list))
@@ -115,7 +116,7 @@ leaves that judgement to merge, which sees every seed.`,
 				pos[s] = i
 			}
 			o := batchOptions{out: out, jobs: bf.jobs, keepHistory: bf.keepHistory,
-				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*reports.Run, error) {
+				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
 					return scenarios.Run(s, seed, scenarios.Options{Swarm: swarm, Strict: bf.strict})
 				}}
 			runErr := runBatch(cmd.Context(), o, next, func(r batchResult) {
