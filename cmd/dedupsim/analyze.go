@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dedupsim/dedupsim/sim/analyze"
-	"github.com/dedupsim/dedupsim/sim/sizing"
+	"github.com/dedupsim/dedupsim/analyze"
+	"github.com/dedupsim/dedupsim/sizing"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )

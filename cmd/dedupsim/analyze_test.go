@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dedupsim/dedupsim/sim/analyze"
+	"github.com/dedupsim/dedupsim/analyze"
 )
 
 // TestAnalyze: `dedupsim analyze` on a payments-like trace with seed 000's

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/sim/analyze"
+	"github.com/dedupsim/dedupsim/analyze"
 )
 
 // TestAnalyzeBadInput is analyze's bad-input corpus: every flag out of its

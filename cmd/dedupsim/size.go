@@ -7,9 +7,9 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dedupsim/dedupsim/analyze"
 	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/sim/analyze"
-	"github.com/dedupsim/dedupsim/sim/sizing"
+	"github.com/dedupsim/dedupsim/sizing"
 	"github.com/spf13/cobra"
 )
 

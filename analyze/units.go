@@ -11,7 +11,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
-	"github.com/dedupsim/dedupsim/sim/sizing"
+	"github.com/dedupsim/dedupsim/sizing"
 )
 
 // TimeUnit is the unit of epoch numbers in the event-time and arrival

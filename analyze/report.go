@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/sim/sizing"
+	"github.com/dedupsim/dedupsim/sizing"
 )
 
 // Report is the result of an analysis. Times are in milliseconds, rates per

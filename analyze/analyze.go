@@ -94,7 +94,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/row"
-	"github.com/dedupsim/dedupsim/sim/sizing"
+	"github.com/dedupsim/dedupsim/sizing"
 )
 
 // Defaults of Options.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dedupsim/dedupsim/sim/sizing"
+	"github.com/dedupsim/dedupsim/sizing"
 )
 
 // twoCopies is a trace of one key sent twice, gap seconds apart; the
