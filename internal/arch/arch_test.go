@@ -1,0 +1,458 @@
+package arch
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const module = "github.com/dedupsim/dedupsim"
+
+// deterministic are the packages that take time, randomness and
+// concurrency as inputs (rule 3 in doc.go).
+var deterministic = []string{"./engine/...", "./sim/...", "./faults/...", "./analyze/...", "./sizing/..."}
+
+// pebbleAdapters are the only packages of engine/... that may depend on
+// Pebble (rule 2).
+var pebbleAdapters = []string{"engine/state/pebblestore", "engine/sink/pebblesink"}
+
+// exception lets one package of the deterministic set use one construct
+// that rule 3 forbids. what is the construct as a violation names it
+// ("time.Since", "crypto/rand", "go statement"), or "*" for the whole
+// package.
+type exception struct {
+	pkg, what, reason string
+}
+
+var exceptions = []exception{
+	{"engine/source/kafkasource", "*", "the Kafka source reads a real broker: its poll intervals and " +
+		"fetch timeouts are the network's wall clock and the client runs its own goroutines; the simulator " +
+		"never uses it (it has its own simulated log)"},
+	{"engine/sink/kafkasink", "*", "the Kafka sinks write to a real broker (producer flushes, transaction " +
+		"timeouts, the client's goroutines); the simulator never uses them"},
+	{"engine/state/pebblestore", "time.Since", "sweepDead removes a Pebble working folder that a crashed " +
+		"process left without its lock once it is older than lockFreeMaxAge: a file's modification time is " +
+		"wall clock, so its age is too; the folder is on the real disk, never in a simulation"},
+	{"engine/fsys", "crypto/rand", "the OS filesystem's TempName gives each temp file a random suffix, as " +
+		"Spark's CheckpointFileManager does, so that two processes never share one; the simulated disk " +
+		"(fsys.Mem) has no TempName and stages files under a fixed name"},
+}
+
+// Rule 1: engine/... imports only engine/... and internal/... of this
+// module (its non-test files, directly or through other packages).
+func TestEngineLayers(t *testing.T) {
+	pkgs := goList(t, "-deps", "./engine/...")
+	for _, root := range roots(pkgs) {
+		for _, chain := range reach(pkgs, root, upperLayer) {
+			t.Errorf("%s imports %s (%s): engine/... may import only engine/... and internal/...; "+
+				"sim, faults, scenarios, reports, live, analyze, sizing and cmd are built on the engine",
+				rel(root), rel(chain[len(chain)-1]), arrows(chain))
+		}
+	}
+}
+
+// upperLayer: a package of this module outside engine/ and internal/.
+func upperLayer(p string) bool {
+	r, ok := strings.CutPrefix(p, module+"/")
+	return ok && !under(r, "engine") && !under(r, "internal")
+}
+
+// Rule 2: Pebble only in its adapters.
+func TestPebbleOnlyInAdapters(t *testing.T) {
+	pkgs := goList(t, "-deps", "./engine/...")
+	isPebble := func(p string) bool {
+		return under(p, "github.com/cockroachdb/pebble") || under(p, "github.com/cockroachdb/pebble/v2")
+	}
+	for _, root := range roots(pkgs) {
+		if slices.ContainsFunc(pebbleAdapters, func(a string) bool { return under(rel(root), a) }) {
+			continue
+		}
+		// One chain per package: every Pebble package comes in by the same
+		// import, and that import is what to fix.
+		if chains := reach(pkgs, root, isPebble); len(chains) > 0 {
+			chain := chains[0]
+			t.Errorf("%s depends on Pebble (%s): only %s may; the engine core defaults to the memory store "+
+				"and a driver passes Pebble in (engine.Config.NewStateProvider, the sink it builds)",
+				rel(root), arrows(chain), strings.Join(pebbleAdapters, " and "))
+		}
+	}
+}
+
+// Rule 3: no wall clock, no global rand, no go statements in the
+// deterministic packages.
+func TestDeterministicPackages(t *testing.T) {
+	pkgs := goList(t, deterministic...)
+	exports := goList(t, append([]string{"-deps", "-export"}, deterministic...)...)
+	exportFile := map[string]string{}
+	for _, p := range exports {
+		exportFile[p.ImportPath] = p.Export
+	}
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := exportFile[path]
+		if !ok || f == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(f)
+	})
+	used := map[exception]bool{}
+	checked := 0
+	for _, p := range pkgs {
+		if whole := findException(rel(p.ImportPath), "*"); whole != nil {
+			used[*whole] = true
+			continue
+		}
+		for _, v := range nondeterminism(t, fset, imp, p) {
+			if e := findException(rel(p.ImportPath), v.what); e != nil {
+				used[*e] = true
+				continue
+			}
+			t.Errorf("%s: %s in deterministic package %s: %s", v.pos, v.what, rel(p.ImportPath), v.rule)
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d packages of %v: the listing is wrong", checked, deterministic)
+	}
+	for _, e := range exceptions {
+		if !used[e] {
+			t.Errorf("exception %s %q matches nothing any more: remove it from the table in arch_test.go", e.pkg, e.what)
+		}
+	}
+}
+
+func findException(pkg, what string) *exception {
+	for i, e := range exceptions {
+		if e.pkg == pkg && e.what == what {
+			return &exceptions[i]
+		}
+	}
+	return nil
+}
+
+type violation struct {
+	pos        token.Position
+	what, rule string
+}
+
+var (
+	wallClock = map[string]bool{"Now": true, "Since": true, "Until": true, "After": true, "AfterFunc": true,
+		"Tick": true, "NewTimer": true, "NewTicker": true, "Sleep": true}
+	contextClock = map[string]bool{"WithTimeout": true, "WithDeadline": true, "WithTimeoutCause": true, "WithDeadlineCause": true}
+	// randConstructors are the math/rand functions that take a seed or a
+	// source, i.e. the deterministic way in; every other top-level function
+	// reads the global, randomly seeded generator.
+	randConstructors = map[string]bool{"New": true, "NewSource": true, "NewPCG": true, "NewChaCha8": true, "NewZipf": true}
+)
+
+// nondeterminism type-checks one package's non-test files and lists what
+// rule 3 forbids in them.
+func nondeterminism(t *testing.T, fset *token.FileSet, imp types.Importer, p pkg) []violation {
+	t.Helper()
+	var files []*ast.File
+	for _, name := range append(slices.Clone(p.GoFiles), p.CgoFiles...) {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
+	conf := types.Config{Importer: imp}
+	if _, err := conf.Check(p.ImportPath, fset, files, info); err != nil {
+		t.Fatalf("type-check %s: %v", p.ImportPath, err)
+	}
+	var out []violation
+	for _, f := range files {
+		for _, is := range f.Imports {
+			if is.Path.Value == `"crypto/rand"` {
+				out = append(out, violation{fset.Position(is.Pos()), "crypto/rand", "entropy cannot be replayed from a seed: take a *rand.Rand from the caller"})
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok {
+				out = append(out, violation{fset.Position(g.Pos()), "go statement", "no goroutines: the engine and the simulator are single-threaded, so a seed gives one order of events"})
+			}
+			return true
+		})
+	}
+	for id, obj := range info.Uses {
+		fn, ok := obj.(*types.Func)
+		if !ok || fn.Pkg() == nil || fn.Signature().Recv() != nil {
+			continue
+		}
+		var rule string
+		switch path, name := fn.Pkg().Path(), fn.Name(); {
+		case path == "time" && wallClock[name], path == "context" && contextClock[name]:
+			rule = "no wall clock: take the time from the caller (a clock in the config, a virtual clock in the simulator)"
+		case (path == "math/rand" || path == "math/rand/v2") && !randConstructors[name]:
+			rule = "no global rand: draw from a seeded *rand.Rand passed in (sim.Stream gives one per purpose)"
+		default:
+			continue
+		}
+		out = append(out, violation{fset.Position(id.Pos()), fn.Pkg().Path() + "." + fn.Name(), rule})
+	}
+	slices.SortFunc(out, func(a, b violation) int {
+		return strings.Compare(fmt.Sprintf("%s:%09d", a.pos.Filename, a.pos.Offset), fmt.Sprintf("%s:%09d", b.pos.Filename, b.pos.Offset))
+	})
+	for i := range out {
+		if r, err := filepath.Rel(moduleDir(t), out[i].pos.Filename); err == nil {
+			out[i].pos.Filename = r
+		}
+	}
+	return out
+}
+
+// enforceCmdFuncLines turns rule 4 on. It is off while cmd/dedupsim/engine.go
+// is being shrunk (issue 12): the test then lists the offenders and skips.
+const enforceCmdFuncLines = false
+
+// maxCmdFuncLines is issue 12's bar: the largest function in cmd/ is under
+// 80 lines.
+const maxCmdFuncLines = 80
+
+// Rule 4: cmd/ functions are under 80 lines (non-test files; a function's
+// lines run from func to its closing brace).
+func TestCmdFunctionLength(t *testing.T) {
+	var long []string
+	for _, p := range goList(t, "./cmd/...") {
+		fset := token.NewFileSet()
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok {
+					continue
+				}
+				start, end := fset.Position(fd.Pos()), fset.Position(fd.End())
+				if n := end.Line - start.Line + 1; n >= maxCmdFuncLines {
+					long = append(long, fmt.Sprintf("%s/%s:%d: %s is %d lines", rel(p.ImportPath), name, start.Line, fd.Name.Name, n))
+				}
+			}
+		}
+	}
+	if len(long) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%d functions in cmd/ are %d lines or more (want under %d):\n\t%s",
+		len(long), maxCmdFuncLines, maxCmdFuncLines, strings.Join(long, "\n\t"))
+	if !enforceCmdFuncLines {
+		t.Skip("off until the lead turns it on (enforceCmdFuncLines); " + msg)
+	}
+	t.Error(msg)
+}
+
+// pkg is what the tests read of `go list -json`.
+type pkg struct {
+	ImportPath, Dir, Export string
+	GoFiles, CgoFiles       []string
+	Imports                 []string
+	Standard, DepOnly       bool
+	Error                   *struct{ Err string }
+}
+
+// goList runs go list -json at the module root.
+func goList(t *testing.T, args ...string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-json=ImportPath,Dir,Export,GoFiles,CgoFiles,Imports,Standard,DepOnly,Error"}, args...)...)
+	cmd.Dir = moduleDir(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	var pkgs []pkg
+	for dec := json.NewDecoder(bytes.NewReader(out)); dec.More(); {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
+		}
+		if p.Error != nil {
+			t.Fatalf("go list %s: %s: %s", strings.Join(args, " "), p.ImportPath, p.Error.Err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatalf("go list %s: no packages", strings.Join(args, " "))
+	}
+	return pkgs
+}
+
+// moduleDir is the module's root folder.
+func moduleDir(t *testing.T) string {
+	t.Helper()
+	dir, err := goMod()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var goMod = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("go env GOMOD: not inside the module")
+	}
+	return filepath.Dir(gomod), nil
+})
+
+// roots are the packages the patterns named (not those listed only as
+// dependencies).
+func roots(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		if !p.DepOnly {
+			out = append(out, p.ImportPath)
+		}
+	}
+	return out
+}
+
+// reach returns, for every package bad() accepts that root depends on, the
+// shortest import chain from root to it. The search does not go through a
+// bad package: the first forbidden step is the one to fix.
+func reach(pkgs []pkg, root string, bad func(string) bool) [][]string {
+	imports := map[string][]string{}
+	for _, p := range pkgs {
+		if !p.Standard {
+			imports[p.ImportPath] = p.Imports
+		}
+	}
+	parent := map[string]string{root: ""}
+	queue := []string{root}
+	var out [][]string
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p != root && bad(p) {
+			var chain []string
+			for q := p; q != ""; q = parent[q] {
+				chain = append(chain, q)
+			}
+			slices.Reverse(chain)
+			out = append(out, chain)
+			continue
+		}
+		for _, q := range imports[p] {
+			if _, seen := parent[q]; !seen {
+				parent[q] = p
+				queue = append(queue, q)
+			}
+		}
+	}
+	return out
+}
+
+// under: p is dir or inside it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// rel shortens a path of this module for messages ("engine/trace").
+func rel(p string) string { return strings.TrimPrefix(p, module+"/") }
+
+func arrows(chain []string) string {
+	short := make([]string, len(chain))
+	for i, p := range chain {
+		short[i] = rel(p)
+	}
+	return strings.Join(short, " → ")
+}
+
+// TestNondeterminismFinds runs rule 3's checker on a fixture with every
+// forbidden construct (renamed imports and function values included) and
+// allowed look-alikes (seeded generators, their methods, a parameter named
+// time): it must report exactly the lines marked "want".
+func TestNondeterminismFinds(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "nondet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "nondet.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i, line := range strings.Split(string(src), "\n") {
+		if _, w, ok := strings.Cut(line, "// want "); ok {
+			want = append(want, fmt.Sprintf("%d %s", i+1, w))
+		}
+	}
+	if len(want) < 10 {
+		t.Fatalf("fixture has %d want marks", len(want))
+	}
+	exportFile := map[string]string{}
+	for _, p := range goList(t, "-deps", "-export", "context", "crypto/rand", "math/rand", "math/rand/v2", "time") {
+		exportFile[p.ImportPath] = p.Export
+	}
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) { return os.Open(exportFile[path]) })
+	var got []string
+	for _, v := range nondeterminism(t, fset, imp, pkg{ImportPath: "example.com/nondet", Dir: dir, GoFiles: []string{"nondet.go"}}) {
+		got = append(got, fmt.Sprintf("%d %s", v.pos.Line, v.what))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestReach checks the import-chain search on a small graph: the shortest
+// chain to each bad package, and none through a bad package.
+func TestReach(t *testing.T) {
+	pkgs := []pkg{
+		{ImportPath: "a", Imports: []string{"b", "c", "fmt"}},
+		{ImportPath: "b", Imports: []string{"x"}},
+		{ImportPath: "c", Imports: []string{"d"}},
+		{ImportPath: "d", Imports: []string{"x", "y"}},
+		{ImportPath: "x", Imports: []string{"z"}},
+		{ImportPath: "y"},
+		{ImportPath: "z"},
+		{ImportPath: "fmt", Standard: true, Imports: []string{"z"}},
+	}
+	bad := func(p string) bool { return p == "x" || p == "y" || p == "z" }
+	var got []string
+	for _, c := range reach(pkgs, "a", bad) {
+		got = append(got, strings.Join(c, " "))
+	}
+	want := []string{"a b x", "a c d y"}
+	if !slices.Equal(got, want) {
+		t.Errorf("reach: got %q, want %q", got, want)
+	}
+	if c := reach(pkgs, "y", bad); len(c) != 0 {
+		t.Errorf("reach from a bad root: got %q, want none (the root itself is not reported)", c)
+	}
+}
+
+// TestUpperLayer pins which module packages rule 1 refuses under engine/.
+func TestUpperLayer(t *testing.T) {
+	for p, want := range map[string]bool{
+		module + "/sim": true, module + "/sim/history": true, module + "/faults": true, module + "/scenarios": true,
+		module + "/scenarios/result": true, module + "/reports": true, module + "/live": true, module + "/analyze": true,
+		module + "/sizing": true, module + "/cmd/dedupsim": true,
+		module + "/engine": false, module + "/engine/query": false, module + "/internal/suggest": false,
+		module + "/engineering": true, "github.com/cockroachdb/pebble/v2": false, "fmt": false,
+	} {
+		if got := upperLayer(p); got != want {
+			t.Errorf("upperLayer(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
