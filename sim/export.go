@@ -117,6 +117,19 @@ func ExportOptionsFor(cfg Config) (ExportOptions, error) {
 	return o, nil
 }
 
+// ExportCheckpoints is how many checkpoints h's run used, so how many
+// traces export it: 1, plus one per fresh-checkpoint restart
+// (query-shape-change). ExportOptions.Checkpoint is in [0, this).
+func ExportCheckpoints(h *history.History) int {
+	n := 1
+	for _, r := range h.Restarts {
+		if r.FreshCheckpoint {
+			n++
+		}
+	}
+	return n
+}
+
 // ExportTrace writes h as a `dedupsim exec` trace: the query YAML and the
 // STEPS.jsonl that replay its first checkpoint (see ExportTraceWith).
 func ExportTrace(h *history.History) (queryYAML []byte, stepsJSONL []byte, err error) {

@@ -132,6 +132,10 @@ func TestReplayBadInput(t *testing.T) {
 		badCase{name: "misspelt seed flag", args: r("--sed", "1", "replay-append-sink"), code: 2, want: []string{"unknown flag: --sed (did you mean --seed?)"}},
 		badCase{name: "jobs is sweep's", args: r("--seed", "1", "-j", "2", "replay-append-sink"), code: 2, want: []string{"unknown shorthand flag: 'j'"}},
 		badCase{name: "swarm not a bool", args: r("--seed", "1", "--swarm=yes please", "replay-append-sink"), code: 2, want: []string{"want true or false"}},
+		badCase{name: "export empty", args: r("--seed", "1", "--export", "", "replay-append-sink"), code: 2, want: []string{`replay: --export "": want a folder`}},
+		badCase{name: "export a file", files: map[string]string{"f": "x"}, args: r("--seed", "1", "--export", "$DIR/f", "replay-append-sink"), code: 2,
+			want: []string{"replay: --export $DIR/f: not a folder"}},
+		badCase{name: "export without a folder", args: r("--seed", "1", "replay-append-sink", "--export"), code: 2, want: []string{"flag needs an argument: --export"}},
 	)
 	t.Logf("replay: %d bad inputs", badInputCorpus(t, cases))
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +16,6 @@ import (
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
-	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
 	"github.com/spf13/cobra"
 )
@@ -336,72 +332,6 @@ func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error
 		return "", err
 	}
 	return filepath.Join(run, "live"), nil
-}
-
-func newReplayCmd() *cobra.Command {
-	var seed uint64
-	var out, memBudget string
-	var swarm, strict bool
-	cmd := &cobra.Command{
-		Use:   "replay --seed S [--strict] SCENARIO",
-		Short: "Re-run one scenario with one seed, exactly as the original run",
-		Long: `replay re-runs a scenario (a file or a catalogue name) with the seed a failure printed. The
-simulator is deterministic, so the run, its history and its report.json are byte-identical to the
-original; replay prints the history's SHA-256 so two runs can be compared at a glance, and always
-keeps the history (DIR/<scenario>-<seed>/history.json.gz).`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("seed") {
-				return badInput(fmt.Errorf("replay: --seed is required"))
-			}
-			if err := checkOut("replay", out); err != nil {
-				return badInput(err)
-			}
-			if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
-				return badInput(fmt.Errorf("replay: %s is a folder: replay runs one scenario (a file or a catalogue name)", args[0]))
-			}
-			list, err := scenarios.Discover(args)
-			if err != nil {
-				return badInput(err)
-			}
-			if err := checkRunName(list[0].Name); err != nil {
-				return badInput(fmt.Errorf("%s: %w", scenarios.Ref(list[0]), err))
-			}
-			if err := checkMemory(list, memBudget, swarm, 1); err != nil {
-				return badInput(err)
-			}
-			start := time.Now()
-			r, err := scenarios.Run(list[0], seed, scenarios.Options{Swarm: swarm, Strict: strict})
-			if errors.Is(err, sim.ErrLiveOnly) {
-				return badInput(err)
-			}
-			if err != nil {
-				return &exitError{code: 1, err: err}
-			}
-			r.Elapsed, r.Version = time.Since(start), buildVersion
-			if _, err := writeRun(out, r, true); err != nil {
-				return outputError(err)
-			}
-			printRun(cmd.OutOrStdout(), r)
-			h, err := json.Marshal(r.History)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(h)
-			fmt.Fprintf(cmd.OutOrStdout(), "history sha256 %s\n", hex.EncodeToString(sum[:]))
-			runs := []*result.Run{summarize(r)}
-			if err := writeOutputs(out, runs, nil, false); err != nil {
-				return err
-			}
-			return failed(runs)
-		},
-	}
-	cmd.Flags().Uint64Var(&seed, "seed", 0, "the seed to replay (required)")
-	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
-	cmd.Flags().BoolVar(&swarm, "swarm", false, "the run was a swarm run")
-	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
-	memoryBudgetFlag(cmd, &memBudget)
-	return cmd
 }
 
 // printRun prints one run the way a data engineer reads it: the status of

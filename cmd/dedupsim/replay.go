@@ -1,0 +1,209 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/scenarios/result"
+	"github.com/dedupsim/dedupsim/sim"
+	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/spf13/cobra"
+)
+
+// replayOptions are replay's flags.
+type replayOptions struct {
+	seed                      uint64
+	out, memBudget, exportDir string
+	swarm, strict, export     bool
+}
+
+func newReplayCmd() *cobra.Command {
+	var o replayOptions
+	cmd := &cobra.Command{
+		Use:   "replay --seed S [--strict] [--export DIR] SCENARIO",
+		Short: "Re-run one scenario with one seed, exactly as the original run",
+		Long: `replay re-runs a scenario (a file or a catalogue name) with the seed a failure printed. The
+simulator is deterministic, so the run, its history and its report.json are byte-identical to the
+original; replay prints the history's SHA-256 so two runs can be compared at a glance, and always
+keeps the history (DIR/<scenario>-<seed>/history.json.gz).
+
+--export DIR also writes the run as a dedupsim exec pair, DIR/query.yaml and DIR/steps.jsonl, and
+prints the exec command that replays it batch for batch without the simulator (a run that
+restarted on a fresh checkpoint after a query-shape-change has one pair per checkpoint, the later
+ones in DIR/checkpoint-K/). See docs/incidents.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.export = cmd.Flags().Changed("export")
+			if !cmd.Flags().Changed("seed") {
+				return badInput(fmt.Errorf("replay: --seed is required"))
+			}
+			return runReplay(cmd.OutOrStdout(), args[0], o)
+		},
+	}
+	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "the seed to replay (required)")
+	cmd.Flags().StringVar(&o.out, "out", "out", "folder for reports")
+	cmd.Flags().BoolVar(&o.swarm, "swarm", false, "the run was a swarm run")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, strictUsage)
+	cmd.Flags().StringVar(&o.exportDir, "export", "", "also write the run as an exec pair (query.yaml, steps.jsonl) in this folder")
+	memoryBudgetFlag(cmd, &o.memBudget)
+	return cmd
+}
+
+func runReplay(w io.Writer, arg string, o replayOptions) error {
+	s, err := replayScenario(arg, o)
+	if err != nil {
+		return badInput(err)
+	}
+	start := time.Now()
+	r, err := scenarios.Run(s, o.seed, scenarios.Options{Swarm: o.swarm, Strict: o.strict})
+	if errors.Is(err, sim.ErrLiveOnly) {
+		return badInput(err)
+	}
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	r.Elapsed, r.Version = time.Since(start), buildVersion
+	if _, err := writeRun(o.out, r, true); err != nil {
+		return outputError(err)
+	}
+	printRun(w, r)
+	h, err := json.Marshal(r.History)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(h)
+	fmt.Fprintf(w, "history sha256 %s\n", hex.EncodeToString(sum[:]))
+	runs := []*result.Run{summarize(r)}
+	if err := writeOutputs(o.out, runs, nil, false); err != nil {
+		return err
+	}
+	if o.export {
+		// A failed run is the one worth exporting: the pair is written
+		// whatever the verdict, before the exit status says it.
+		if err := exportRun(w, o.exportDir, s.Config, r.History, r.Replay); err != nil {
+			return err
+		}
+	}
+	return failed(runs)
+}
+
+// replayScenario checks replay's flags and loads its one scenario: every
+// error is bad input.
+func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
+	if err := checkOut("replay", o.out); err != nil {
+		return nil, err
+	}
+	if o.export {
+		if err := checkExport(o.exportDir); err != nil {
+			return nil, err
+		}
+	}
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("replay: %s is a folder: replay runs one scenario (a file or a catalogue name)", arg)
+	}
+	list, err := scenarios.Discover([]string{arg})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRunName(list[0].Name); err != nil {
+		return nil, fmt.Errorf("%s: %w", scenarios.Ref(list[0]), err)
+	}
+	if err := checkMemory(list, o.memBudget, o.swarm, 1); err != nil {
+		return nil, err
+	}
+	return list[0], nil
+}
+
+// checkExport refuses an --export that cannot be a folder, before the run.
+func checkExport(dir string) error {
+	if dir == "" {
+		return errors.New(`replay: --export "": want a folder for the exec pair (query.yaml, steps.jsonl)`)
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("replay: --export %s: not a folder", dir)
+	}
+	return nil
+}
+
+// exportRun writes h as exec pairs (sim.ExportTraceWith, with the rows
+// rendered as the simulator rendered them): checkpoint 0 in dir, checkpoint
+// K of a run that restarted on fresh checkpoints in dir/checkpoint-K. Each
+// file is written atomically, none through a link; pairs of an earlier
+// export with more checkpoints are removed so that dir holds this run
+// only. Both files start with the replay command that made them (the way
+// back from the pair to the seed). It prints the exec command of each pair.
+func exportRun(w io.Writer, dir string, cfg sim.Config, h *history.History, replay string) error {
+	opt, err := sim.ExportOptionsFor(cfg)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
+	}
+	n := sim.ExportCheckpoints(h)
+	for k := range n {
+		opt.Checkpoint = k
+		qy, st, err := sim.ExportTraceWith(h, opt)
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
+		}
+		sub := dir
+		if k > 0 {
+			sub = filepath.Join(dir, "checkpoint-"+strconv.Itoa(k))
+			root, err := reports.OpenRunDir(sub)
+			if err != nil {
+				return outputError(err)
+			}
+			root.Close()
+		}
+		q, s := filepath.Join(sub, "query.yaml"), filepath.Join(sub, "steps.jsonl")
+		from := []byte("# Exported from: " + replay + " (add --export DIR to write this pair again)\n")
+		for _, f := range []struct {
+			path string
+			data []byte
+		}{{q, qy}, {s, st}} {
+			if err := reports.WriteFile(f.path, append(from[:len(from):len(from)], f.data...)); err != nil {
+				return outputError(err)
+			}
+		}
+		what := "exec pair"
+		if n > 1 {
+			what = fmt.Sprintf("exec pair of checkpoint %d of %d", k, n)
+		}
+		fmt.Fprintf(w, "%s: dedupsim exec --query %s --input %s\n", what, scenarios.QuoteArg(q), scenarios.QuoteArg(s))
+	}
+	return removeStaleCheckpoints(dir, n)
+}
+
+// removeStaleCheckpoints removes dir/checkpoint-K for K >= n, left by an
+// earlier export of a run with more checkpoints (a link there is removed,
+// not followed).
+func removeStaleCheckpoints(dir string, n int) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
+	}
+	defer root.Close()
+	for k := max(n, 1); ; k++ {
+		name := "checkpoint-" + strconv.Itoa(k)
+		if _, err := root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
+		}
+		if err := root.RemoveAll(name); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
+		}
+	}
+}
