@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -507,5 +508,26 @@ for line in sys.stdin:
 		case c.Checkpoint != "" && !strings.HasSuffix(c.Spark.Unsupported, " ckpt"):
 			t.Errorf("%s: checkpoint not passed: %q", c.Name, c.Spark.Unsupported)
 		}
+	}
+}
+
+// TestEnvScriptRefusesBadVersions: the embedded env.sh refuses a version
+// it cannot serve before touching pip (exit status 2, bad input).
+func TestEnvScriptRefusesBadVersions(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not found")
+	}
+	dir := t.TempDir()
+	for _, v := range []string{"latest", "4.1", "2.4.8", "3.4.1", "4.1.1; rm -rf /"} {
+		_, err := EnsureEnv(context.Background(), v, dir, nil)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("version %q: got %v, want exit status 2", v, err)
+		}
+	}
+	_ = bash
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 { // env.sh only: no venv was started
+		t.Errorf("cache holds %d entries after refused versions", len(entries))
 	}
 }
