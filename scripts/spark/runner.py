@@ -51,7 +51,6 @@ How a trace is driven (shared/spec/spark-oracle.md):
 """
 
 import argparse
-import glob
 import json
 import os
 import queue
@@ -292,26 +291,21 @@ class Trace:
         self.ckpt = os.path.join(base, "checkpoint")
         self.tmpdir = os.path.join(base, "tmp")
         os.makedirs(self.tmpdir, exist_ok=True)
-        # Every steps line is one folder steps/step-N holding one file per
-        # source that has rows (steps/step-N/<source>/f.txt), renamed in at
-        # once: all sources' files of a line appear in one instant, so no
-        # trigger can see one source's file without the other's. Source i
-        # reads the glob steps/step-*/<source i>, which the file source
-        # expands again at every trigger.
-        self.steps_dir = os.path.join(base, "steps")
-        os.makedirs(self.steps_dir, exist_ok=True)
-        self.src_names = {}
-        self.src_globs = {}
-        for i, s in enumerate(q["sources"]):
-            d = "source-" + re.sub(r"[^A-Za-z0-9_-]", "_", s["name"]) + f"-{i}"
-            self.src_names[s["name"]] = d
-            self.src_globs[s["name"]] = os.path.join(self.steps_dir, "step-*", d)
+        # Every steps line is one file in one folder, renamed in: each line
+        # of the file is "<source index>\t<row text>". All sources read that
+        # one file source and split it by the index, each branch with its own
+        # watermark, then union. Spark lists several sources one after the
+        # other, so with a folder per source a file could land between two
+        # listings and one steps line become two batches; with one folder it
+        # appears in one batch or not at all.
+        self.src_dir = os.path.join(base, "source")
+        os.makedirs(self.src_dir, exist_ok=True)
+        self.src_index = {s["name"]: i for i, s in enumerate(q["sources"])}
         # Files already in a kept folder are history the checkpoint has seen:
         # the steps file repeats it (exec: the steps file is the source's
-        # whole history), so that many files per source are skipped.
-        self.skip = {n: len(glob.glob(os.path.join(g, "f.txt"))) for n, g in self.src_globs.items()}
-        self.files = dict(self.skip)
-        self.step_no = len(glob.glob(os.path.join(self.steps_dir, "step-*")))
+        # whole history), so that many rows lines are skipped.
+        self.skip = len([f for f in os.listdir(self.src_dir) if f.startswith("f-")])
+        self.files = self.skip
 
     def check_expressible(self):
         q = self.q
@@ -390,12 +384,15 @@ class Trace:
                 et_col = s["watermark"]["column"]
         self.et_col = et_col
         frames = []
-        for s in q["sources"]:
-            src = (
-                self.spark.readStream.format("text")
-                .option("maxFilesPerTrigger", 1)
-                .load(self.src_globs[s["name"]])
-            )
+        lines = (
+            self.spark.readStream.format("text")
+            .option("maxFilesPerTrigger", 1)
+            .load(self.src_dir)
+        )
+        lines = lines.select(F.expr("substring(value, 1, instr(value, '\t') - 1)").alias("__dedupsim_src"),
+                             F.expr("substring(value, instr(value, '\t') + 1)").alias("value"))
+        for i, s in enumerate(q["sources"]):
+            src = lines.where(F.col("__dedupsim_src") == str(i)).select("value")
             # The raw line is renamed first, so a data column named value
             # does not shadow it.
             df = src.select(F.col("value").alias(RAW))
@@ -544,6 +541,14 @@ class Trace:
             got = {}
             for i in range(self.seen_progress, len(jprog)):
                 p = json.loads(jprog[i].json())
+                k = len(self.q["sources"])
+                if k > 1:
+                    # The k sources are k branches over one file source: each
+                    # branch's scan reads the whole file and Spark counts the
+                    # rows once per scan. The rows that arrived are 1/k of that.
+                    p["numInputRows"] = p.get("numInputRows", 0) // k
+                    for sp in p.get("sources", []):
+                        sp["numInputRows"] = sp.get("numInputRows", 0) // k
                 if "addBatch" in p.get("durationMs", {}):
                     got.setdefault(p["batchId"], []).append((i, p))
             ok = True
@@ -569,31 +574,19 @@ class Trace:
 
     def covered(self):
         """The commit log covers every file written so far: the latest
-        committed batch's offsets reach each source's last file (the file
-        source numbers its log entries from 0, one per file here)."""
+        committed batch's offset reaches the last file (the file source
+        numbers its log entries from 0, one per file here)."""
+        if self.files == 0:
+            return True
         commits = self.log_ids("commits")
         if not commits:
-            return all(n == 0 for n in self.files.values())
-        c = max(commits)
-        try:
-            with open(os.path.join(self.ckpt, "offsets", str(c)), encoding="utf-8") as f:
-                lines = f.read().split("\n")
-        except FileNotFoundError:
             return False
-        offsets = lines[2:2 + len(self.q["sources"])]
-        for i, s in enumerate(self.q["sources"]):
-            n = self.files[s["name"]]
-            if n == 0:
-                continue
-            if i >= len(offsets) or offsets[i].strip() in ("", "-"):
-                return False
-            try:
-                log_offset = json.loads(offsets[i])["logOffset"]
-            except (ValueError, KeyError, TypeError):
-                return False
-            if log_offset < n - 1:
-                return False
-        return True
+        try:
+            with open(os.path.join(self.ckpt, "offsets", str(max(commits))), encoding="utf-8") as f:
+                lines = f.read().split("\n")
+            return json.loads(lines[2])["logOffset"] >= self.files - 1
+        except (FileNotFoundError, IndexError, ValueError, KeyError, TypeError):
+            return False
 
     def restart_after_failure(self):
         try:
@@ -636,22 +629,19 @@ class Trace:
             return
 
     def write_files(self, st):
-        # No rows, no new offset: what a Kafka topic does when nothing was
-        # produced, and what exec's sources do (an empty file would be a new
-        # offset, and so a batch, for Spark's file source).
-        names = [n for n, texts in st["rows"].items() if texts and self.skip.get(n, 0) == 0]
-        if not names:
-            return
-        tmp = os.path.join(self.tmpdir, f"step-{self.step_no:06d}")
-        os.makedirs(tmp)
-        for name in names:
-            d = os.path.join(tmp, self.src_names[name])
-            os.makedirs(d)
-            with open(os.path.join(d, "f.txt"), "w", encoding="utf-8") as f:
-                f.write("".join(t + "\n" for t in st["rows"][name]))
-            self.files[name] += 1
-        os.rename(tmp, os.path.join(self.steps_dir, f"step-{self.step_no:06d}"))
-        self.step_no += 1
+        """Writes the line's file; False when the line has no rows. No rows,
+        no new offset: what a Kafka topic does when nothing was produced,
+        and what exec's sources do (an empty file would be a new offset, and
+        so a batch, for Spark's file source)."""
+        out = [f"{self.src_index[name]}\t{t}\n" for name, texts in st["rows"].items() for t in texts]
+        if not out:
+            return False
+        tmp = os.path.join(self.tmpdir, f"f-{self.files:06d}.txt")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("".join(out))
+        os.rename(tmp, os.path.join(self.src_dir, f"f-{self.files:06d}.txt"))
+        self.files += 1
+        return True
 
     def run(self):
         self.prepare()
@@ -666,14 +656,13 @@ class Trace:
         try:
             for st in self.steps:
                 if "rows" in st:
-                    named = [n for n, texts in st["rows"].items() if texts]
-                    behind = any(self.skip.get(n, 0) > 0 for n in named)
-                    self.write_files(st)
-                    for n in named:
-                        if self.skip.get(n, 0) > 0:
-                            self.skip[n] -= 1
-                    if behind:
+                    if not any(st["rows"].values()):
+                        pass
+                    elif self.skip > 0:
+                        self.skip -= 1
                         continue  # resuming: this input is already covered by the checkpoint
+                    else:
+                        self.write_files(st)
                     self.trigger()
                 elif st.get("restart"):
                     self.query.stop()
