@@ -68,7 +68,7 @@ spark-env:
 
 test-spark: spark-env
 	DEDUPSIM_SPARK_PYTHON=$(CURDIR)/$(SPARK_PYTHON) SPARK_TRACES=$(SPARK_TRACES) SPARK_SEED=$(SPARK_SEED) \
-	  $(GO) test ./conform/ -run '^TestSpark$$' -count=1 -v -timeout 40m
+	  $(GO) test ./conform/ -run '^TestSpark$$' -count=1 -v -timeout 75m
 
 # Without Python or Java the Spark suite is skipped loudly, except under
 # CI=true, where that is a failure.

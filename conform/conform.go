@@ -43,8 +43,9 @@ type Options struct {
 	OutDir string
 	// Workers is how many traces Spark runs at once (default 3).
 	Workers int
-	// Shrink is how many disagreements are shrunk (default 3), each within
-	// ShrinkRuns Spark runs (default 60); the others keep their full case.
+	// Shrink is how many disagreements are shrunk (default 2), each within
+	// ShrinkRuns Spark runs (default 24; each costs seconds of Spark); the
+	// others keep their full case.
 	Shrink, ShrinkRuns int
 	// Log receives progress lines; SparkLog the runner's standard error
 	// (Spark's own messages; default OutDir/spark.log).
@@ -110,10 +111,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		opt.Workers = 3
 	}
 	if opt.Shrink == 0 {
-		opt.Shrink = 3
+		opt.Shrink = 2
 	}
 	if opt.ShrinkRuns == 0 {
-		opt.ShrinkRuns = 60
+		opt.ShrinkRuns = 24
 	}
 	logf := func(format string, args ...any) {
 		if opt.Log != nil {
