@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: all build demo test test-kafka test-kafka-if-java kafka-fetch bench bench-kafka bench-10m lint fuzz clean
+.PHONY: all build demo test test-kafka test-kafka-if-java kafka-fetch bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
@@ -27,6 +27,7 @@ demo: build
 test: lint
 	RAPID_NOFAILFILE=1 $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory test-kafka-if-java
+	@$(MAKE) --no-print-directory test-spark-if-java
 
 # The real-broker suite needs Java 17+ and Maven. Without them it is skipped
 # loudly, except under CI=true, where a missing broker is a failure.
@@ -51,6 +52,40 @@ kafka-fetch:
 test-kafka: kafka-fetch
 	DEDUPSIM_KAFKA=local $(GO) test ./live/ ./cmd/dedupsim/ -run Local -count=1 -v
 
+# Real Apache Spark as the oracle (docs/conformance.md). spark-env installs
+# the pinned pyspark into .cache/spark/venv-$(SPARK_VERSION) (git-ignored;
+# skipped when present; SPARK_FIND_LINKS=DIR offers a local copy of the
+# package to pip). test-spark compares the engine with Spark on every golden
+# case the runner can express and on SPARK_TRACES random traces drawn from
+# SPARK_SEED; a disagreement prints a shrunk, ready-to-run repro folder.
+SPARK_VERSION ?= 4.1.1
+SPARK_TRACES  ?= 300
+SPARK_SEED    ?= 1
+SPARK_PYTHON   = .cache/spark/venv-$(SPARK_VERSION)/bin/python
+
+spark-env:
+	@./scripts/spark-env.sh $(SPARK_VERSION) >/dev/null
+
+test-spark: spark-env
+	DEDUPSIM_SPARK_PYTHON=$(CURDIR)/$(SPARK_PYTHON) SPARK_TRACES=$(SPARK_TRACES) SPARK_SEED=$(SPARK_SEED) \
+	  $(GO) test ./conform/ -run '^TestSpark$$' -count=1 -v -timeout 75m
+
+# Without Python or Java the Spark suite is skipped loudly, except under
+# CI=true, where that is a failure.
+test-spark-if-java:
+	@if command -v java >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory test-spark; \
+	elif [ "$$CI" = "true" ]; then \
+	  echo "FAIL: the real-Spark suite needs Java 17 and Python 3 (make test-spark)"; exit 1; \
+	else \
+	  echo "!!! SKIPPING the real-Spark suite: java or python3 not found; install Java 17 and Python 3, then run make test-spark"; \
+	fi
+
+# Exec throughput of dedupsim and of Spark on one 500k-row trace, as a ratio.
+bench-spark:
+	@mkdir -p out
+	DEDUPSIM_SPARK_PYTHON=$(CURDIR)/$(SPARK_PYTHON) $(GO) test ./conform/ -run '^$$' -bench '^BenchmarkExecVsSpark$$' -benchtime 1x -timeout 30m | tee out/bench-spark.txt
+
 # Engine rows/s per API on the memory and Pebble stores, restart time and
 # bytes per key (1 M keys; bench-10m for 10 M), then the simulator, printed
 # as one table (the raw output stays in out/bench.txt).
@@ -63,6 +98,7 @@ bench:
 	else \
 	  echo "!!! SKIPPING the Kafka benchmark: java or mvn not found (make bench-kafka)"; \
 	fi
+	@if [ -x $(SPARK_PYTHON) ]; then $(MAKE) --no-print-directory bench-spark; else echo "!!! SKIPPING the Spark speed comparison: no pyspark venv (make spark-env)"; fi
 
 # End to end through the local real Kafka broker with the transactional sink.
 bench-kafka: kafka-fetch

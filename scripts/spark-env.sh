@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# spark-env.sh [VERSION]: the pinned pyspark venv for `make test-spark`; the
+# script lives in scripts/spark/env.sh (embedded in the binary for
+# `dedupsim conform`).
+exec "$(dirname "$0")/spark/env.sh" "$@"

@@ -1,0 +1,864 @@
+#!/usr/bin/env python3
+"""Drive real Apache Spark (pyspark 3.5.x / 4.x) through dedupsim's exec traces.
+
+One long-lived SparkSession (local[2], UI off, quiet logs) runs many traces.
+The requests arrive as JSON Lines on standard input (or --requests FILE):
+
+    {"query": "q.json", "steps": "s.jsonl", "out": "out.jsonl"}
+    {"query": ..., "steps": ..., "out": ..., "checkpoint": "DIR"}   (keep a checkpoint across requests)
+
+`query` and `steps` are the runner's form of an exec query and steps file,
+written by the Go package conform (conform/spark.go: SparkQuery, SparkSteps),
+so that the exec files are parsed in one place, dedupsim's own parser. The
+form is documented in docs/conformance.md ("The runner's input").
+
+For each request the runner writes `out` (atomically) in the exec output
+format (docs/exec-format.md, OUT.jsonl): one line per batch execution,
+{"batchId": N, "rows": [ROW, ...], "progress": {...}} with "replay": true
+and "crashed": POINT as exec writes them, the rows being the raw JSON text
+each row had in the steps file. A failed execution (crash at or after the
+sink write) has no "progress": Spark reports none for a failed batch. A
+trace that cannot be expressed in Spark gets one line
+{"unsupported": "why"}; a query Spark refuses or a run that fails ends with
+{"error": "message", "errorClass": "CLASS"}. One status line per request
+goes to standard output: {"out": ..., "status": "ok|unsupported|error",
+"seconds": S}.
+
+How a trace is driven (shared/spec/spark-oracle.md):
+  * every source is a folder read by the text file source with
+    maxFilesPerTrigger=1; each steps line becomes one file per named source,
+    written elsewhere and renamed in (atomic appearance). The raw line is
+    kept as a hidden column and parsed with from_json under the trace's
+    schema (the query's `schema`, else Spark's own JSON inference over every
+    row of the trace), so the sink receives the row's original text;
+  * the event-time column becomes a derived timestamp column: numbers are
+    seconds (read as decimal(38,12), truncated to the microsecond), strings
+    go through to_timestamp; a TIMESTAMP column of a given schema is used as
+    Spark's JSON reader parsed it;
+  * one query with the default trigger runs until a restart line; after each
+    line processAllAvailable() is called until the commit log covers the new
+    file, then once more (no-data batches);
+  * restart = stop + a new query on the same checkpoint;
+  * crash points are query failures raised inside foreachBatch:
+    after-offsets-write raises before reading; after-state-commit collects
+    (the state commits) and raises; after-sink-write collects, records and
+    raises; after-commit lets the batch commit, then fails the next planned
+    batch before it reads and deletes its offsets file, or stops the query
+    if no batch was due;
+  * shuffle partitions, no-data batches and the watermark policy are session
+    confs set per trace; each worker thread has its own session
+    (spark.newSession()) and runs traces concurrently with the others.
+"""
+
+import argparse
+import json
+import os
+import queue
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+RAW = "__dedupsim_raw"
+ET = "__dedupsim_event_time"
+CRASH_POINTS = ("after-offsets-write", "after-state-commit", "after-sink-write", "after-commit")
+APIS = ("dropDuplicates", "dropDuplicatesWithinWatermark", "batchDropDuplicates")
+
+
+class Unsupported(Exception):
+    """The trace cannot be expressed in Spark this way."""
+
+
+class BadRequest(Exception):
+    """The request or its files are malformed."""
+
+
+class Crash(Exception):
+    """A crash the runner raised on purpose inside foreachBatch."""
+
+
+def write_atomic(path, text):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    dfd = os.open(d, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+# ---------------------------------------------------------------------------
+# Input
+
+
+def load_query(path):
+    with open(path, encoding="utf-8") as f:
+        q = json.load(f)
+    if not isinstance(q, dict):
+        raise BadRequest(f"{path}: want a JSON object")
+    known = {"api", "keys", "sources", "shufflePartitions", "watermarkPolicy", "noDataBatches", "sink", "schema", "name",
+             "stateStore", "dropFutureEvents"}
+    for k in q:
+        if k not in known:
+            raise BadRequest(f"{path}: unknown field {k!r}")
+    if q.get("api") not in APIS:
+        raise BadRequest(f"{path}: api: want one of {', '.join(APIS)}, got {q.get('api')!r}")
+    if not isinstance(q.get("keys", []), list) or not all(isinstance(k, str) for k in q.get("keys", [])):
+        raise BadRequest(f"{path}: keys: want a list of column names")
+    srcs = q.get("sources")
+    if not isinstance(srcs, list) or not srcs:
+        raise BadRequest(f"{path}: sources: want a non-empty list")
+    for i, s in enumerate(srcs):
+        if not isinstance(s, dict) or not isinstance(s.get("name"), str):
+            raise BadRequest(f"{path}: sources[{i}]: want {{\"name\": ..., \"watermark\": ...}}")
+        wm = s.get("watermark")
+        if wm is not None:
+            if not isinstance(wm.get("column"), str) or not isinstance(wm.get("delayMs"), int) or wm["delayMs"] < 0:
+                raise BadRequest(f"{path}: sources[{i}].watermark: want {{\"column\": NAME, \"delayMs\": N >= 0}}")
+    n = q.get("shufflePartitions", 4)
+    if not isinstance(n, int) or not 1 <= n <= 10000:
+        raise BadRequest(f"{path}: shufflePartitions: want a whole number in [1, 10000]")
+    if q.get("watermarkPolicy", "min") not in ("min", "max"):
+        raise BadRequest(f"{path}: watermarkPolicy: want min or max")
+    schema = q.get("schema")
+    if schema is not None and not isinstance(schema, (str, list)):
+        raise BadRequest(f"{path}: schema: want a DDL string or a list")
+    return q
+
+
+def load_steps(path, source_names):
+    steps = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                st = json.loads(line)
+            except ValueError as e:
+                raise BadRequest(f"{path}:{lineno}: {e}")
+            if not isinstance(st, dict):
+                raise BadRequest(f"{path}:{lineno}: want a JSON object")
+            st["line"] = lineno
+            if "rows" in st:
+                rows = st["rows"]
+                if not isinstance(rows, dict) or not all(k in source_names for k in rows):
+                    raise BadRequest(f"{path}:{lineno}: rows: want {{SOURCE: [ROW TEXT, ...]}} over the query's sources")
+                for name, texts in rows.items():
+                    if not isinstance(texts, list) or not all(isinstance(t, str) and "\n" not in t and "\r" not in t for t in texts):
+                        raise BadRequest(f"{path}:{lineno}: rows.{name}: want a list of one-line JSON texts")
+            elif "crash" in st:
+                if st["crash"] not in CRASH_POINTS:
+                    raise BadRequest(f"{path}:{lineno}: crash: want one of {', '.join(CRASH_POINTS)}")
+            elif not (st.get("restart") is True or st.get("tick") is True):
+                raise BadRequest(f"{path}:{lineno}: want rows, restart, crash or tick")
+            steps.append(st)
+    return steps
+
+
+# ---------------------------------------------------------------------------
+# Spark
+
+
+def ddl_of(schema):
+    """The query's schema as a DDL string: a string as it is, or a list of
+    "name TYPE" strings, {"name": TYPE} maps or {"name": N, "type": T} maps."""
+    if isinstance(schema, str):
+        return schema
+    parts = []
+    for item in schema:
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, dict) and set(item) >= {"name", "type"}:
+            parts.append(f"`{item['name']}` {item['type']}")
+        elif isinstance(item, dict) and len(item) == 1:
+            (name, typ), = item.items()
+            parts.append(f"`{name}` {typ}")
+        else:
+            raise BadRequest(f"schema: cannot read list item {item!r}")
+    return ", ".join(parts)
+
+
+class Session:
+    """One worker's SparkSession, with the per-trace confs."""
+
+    def __init__(self, spark, work):
+        self.spark = spark
+        self.work = work
+
+
+def make_spark(args, work):
+    from pyspark.sql import SparkSession
+
+    log4j = os.path.join(work, "log4j2.properties")
+    with open(log4j, "w") as f:
+        f.write(
+            "rootLogger.level = error\n"
+            "rootLogger.appenderRef.file.ref = file\n"
+            "appender.file.type = File\n"
+            "appender.file.name = file\n"
+            f"appender.file.fileName = {os.path.join(work, 'spark.log')}\n"
+            "appender.file.layout.type = PatternLayout\n"
+            "appender.file.layout.pattern = %d{HH:mm:ss.SSS} %p %c{1}: %m%n\n"
+        )
+    b = (
+        SparkSession.builder.master(args.master)
+        .appName("dedupsim-conform")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j} {args.java_options}")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.streaming.noDataProgressEventInterval", "3600000")
+        .config("spark.sql.streaming.pollingDelay", f"{args.polling_ms}ms")
+        .config("spark.sql.streaming.numRecentProgressUpdates", "10000")
+        .config("spark.sql.streaming.fileSource.cleaner.numThreads", "1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", args.driver_memory)
+        .config("spark.sql.ui.retainedExecutions", "1")
+        .config("spark.sql.streaming.ui.enabled", "false")
+        .config("spark.locality.wait", "0")
+        # Speed only, no change of semantics: no checksum files beside the
+        # checkpoint files (Hadoop's and Spark 4.1's own), no snapshot-lag
+        # reports to the state store coordinator.
+        .config("spark.hadoop.fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
+        .config("spark.hadoop.fs.AbstractFileSystem.file.impl", "org.apache.hadoop.fs.local.RawLocalFs")
+        .config("spark.sql.streaming.checkpoint.fileChecksum.enabled", "false")
+        .config("spark.sql.streaming.stateStore.coordinatorReportSnapshotUploadLag", "false")
+    )
+    for kv in args.conf:
+        k, sep, v = kv.partition("=")
+        if not sep:
+            raise SystemExit(f"runner: --conf {kv!r}: want KEY=VALUE")
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def infer_ddl(spark, texts):
+    """Spark's own JSON inference over every row of the trace."""
+    if not texts:
+        return None
+    df = spark.read.json(spark.sparkContext.parallelize(texts, 1))
+    return df.schema
+
+
+def version_tuple(v):
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+class Trace:
+    """One request: a query and its steps, driven on Spark."""
+
+    def __init__(self, sess, req, keep):
+        self.sess = sess
+        self.spark = sess.spark
+        self.req = req
+        self.keep = keep  # a kept checkpoint dir (reused across requests) or None
+        self.records = []  # the output lines, as dicts (rows as raw text)
+        self.lock = threading.Lock()
+
+    # -- setup -------------------------------------------------------------
+
+    def prepare(self):
+        q = self.q = load_query(self.req["query"])
+        names = [s["name"] for s in q["sources"]]
+        self.steps = load_steps(self.req["steps"], set(names))
+        self.check_expressible()
+        if self.keep:
+            base = self.keep
+            os.makedirs(base, exist_ok=True)
+        else:
+            base = tempfile.mkdtemp(prefix="trace-", dir=self.sess.work)
+        self.base = base
+        self.ckpt = os.path.join(base, "checkpoint")
+        self.tmpdir = os.path.join(base, "tmp")
+        os.makedirs(self.tmpdir, exist_ok=True)
+        # Every steps line is one file in one folder, renamed in: each line
+        # of the file is "<source index>\t<row text>". All sources read that
+        # one file source and split it by the index, each branch with its own
+        # watermark, then union. Spark lists several sources one after the
+        # other, so with a folder per source a file could land between two
+        # listings and one steps line become two batches; with one folder it
+        # appears in one batch or not at all.
+        self.src_dir = os.path.join(base, "source")
+        os.makedirs(self.src_dir, exist_ok=True)
+        self.src_index = {s["name"]: i for i, s in enumerate(q["sources"])}
+        # Files already in a kept folder are history the checkpoint has seen:
+        # the steps file repeats it (exec: the steps file is the source's
+        # whole history), so that many rows lines are skipped.
+        self.skip = len([f for f in os.listdir(self.src_dir) if f.startswith("f-")])
+        self.files = self.skip
+
+    def check_expressible(self):
+        q = self.q
+        sink = q.get("sink", "foreachBatch")
+        if sink != "foreachBatch":
+            raise Unsupported(f"sink {sink}: the table, merge and append sinks are dedupsim's models of foreachBatch code, not emulated in the runner")
+        if q.get("dropFutureEvents"):
+            raise Unsupported("drop_future_events compares event time with processing time, which exec takes from the event times and Spark from its clock")
+        for st in self.steps:
+            if st.get("once"):
+                raise Unsupported(f"line {st['line']}: a once step is one processing-time trigger; the runner drives Spark with processAllAvailable and has no control of its trigger clock")
+            if st.get("tick"):
+                raise Unsupported(f"line {st['line']}: a tick step is one processing-time trigger; the runner has no control of Spark's trigger clock")
+        if len(q["sources"]) > 1:
+            self.check_cross_source_copies()
+        wm = [s for s in q["sources"] if s.get("watermark")]
+        cols = {s["watermark"]["column"] for s in wm}
+        if len(cols) > 1:
+            raise Unsupported("sources watermark different columns; the runner derives one event-time column")
+
+    def key_of(self, obj):
+        """An approximation of the dedup key, for spotting copies only:
+        numbers compare as numbers, the event-time column as its value."""
+        keys = self.q.get("keys") or sorted(obj)
+        return json.dumps([obj.get(k) for k in keys], sort_keys=True)
+
+    def check_cross_source_copies(self):
+        # Copies of one key arriving in one batch from two sources: Spark's
+        # order across the shuffle inputs is not deterministic, so which copy
+        # is emitted is not either.
+        for st in self.steps:
+            rows = st.get("rows")
+            if not rows:
+                continue
+            seen = {}
+            for name, texts in rows.items():
+                for t in texts:
+                    try:
+                        obj = json.loads(t)
+                    except ValueError:
+                        continue
+                    k = self.key_of(obj) if isinstance(obj, dict) else t
+                    prev = seen.get(k)
+                    if prev is not None and prev[0] != name and prev[1] != t:
+                        raise Unsupported(f"line {st['line']}: copies of one key from two sources in one batch ({prev[1]} from {prev[0]}, {t} from {name}); Spark's order across shuffle inputs is not deterministic")
+                    seen.setdefault(k, (name, t))
+
+    def schema(self):
+        from pyspark.sql.types import StructType, StructField, StringType
+
+        q = self.q
+        if q.get("schema") is not None:
+            return StructType.fromDDL(ddl_of(q["schema"])) if hasattr(StructType, "fromDDL") else self.spark.createDataFrame([], ddl_of(q["schema"])).schema
+        texts = [t for st in self.steps for texts in st.get("rows", {}).values() for t in texts]
+        inferred = infer_ddl(self.spark, texts)
+        if inferred is None or not inferred.fields:
+            cols = list(q.get("keys") or [])
+            for s in q["sources"]:
+                if s.get("watermark"):
+                    cols.append(s["watermark"]["column"])
+            return StructType([StructField(c, StringType(), True) for c in dict.fromkeys(cols)])
+        if "_corrupt_record" in inferred.fieldNames():
+            raise BadRequest("a row is not valid JSON for Spark's reader (_corrupt_record)")
+        return inferred
+
+    def build_df(self):
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import TimestampType, StringType, DecimalType, StructType, StructField
+
+        q = self.q
+        schema = self.schema()
+        self.data_cols = schema.fieldNames()
+        et_col = None
+        for s in q["sources"]:
+            if s.get("watermark"):
+                et_col = s["watermark"]["column"]
+        self.et_col = et_col
+        frames = []
+        lines = (
+            self.spark.readStream.format("text")
+            .option("maxFilesPerTrigger", 1)
+            .load(self.src_dir)
+        )
+        lines = lines.select(F.expr("substring(value, 1, instr(value, '\t') - 1)").alias("__dedupsim_src"),
+                             F.expr("substring(value, instr(value, '\t') + 1)").alias("value"))
+        for i, s in enumerate(q["sources"]):
+            src = lines.where(F.col("__dedupsim_src") == str(i)).select("value")
+            # The raw line is renamed first, so a data column named value
+            # does not shadow it.
+            df = src.select(F.col("value").alias(RAW))
+            df = df.select(F.col(RAW), F.from_json(F.col(RAW), schema).alias("__dedupsim_d"))
+            cols = [F.col(RAW)] + [F.col("__dedupsim_d").getField(c).alias(c) for c in self.data_cols]
+            if et_col is not None:
+                cols.append(self.event_time_expr(schema, et_col).alias(ET))
+            df = df.select(*cols)
+            wm = s.get("watermark")
+            if wm:
+                df = df.withWatermark(ET, f"{wm['delayMs']} milliseconds")
+            frames.append(df)
+        df = frames[0]
+        for other in frames[1:]:
+            df = df.union(other)
+        self.keys = self.key_columns()
+        if q["api"] == "dropDuplicates":
+            df = df.dropDuplicates(self.keys)
+        elif q["api"] == "dropDuplicatesWithinWatermark":
+            df = df.dropDuplicatesWithinWatermark(self.keys)
+        return df
+
+    def event_time_expr(self, schema, col):
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import TimestampType, StructType, StructField, StringType, DecimalType
+
+        typ = schema[col].dataType if col in schema.fieldNames() else None
+        if self.q.get("schema") is not None and isinstance(typ, TimestampType):
+            return F.col("__dedupsim_d").getField(col)
+        # exec's event time: a number is seconds since the epoch, read exactly
+        # (decimal) and truncated to the microsecond; a string is a timestamp.
+        num = F.from_json(F.col(RAW), StructType([StructField(col, DecimalType(38, 12), True)])).getField(col)
+        txt = F.from_json(F.col(RAW), StructType([StructField(col, StringType(), True)])).getField(col)
+        micros = (num * F.lit(1000000)).cast("long")
+        return F.when(num.isNotNull(), F.timestamp_micros(micros)).otherwise(F.to_timestamp(txt))
+
+    def key_columns(self):
+        keys = list(self.q.get("keys") or [])
+        if not keys:
+            keys = list(self.data_cols)
+        out = []
+        for k in keys:
+            c = ET if (self.et_col is not None and k == self.et_col) else k
+            if c not in out:
+                out.append(c)
+        return out
+
+    # -- driving -----------------------------------------------------------
+
+    def conf(self):
+        s = self.spark
+        q = self.q
+        s.conf.set("spark.sql.shuffle.partitions", str(q.get("shufflePartitions", 4)))
+        s.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "true" if q.get("noDataBatches", True) else "false")
+        s.conf.set("spark.sql.streaming.multipleWatermarkPolicy", q.get("watermarkPolicy", "min"))
+        # exec's pebble store stands for Spark's RocksDB provider; results
+        # must not depend on the store (spark-semantics.md §8.5).
+        if q.get("stateStore") == "pebble":
+            s.conf.set("spark.sql.streaming.stateStore.providerClass",
+                       "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+        else:
+            s.conf.unset("spark.sql.streaming.stateStore.providerClass")
+
+    def start_query(self):
+        # A batch planned by an earlier run and not committed is re-run
+        # first: that execution is a replay (exec's "replay": true).
+        offs, commits = self.log_ids("offsets"), self.log_ids("commits")
+        self.pending = max(offs) if offs and max(offs) not in commits else None
+        w = self.df.writeStream.foreachBatch(self.sink).option("checkpointLocation", self.ckpt)
+        if self.q.get("name"):
+            w = w.queryName(self.q["name"] + "-" + os.path.basename(self.base))
+        self.query = w.start()
+
+    def log_ids(self, kind):
+        d = os.path.join(self.ckpt, kind)
+        try:
+            names = os.listdir(d)
+        except FileNotFoundError:
+            return []
+        return [int(n) for n in names if n.isdigit()]
+
+    def drop_uncommitted_after(self, n):
+        """after-commit: the process died before planning batch n+1, so no
+        offsets file after n may survive."""
+        d = os.path.join(self.ckpt, "offsets")
+        commits = set(self.log_ids("commits"))
+        for i in self.log_ids("offsets"):
+            if i > n and i not in commits:
+                for name in (str(i), f".{i}.crc"):
+                    try:
+                        os.unlink(os.path.join(d, name))
+                    except FileNotFoundError:
+                        pass
+
+    def sink(self, df, batch_id):
+        # Runs on a py4j callback thread for every batch, no-data ones too.
+        with self.lock:
+            replay = self.pending is not None and batch_id == self.pending
+            if replay:
+                self.pending = None
+            if self.after_commit_of is not None:
+                # The batch after an after-commit crash: it must never have
+                # been planned.
+                self.doomed = batch_id
+                self.drop_uncommitted_after(self.after_commit_of)
+                raise Crash("after-commit")
+            fire = None
+            if self.armed is not None and (self.armed_batch is None or self.armed_batch == batch_id):
+                # offsets/N is not rewritten for a re-run, so a re-run does not
+                # pass after-offsets-write.
+                if not (self.armed == "after-offsets-write" and replay):
+                    fire, self.armed, self.armed_batch = self.armed, None, None
+        if fire == "after-offsets-write":
+            self.crashed = fire
+            raise Crash(fire)
+        if self.q["api"] == "batchDropDuplicates":
+            df = df.dropDuplicates(self.keys)
+        rows = [r[0] for r in df.select(RAW).collect()]
+        if fire == "after-state-commit":
+            self.crashed = fire
+            raise Crash(fire)
+        rec = {"batchId": batch_id, "rows": rows}
+        if replay:
+            rec["replay"] = True
+        if fire in ("after-sink-write", "after-commit"):
+            rec["crashed"] = fire
+        with self.lock:
+            self.records.append(rec)
+            self.executed.append(rec)
+        if fire == "after-sink-write":
+            self.crashed = fire
+            raise Crash(fire)
+        if fire == "after-commit":
+            self.after_commit_of = batch_id
+
+    def progress_since(self):
+        """Attach Spark's progress to the executions that completed, waiting
+        for it: progress is reported just after the commit, so it may trail
+        processAllAvailable by a moment."""
+        want = [r for r in self.executed if r.get("crashed") != "after-sink-write" and "progress" not in r]
+        if not want:
+            return
+        deadline = time.time() + 30
+        while True:
+            jprog = self.query._jsq.recentProgress()
+            got = {}
+            for i in range(self.seen_progress, len(jprog)):
+                p = json.loads(jprog[i].json())
+                k = len(self.q["sources"])
+                if k > 1:
+                    # The k sources are k branches over one file source: each
+                    # branch's scan reads the whole file and Spark counts the
+                    # rows once per scan. The rows that arrived are 1/k of that.
+                    p["numInputRows"] = p.get("numInputRows", 0) // k
+                    for sp in p.get("sources", []):
+                        sp["numInputRows"] = sp.get("numInputRows", 0) // k
+                if "addBatch" in p.get("durationMs", {}):
+                    got.setdefault(p["batchId"], []).append((i, p))
+            ok = True
+            used = []
+            for r in want:
+                lst = got.get(r["batchId"])
+                if not lst:
+                    ok = False
+                    break
+                i, p = lst.pop(0)
+                r["_p"] = p
+                used.append(i)
+            if ok:
+                for r in want:
+                    r["progress"] = r.pop("_p")
+                self.seen_progress = max(used) + 1
+                return
+            for r in want:
+                r.pop("_p", None)
+            if time.time() > deadline:
+                raise RuntimeError(f"no progress reported for batch(es) {[r['batchId'] for r in want]}")
+            time.sleep(0.005)
+
+    def covered(self):
+        """The commit log covers every file written so far: the latest
+        committed batch's offset reaches the last file (the file source
+        numbers its log entries from 0, one per file here)."""
+        if self.files == 0:
+            return True
+        commits = self.log_ids("commits")
+        if not commits:
+            return False
+        try:
+            with open(os.path.join(self.ckpt, "offsets", str(max(commits))), encoding="utf-8") as f:
+                lines = f.read().split("\n")
+            return json.loads(lines[2])["logOffset"] >= self.files - 1
+        except (FileNotFoundError, IndexError, ValueError, KeyError, TypeError):
+            return False
+
+    def restart_after_failure(self):
+        try:
+            self.query.stop()
+        except Exception:
+            pass
+        if self.after_commit_of is not None:
+            self.drop_uncommitted_after(self.after_commit_of)
+        self.after_commit_of = None
+        self.crashed = None
+        self.progress_after_stop()
+        self.start_query()
+        self.seen_progress = 0
+
+    def progress_after_stop(self):
+        self.progress_since()
+        self.executed = []
+
+    def trigger(self):
+        """AddData + processAllAvailable, surviving the crashes it raised."""
+        rounds = 0
+        while True:
+            rounds += 1
+            if rounds > 200:
+                raise RuntimeError("the trigger did not settle after 200 rounds")
+            try:
+                while not self.covered():
+                    self.query.processAllAvailable()
+                self.query.processAllAvailable()
+            except Exception as e:
+                if self.crashed is None and self.after_commit_of is None:
+                    raise
+                self.restart_after_failure()
+                continue
+            if self.after_commit_of is not None:
+                # after-commit and no batch was due: the process dies here.
+                self.restart_after_failure()
+                continue
+            self.progress_since()
+            return
+
+    def write_files(self, st):
+        """Writes the line's file; False when the line has no rows. No rows,
+        no new offset: what a Kafka topic does when nothing was produced,
+        and what exec's sources do (an empty file would be a new offset, and
+        so a batch, for Spark's file source)."""
+        out = [f"{self.src_index[name]}\t{t}\n" for name, texts in st["rows"].items() for t in texts]
+        if not out:
+            return False
+        tmp = os.path.join(self.tmpdir, f"f-{self.files:06d}.txt")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("".join(out))
+        os.rename(tmp, os.path.join(self.src_dir, f"f-{self.files:06d}.txt"))
+        self.files += 1
+        return True
+
+    def run(self):
+        self.prepare()
+        self.conf()
+        self.df = self.build_df()
+        self.armed = self.armed_batch = None
+        self.crashed = None
+        self.after_commit_of = None
+        self.executed = []
+        self.seen_progress = 0
+        self.start_query()
+        try:
+            for st in self.steps:
+                if "rows" in st:
+                    if not any(st["rows"].values()):
+                        pass
+                    elif self.skip > 0:
+                        self.skip -= 1
+                        continue  # resuming: this input is already covered by the checkpoint
+                    else:
+                        self.write_files(st)
+                    self.trigger()
+                elif st.get("restart"):
+                    self.query.stop()
+                    self.progress_after_stop()
+                    self.start_query()
+                    self.seen_progress = 0
+                elif "crash" in st:
+                    self.armed = st["crash"]
+                    self.armed_batch = st.get("batch")
+        finally:
+            try:
+                self.query.stop()
+            except Exception:
+                pass
+        self.progress_after_stop()
+        self.check_spark_error()
+
+    def check_spark_error(self):
+        pass
+
+
+def jvm_cpu(spark):
+    """CPU seconds the JVM has used (from /proc): a figure for speed that
+    the machine's other load inflates less than wall time."""
+    try:
+        pid = _jvm_pid.get("pid")
+        if pid is None:
+            pid = _jvm_pid["pid"] = int(spark._jvm.java.lang.ProcessHandle.current().pid())
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 3)
+    except Exception:
+        return None
+
+
+_jvm_pid = {}
+
+
+def error_class(msg):
+    m = re.search(r"\[([A-Z][A-Z0-9_]+(?:\.[A-Z0-9_]+)?)\]", msg)
+    return m.group(1) if m else ""
+
+
+def spark_message(e):
+    """The first line of Spark's message, without the Java stack."""
+    msg = str(e)
+    desc = getattr(e, "desc", None) or getattr(e, "getMessage", lambda: None)()
+    if desc:
+        msg = str(desc)
+    # A StreamingQueryException wraps the cause; the cause's class is what
+    # the exec interface reports.
+    lines = [l for l in msg.split("\n") if l.strip()]
+    for l in lines:
+        if error_class(l):
+            return l.strip()
+    return lines[0].strip() if lines else type(e).__name__
+
+
+def render(records, tail=None):
+    out = []
+    for r in records:
+        parts = [f'"batchId":{r["batchId"]}']
+        if r.get("replay"):
+            parts.append('"replay":true')
+        if r.get("crashed"):
+            parts.append(f'"crashed":{json.dumps(r["crashed"])}')
+        parts.append('"rows":[' + ",".join(r["rows"]) + "]")
+        if "progress" in r:
+            parts.append('"progress":' + json.dumps(r["progress"], separators=(",", ":"), sort_keys=False))
+        out.append("{" + ",".join(parts) + "}\n")
+    if tail is not None:
+        out.append(json.dumps(tail, separators=(",", ":")) + "\n")
+    return "".join(out)
+
+
+def handle(sess, req):
+    t0 = time.time()
+    for k in ("query", "steps", "out"):
+        if not isinstance(req.get(k), str):
+            raise BadRequest(f"request: {k}: want a path")
+    keep = req.get("checkpoint")
+    tr = Trace(sess, req, keep)
+    status = "ok"
+    tail = None
+    try:
+        tr.run()
+    except Unsupported as e:
+        status, tail = "unsupported", {"unsupported": str(e)}
+        tr.records = []
+    except BadRequest as e:
+        status, tail = "error", {"error": f"bad input: {e}", "errorClass": ""}
+    except Exception as e:  # Spark refused the query or the run failed
+        msg = spark_message(e)
+        status, tail = "error", {"error": msg, "errorClass": error_class(msg)}
+        try:
+            tr.progress_after_stop()
+        except Exception:
+            pass
+    finally:
+        if not keep and getattr(tr, "base", None):
+            shutil.rmtree(tr.base, ignore_errors=True)
+    for r in tr.records:
+        r.pop("_p", None)
+    write_atomic(req["out"], render(tr.records, tail))
+    return {"out": req["out"], "status": status, "seconds": round(time.time() - t0, 3)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--requests", default="-", help="JSON Lines of requests (default: standard input)")
+    ap.add_argument("--workers", type=int, default=2, help="traces run concurrently, each in its own session")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--work", default="", help="scratch folder (default: a temporary folder, on /dev/shm when there)")
+    ap.add_argument("--polling-ms", type=int, default=10, help="spark.sql.streaming.pollingDelay: the idle trigger's sleep")
+    ap.add_argument("--driver-memory", default="2g")
+    # C1 only and the serial collector: about half the CPU of the defaults
+    # for hundreds of tiny batches on two cores (measured: 44 vs 77 CPU-s for
+    # the same ten traces).
+    ap.add_argument("--java-options", default="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC", help="JVM options of the driver")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="an extra Spark conf (repeatable)")
+    args = ap.parse_args()
+    if args.workers < 1 or args.workers > 16:
+        print("runner: --workers: want a number in [1, 16]", file=sys.stderr)
+        return 2
+
+    base = args.work or ("/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None)
+    work = tempfile.mkdtemp(prefix="dedupsim-spark-", dir=base)
+    try:
+        t0 = time.time()
+        spark = make_spark(args, work)
+        import pyspark
+
+        print(json.dumps({"status": "started", "sparkVersion": spark.version, "pyspark": pyspark.__version__,
+                          "seconds": round(time.time() - t0, 3)}), flush=True)
+        src = sys.stdin if args.requests == "-" else open(args.requests, encoding="utf-8")
+        # Requests are served as they arrive, so one runner can serve a
+        # caller that sends more work later (conform's shrinker). A group
+        # (the requests that share a checkpoint) runs in order on one worker.
+        work_q = queue.Queue()
+        out_lock = threading.Lock()
+        failures = []
+        bad = []
+
+        def reader():
+            try:
+                for lineno, line in enumerate(src, 1):
+                    line = line.strip()
+                    if not line:
+                        continue
+                    try:
+                        req = json.loads(line)
+                        if not isinstance(req, dict):
+                            raise ValueError("want a JSON object")
+                    except ValueError as e:
+                        bad.append(f"runner: requests line {lineno}: {e}")
+                        break
+                    work_q.put(req.get("group") if isinstance(req.get("group"), list) else [req])
+            finally:
+                for _ in range(args.workers):
+                    work_q.put(None)
+
+        def worker(n):
+            sess = Session(spark.newSession(), work)
+            while True:
+                group = work_q.get()
+                if group is None:
+                    return
+                for req in group:
+                    c0 = jvm_cpu(spark)
+                    try:
+                        st = handle(sess, req)
+                        c1 = jvm_cpu(spark)
+                        if c0 is not None and c1 is not None:
+                            st["jvmCpuSeconds"] = round(c1 - c0, 3)
+                    except Exception as e:
+                        st = {"out": req.get("out"), "status": "error", "error": f"runner: {e}"}
+                        failures.append(traceback.format_exc())
+                    with out_lock:
+                        print(json.dumps(st), flush=True)
+
+        threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(args.workers)]
+        for t in threads:
+            t.start()
+        reader()
+        for t in threads:
+            t.join()
+        for b in bad:
+            print(b, file=sys.stderr)
+        print(json.dumps({"status": "done", "seconds": round(time.time() - t0, 3), "jvmCpuSeconds": jvm_cpu(spark)}), flush=True)
+        for f in failures:
+            print(f, file=sys.stderr)
+        spark.stop()
+        return 2 if bad else 1 if failures else 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
