@@ -16,7 +16,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/steps"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The runner's input is the exec query and steps as dedupsim's own parser
