@@ -22,11 +22,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 )
 
-// Names of the faults. Crash-point faults are named "crash-" + the engine's
-// crash point (engine.CrashPoints); the simulator checks at run time that
-// the two lists agree.
+// Names of the faults. The crash-point faults are derived from package
+// crashpoint: "crash-" + the point (CrashAt), one per point, in its order.
 const (
 	// ProducerRetry: a send that in fact succeeded is retried; the copy
 	// keeps the original event time (the payload is resent as it was).
@@ -51,10 +52,10 @@ const (
 	// fault phase ends); under the min policy it holds the watermark back.
 	LaggingInput = "lagging-input"
 
-	CrashAfterOffsetsWrite = "crash-after-offsets-write"
-	CrashAfterStateCommit  = "crash-after-state-commit"
-	CrashAfterSinkWrite    = "crash-after-sink-write"
-	CrashAfterCommit       = "crash-after-commit"
+	CrashAfterOffsetsWrite = crashPrefix + string(crashpoint.AfterOffsetsWrite)
+	CrashAfterStateCommit  = crashPrefix + string(crashpoint.AfterStateCommit)
+	CrashAfterSinkWrite    = crashPrefix + string(crashpoint.AfterSinkWrite)
+	CrashAfterCommit       = crashPrefix + string(crashpoint.AfterCommit)
 	// CrashRandom: the driver dies at a random filesystem operation in the
 	// middle of a batch (the operation fails and every later one too).
 	CrashRandom = "crash-random"
@@ -72,8 +73,21 @@ const (
 	BrokerRestart = "broker-restart"
 )
 
+// crashPrefix makes a crash point's fault name.
+const crashPrefix = "crash-"
+
 // CrashAt is the fault name of a driver crash at an engine crash point.
-func CrashAt(point string) string { return "crash-" + point }
+func CrashAt(point string) string { return crashPrefix + point }
+
+// CrashPoint is the crash point whose fault is name: false for a fault that
+// is not a crash-after-* fault (crash-random included).
+func CrashPoint(name string) (crashpoint.Point, bool) {
+	rest, ok := strings.CutPrefix(name, crashPrefix)
+	if !ok {
+		return "", false
+	}
+	return crashpoint.Parse(rest)
+}
 
 // Classes group related faults (for reports and documentation).
 const (
@@ -211,7 +225,10 @@ func retryKnobs() []Knob {
 	}
 }
 
-var catalogue = []Fault{
+// catalogue is every fault in its stable order (the order of Names, of
+// reports and of swarm draws): the workload faults, one crash-after-* fault
+// per crash point, then the rest.
+var catalogue = slices.Concat([]Fault{
 	{Name: ProducerRetry, Class: ClassProducer, Workload: true, Knobs: retryKnobs(),
 		Doc: "A producer retries a send that succeeded; the copy keeps the original event time."},
 	{Name: ProducerRetryRestamped, Class: ClassProducer, Workload: true, Knobs: retryKnobs(),
@@ -246,10 +263,7 @@ var catalogue = []Fault{
 			duration("lag_ms", 1*minute, 1*second, 1*hour, "extra delay of every copy the source appends during the fault phase"),
 			{Name: "dead", Kind: Bool, Default: 0, Doc: "the input appends nothing until the heal, then everything it held"},
 		}},
-	crashPoint(CrashAfterOffsetsWrite, "offsets/N written; nothing else"),
-	crashPoint(CrashAfterStateCommit, "offsets/N and state version N+1 written; sink not called"),
-	crashPoint(CrashAfterSinkWrite, "the sink holds batch N; commits/N not written: the batch is replayed"),
-	crashPoint(CrashAfterCommit, "commits/N written; the next batch not planned"),
+}, crashFaults(), []Fault{
 	{Name: CrashRandom, Class: ClassCrash,
 		Doc:   "The driver dies at a random filesystem operation mid-batch: the operation fails and so does everything after it.",
 		Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}},
@@ -271,11 +285,17 @@ var catalogue = []Fault{
 		Knobs: []Knob{
 			{Name: "at_frac", Kind: Float, Default: 0.5, Min: 0.05, Max: 0.95, Doc: "when, as a fraction of the fault phase"},
 		}},
-}
+})
 
-func crashPoint(name, doc string) Fault {
-	return Fault{Name: name, Class: ClassCrash, Doc: "The driver dies at " + strings.TrimPrefix(name, "crash-") + ", leaving the checkpoint with " + doc + ".",
-		Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}}
+// crashFaults is a crash-after-* fault per crash point, in the points' order.
+func crashFaults() []Fault {
+	var out []Fault
+	for _, p := range crashpoint.Infos() {
+		out = append(out, Fault{Name: CrashAt(string(p.Point)), Class: ClassCrash,
+			Doc:   "The driver dies at " + string(p.Point) + ", leaving the checkpoint with " + p.Leaves + ".",
+			Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}})
+	}
+	return out
 }
 
 // Catalogue returns every fault, in a stable order. The result is a copy.

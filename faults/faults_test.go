@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 )
 
 var kebab = regexp.MustCompile(`^[a-z]+(-[a-z]+)*$`)
@@ -70,6 +72,38 @@ func TestCatalogue(t *testing.T) {
 	c[0].Knobs[0].Default = 42
 	if Catalogue()[0].Knobs[0].Default == 42 {
 		t.Error("Catalogue shares its knobs")
+	}
+}
+
+// TestCrashFaultsFromPoints: one crash-after-* fault per crash point, in
+// the points' order, named and documented as before the list moved to
+// package crashpoint (scenario files and PRNG stream names use the names).
+func TestCrashFaultsFromPoints(t *testing.T) {
+	want := []string{"crash-after-offsets-write", "crash-after-state-commit", "crash-after-sink-write", "crash-after-commit"}
+	if got := []string{CrashAfterOffsetsWrite, CrashAfterStateCommit, CrashAfterSinkWrite, CrashAfterCommit}; !slices.Equal(got, want) {
+		t.Fatalf("constants %v", got)
+	}
+	names := Names()
+	i := slices.Index(names, want[0])
+	if i < 0 || i+len(want) > len(names) || !slices.Equal(names[i:i+len(want)], want) || names[i-1] != LaggingInput || names[i+len(want)] != CrashRandom {
+		t.Fatalf("catalogue order %v", names)
+	}
+	for k, p := range crashpoint.All() {
+		f, ok := Lookup(want[k])
+		if !ok || f.Class != ClassCrash || len(f.Knobs) != 1 || f.Knobs[0].Name != "rate" {
+			t.Fatalf("%s: %+v", want[k], f)
+		}
+		if got, ok := CrashPoint(want[k]); !ok || got != p {
+			t.Errorf("CrashPoint(%q) = %q, %v", want[k], got, ok)
+		}
+	}
+	if f, _ := Lookup(CrashAfterSinkWrite); f.Doc != "The driver dies at after-sink-write, leaving the checkpoint with the sink holds batch N; commits/N not written: the batch is replayed." {
+		t.Errorf("doc %q", f.Doc)
+	}
+	for _, name := range []string{CrashRandom, "crash-", "crash-after", ProducerRetry, "after-commit"} {
+		if p, ok := CrashPoint(name); ok {
+			t.Errorf("CrashPoint(%q) = %q", name, p)
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -122,7 +123,7 @@ type world struct {
 	restart     history.Restart
 
 	// Engine and disk faults.
-	crashR     []*chance // per engine.CrashPoints; nil: off
+	crashR     []*chance // per crashpoint.All(); nil: off
 	randomR    *chance   // crash-random
 	diskR      *chance   // power-loss and tear draws
 	lostP      float64
@@ -150,9 +151,6 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 	w.endUs = w.healUs + p.HealPhase.Ms()*1000
 	w.nowMs = p.startMs
 	w.genUs = w.startUs - 1
-	if err := checkCrashPoints(); err != nil {
-		return nil, err
-	}
 	var err error
 	if p.Plan.Swarm {
 		w.set, err = p.Plan.Draw(Stream(seed, "swarm"), func(name string) bool {
@@ -199,19 +197,10 @@ func (w *world) chooseSources() {
 	w.lagSource = pick(faults.LaggingInput)
 }
 
-func checkCrashPoints() error {
-	for _, cp := range engine.CrashPoints {
-		if _, ok := faults.Lookup(faults.CrashAt(string(cp))); !ok {
-			return fmt.Errorf("sim: engine crash point %s has no fault %s in the catalogue", cp, faults.CrashAt(string(cp)))
-		}
-	}
-	return nil
-}
-
 func (w *world) setupEngineFaults() {
 	s := w.set
-	w.crashR = make([]*chance, len(engine.CrashPoints))
-	for i, cp := range engine.CrashPoints {
+	w.crashR = make([]*chance, len(crashpoint.All()))
+	for i, cp := range crashpoint.All() {
 		if name := faults.CrashAt(string(cp)); s.On(name) {
 			w.crashR[i] = &chance{Stream(w.seed, "fault/"+name), s.Value(name, "rate")}
 		}
@@ -462,7 +451,7 @@ func (w *world) crashHook(p engine.CrashPoint, batchID int64) bool {
 	if w.nowMs >= w.healUs/1000 {
 		return false
 	}
-	i := slices.Index(engine.CrashPoints, p)
+	i := crashpoint.Index(p)
 	if i < 0 || w.crashR[i] == nil {
 		return false
 	}

@@ -291,7 +291,7 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 			if armed != "" {
 				warn(fmt.Sprintf("line %d: crash at %s armed on line %d never fired", st.Line, armed, armedLine))
 			}
-			armed, armedLine, armedBatch = engine.CrashPoint(st.Crash), st.Line, st.CrashBatch
+			armed, armedLine, armedBatch = st.Crash, st.Line, st.CrashBatch
 		}
 	}
 	if err := ahead(eng, srcs, q); err != nil {
