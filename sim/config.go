@@ -997,7 +997,7 @@ func (l *rowLayout) check(q *query.Query, which string) error {
 	// as deterministic as with memory, but byte figures (memoryUsedBytes,
 	// sstable sizes) come from Pebble's allocator and may differ between
 	// runs, so byte-identical histories are promised for memory only.
-	if q.Sink.Kind == query.SinkMerge {
+	if len(q.Sink.Keys) > 0 { // the parser admits sink.keys only for a kind that takes them
 		cols := l.columns()
 		for _, k := range q.Sink.Keys {
 			if k == CopyColumn || !slices.Contains(cols, k) {

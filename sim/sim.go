@@ -651,19 +651,15 @@ type simSink struct {
 	inner sink.Sink
 }
 
+// newSimSink wraps the query's in-memory sink (trace.NewSink, from the
+// kind's descriptor). A sink without a table keeps nothing there (the
+// foreachBatch sink is built to forget its deliveries): they are in the
+// history.
 func newSimSink(w *world, inner sink.Sink) *simSink {
-	if _, ok := inner.(*sink.ForeachBatch); ok {
-		inner = nil // deliveries are in the history; do not keep them twice
-	}
 	return &simSink{w: w, inner: inner}
 }
 
-func (s *simSink) Description() string {
-	if s.inner == nil {
-		return "ForeachBatchSink"
-	}
-	return s.inner.Description()
-}
+func (s *simSink) Description() string { return s.inner.Description() }
 
 func (s *simSink) AddBatch(b sink.Batch) error {
 	if s.w.disk.dead {

@@ -148,9 +148,10 @@ func NewReader(filename string, r io.Reader, q *query.Query) (*Reader, error) {
 		q:    q,
 		dec:  row.NewDecoder(q.Keys, q.EventTimeColumn()),
 	}
-	// The merge sink matches on its own columns: a row that lacks one
-	// would be matched on nothing, so it is refused here, with its line.
-	if q.Sink.Kind == query.SinkMerge && len(q.Sink.Keys) > 0 {
+	// A sink with its own match columns (sink.keys: the parser admits them
+	// only for a kind that takes them, merge) would match a row that lacks
+	// one on nothing, so such a row is refused here, with its line.
+	if len(q.Sink.Keys) > 0 {
 		p.sinkDec = row.NewDecoder(q.Sink.Keys, q.EventTimeColumn())
 	}
 	return &Reader{p: p, br: bufio.NewReaderSize(r, 64<<10), rows: make([]int64, len(q.Sources))}, nil
