@@ -33,6 +33,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/trace"
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -371,7 +372,7 @@ func (w *world) appendUntil(tMs int64) error {
 func (w *world) generateUntil(tUs int64) {
 	stepUs := w.intervalMs * 1000
 	for w.genUs < tUs {
-		next := min(w.startUs+(floorDiv(w.genUs-w.startUs, stepUs)+1)*stepUs, w.endUs)
+		next := min(w.startUs+(intmath.FloorDiv(w.genUs-w.startUs, stepUs)+1)*stepUs, w.endUs)
 		for _, g := range w.gens {
 			w.generate(g, next)
 		}
@@ -690,10 +691,7 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 	return nil
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
+// floorDiv is intmath.FloorDiv (Java's Math.floorDiv, which Spark turns
+// micros into millis with) under the name the history-recording code here
+// uses.
+var floorDiv = intmath.FloorDiv

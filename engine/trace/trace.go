@@ -20,6 +20,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/state"
 	"github.com/dedupsim/dedupsim/engine/steps"
+	"github.com/dedupsim/dedupsim/internal/intmath"
 )
 
 // Options configure a run.
@@ -248,7 +249,7 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 				for _, r := range st.Rows[s.Name] {
 					srcs[i].Append(r)
 					if q.EventTimeColumn() != "" && !r.EventTimeNull {
-						clk.ms = max(clk.ms, floorDiv(r.EventTime, 1000))
+						clk.ms = max(clk.ms, intmath.FloorDiv(r.EventTime, 1000))
 					}
 				}
 			}
@@ -339,12 +340,4 @@ func (r *Result) Write(w io.Writer) error {
 		}{r.Table})
 	}
 	return nil
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
