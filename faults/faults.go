@@ -189,7 +189,7 @@ func probability(name string, def, lo, hi float64, doc string) Knob {
 	return Knob{Name: name, Kind: Probability, Default: def, Min: lo, Max: hi, Doc: doc}
 }
 
-func duration(name string, def, lo, hi float64, doc string) Knob {
+func durationKnob(name string, def, lo, hi float64, doc string) Knob {
 	return Knob{Name: name, Kind: DurationMs, Default: def, Min: lo, Max: hi, LogScale: true, Doc: doc}
 }
 
@@ -216,12 +216,12 @@ func retryKnobs() []Knob {
 		probability("probability", 0.05, 0, 0.5, "chance that an event's send is retried"),
 		{Name: "copies_max", Kind: Int, Default: 1, Min: 1, Max: 5, Doc: "extra copies of a retried event, uniform in 1..copies_max"},
 		{Name: "gap", Kind: Choice, Default: 1, Choices: GapChoices, Doc: "distribution of the time between two sends"},
-		duration("gap_ms", 2*second, 10, 10*minute, "fixed gap, exponential mean or log-normal median"),
+		durationKnob("gap_ms", 2*second, 10, 10*minute, "fixed gap, exponential mean or log-normal median"),
 		{Name: "gap_sigma", Kind: Float, Default: 1, Min: 0.1, Max: 2.5, Doc: "log-normal sigma (gap: lognormal)"},
 		{Name: "offline_fraction", Kind: Probability, Default: 0, Min: 0, Max: 1, SwarmMax: 0.2,
 			Doc: "share of retries from clients that were offline: the gap is drawn log-uniformly in [offline_min_ms, offline_max_ms] instead"},
-		duration("offline_min_ms", 1*hour, 1*minute, 1*day, "shortest offline gap"),
-		duration("offline_max_ms", 4*hour, 1*minute, 1*day, "longest offline gap"),
+		durationKnob("offline_min_ms", 1*hour, 1*minute, 1*day, "shortest offline gap"),
+		durationKnob("offline_max_ms", 4*hour, 1*minute, 1*day, "longest offline gap"),
 	}
 }
 
@@ -240,27 +240,27 @@ var catalogue = slices.Concat([]Fault{
 		Doc: "Some producers' clocks are offset and drift; their event times are wrong by that much.",
 		Knobs: []Knob{
 			probability("producers_fraction", 0.2, 0, 1, "share of producers with a skewed clock"),
-			duration("offset_max_ms", 30*second, 100, 1*hour, "clock offset, uniform in ±offset_max_ms"),
+			durationKnob("offset_max_ms", 30*second, 100, 1*hour, "clock offset, uniform in ±offset_max_ms"),
 			{Name: "drift_ppm_max", Kind: Float, Default: 100, Min: 0, Max: 5000, Doc: "clock drift in parts per million, uniform in ±drift_ppm_max"},
 		}},
 	{Name: FutureTimestamp, Class: ClassClock, Workload: true,
 		Doc: "A few producers stamp events far in the future: the watermark jumps and honest events become late.",
 		Knobs: []Knob{
 			probability("producers_fraction", 0.01, 0, 0.2, "share of producers with a clock far ahead (at least one)"),
-			duration("ahead_ms", 1*day, 1*minute, 366*day, "how far ahead"),
+			durationKnob("ahead_ms", 1*day, 1*minute, 366*day, "how far ahead"),
 		}},
 	{Name: SourceSilence, Class: ClassSource, Workload: true,
 		Doc: "A whole source goes quiet (no events) for a while: its watermark input stalls.",
 		Knobs: []Knob{
 			sourceKnob("source index; -1: one drawn per run"),
 			{Name: "start_frac", Kind: Float, Default: 0.3, Min: 0, Max: 0.9, Doc: "start, as a fraction of the fault phase"},
-			duration("duration_ms", 2*minute, 1*second, 1*hour, "length of the silence (ends at the heal at the latest)"),
+			durationKnob("duration_ms", 2*minute, 1*second, 1*hour, "length of the silence (ends at the heal at the latest)"),
 		}},
 	{Name: LaggingInput, Class: ClassSource, Workload: true,
 		Doc: "One input among several is delayed, or dead until the heal; under the min policy it holds the watermark back.",
 		Knobs: []Knob{
 			sourceKnob("source index; -1: one drawn per run"),
-			duration("lag_ms", 1*minute, 1*second, 1*hour, "extra delay of every copy the source appends during the fault phase"),
+			durationKnob("lag_ms", 1*minute, 1*second, 1*hour, "extra delay of every copy the source appends during the fault phase"),
 			{Name: "dead", Kind: Bool, Default: 0, Doc: "the input appends nothing until the heal, then everything it held"},
 		}},
 }, crashFaults(), []Fault{

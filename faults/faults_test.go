@@ -289,16 +289,27 @@ func TestMissing(t *testing.T) {
 	}
 }
 
-func TestParseDurationMs(t *testing.T) {
-	for s, want := range map[string]int64{"250ms": 250, "30s": 30_000, "1h30m": 5_400_000, "2d": 172_800_000, "1d12h": 129_600_000} {
-		got, err := ParseDurationMs(s)
-		if err != nil || got != want {
-			t.Errorf("%s: %d %v, want %d", s, got, err, want)
+// TestDurationKnobStrings: a duration knob written as a string is read
+// with package duration's grammar, as every other duration of a scenario.
+func TestDurationKnobStrings(t *testing.T) {
+	for _, tc := range []struct {
+		fault, knob, in string
+		want            float64
+	}{
+		{ProducerRetry, "gap_ms", "250ms", 250}, // gap_ms takes [10ms, 10m]
+		{ProducerRetry, "gap_ms", "30s", 30_000},
+		{FutureTimestamp, "ahead_ms", "1h30m", 5_400_000}, // ahead_ms takes [1m, 366d]
+		{FutureTimestamp, "ahead_ms", "2d", 172_800_000},
+		{FutureTimestamp, "ahead_ms", "1d12h", 129_600_000},
+		{FutureTimestamp, "ahead_ms", "10 minutes", 600_000},
+	} {
+		if got, err := ParseValue(tc.fault, tc.knob, tc.in); err != nil || got != tc.want {
+			t.Errorf("%s: %v %v, want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, s := range []string{"", "soon", "-1s", "d"} {
-		if _, err := ParseDurationMs(s); err == nil && s != "" {
-			t.Errorf("%q accepted", s)
+	for _, s := range []string{"", "soon", "-1s", "d", "1ns", "90"} {
+		if v, err := ParseValue(FutureTimestamp, "ahead_ms", s); err == nil {
+			t.Errorf("%q accepted as %v", s, v)
 		}
 	}
 	if v, err := ParseValue(ProducerRetry, "gap_ms", 2*time.Second); err != nil || v != 2000 {

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/duration"
 )
 
 // The schema, one list of field names per mapping. The order is the order
@@ -677,7 +678,7 @@ func (p *parser) sink(n *yaml.Node, s *Sink) (sinkFieldNodes, error) {
 			var sc *yaml.Node
 			if sc, err = p.scalar(f.val, fpath, `an interval such as "7 days"`); err == nil {
 				var micros int64
-				if micros, err = parseInterval(sc.Value); err == nil && micros < 0 {
+				if micros, err = duration.Interval(sc.Value); err == nil && micros < 0 {
 					err = fmt.Errorf("lookback (%s) should not be negative", sc.Value)
 				}
 				if err != nil {
