@@ -40,6 +40,9 @@ type Sink struct {
 	// sink kept: 0 for a replay skipped as committed, fewer than n when a
 	// MERGE matched some.
 	Kept func(n int) int
+	// Skipped counts the batches this instance skipped as already
+	// committed (0 for a sink that skips none).
+	Skipped func() int
 }
 
 // Open builds the sink an `engine --sink` value names, for query q.
@@ -69,7 +72,7 @@ func openPebble(kind sink.Kind, q *query.Query, c Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sink{Sink: t, Close: t.Close, Kept: func(int) int { return t.LastKept() }}, nil
+	return &Sink{Sink: t, Close: t.Close, Kept: func(int) int { return t.LastKept() }, Skipped: func() int { return t.Skipped }}, nil
 }
 
 // openKafka opens the transactional sink for a versioned kind, the plain
@@ -81,7 +84,7 @@ func openKafka(versioned bool, c Config) (*Sink, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Sink{Sink: p, Close: func() error { p.Close(); return nil }, Kept: func(n int) int { return n }}, nil
+		return &Sink{Sink: p, Close: func() error { p.Close(); return nil }, Kept: func(n int) int { return n }, Skipped: func() int { return 0 }}, nil
 	}
 	txn, err := kafkasink.NewTransactional(kafkasink.TransactionalConfig{Config: base, AppID: c.AppID})
 	if err != nil {
@@ -94,5 +97,5 @@ func openKafka(versioned bool, c Config) (*Sink, error) {
 			return 0
 		}
 		return n
-	}}, nil
+	}, Skipped: func() int { return txn.Skipped }}, nil
 }

@@ -46,9 +46,10 @@ func TestPebble(t *testing.T) {
 	for _, tc := range []struct {
 		flag, desc string
 		kept       [3]int // of batch 0, its replay, batch 1 (a copy of batch 0's row)
+		skipped    int    // batches skipped as committed (MERGE skips none: it matches rows)
 	}{
-		{"table", "TableSink[txnAppId=app]", [3]int{1, 0, 1}},
-		{"merge", "MergeSink", [3]int{1, 0, 0}},
+		{"table", "TableSink[txnAppId=app]", [3]int{1, 0, 1}, 1},
+		{"merge", "MergeSink", [3]int{1, 0, 0}, 0},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			s, err := Open(tc.flag, parse(t, tableQuery), Config{TableDir: t.TempDir(), AppID: "app"})
@@ -67,6 +68,9 @@ func TestPebble(t *testing.T) {
 			got := [3]int{write(t, s, batch(0, r)), write(t, s, batch(0, r)), write(t, s, batch(1, r))}
 			if got != tc.kept {
 				t.Errorf("kept %v, want %v", got, tc.kept)
+			}
+			if s.Skipped() != tc.skipped {
+				t.Errorf("skipped %d, want %d", s.Skipped(), tc.skipped)
 			}
 		})
 	}
@@ -95,6 +99,9 @@ func TestKafka(t *testing.T) {
 			r := `{"id":"a","ts":1}`
 			if got := [2]int{write(t, s, batch(0, r)), write(t, s, batch(0, r))}; got != tc.kept {
 				t.Errorf("kept %v, want %v", got, tc.kept)
+			}
+			if want := 1 - tc.kept[1]; s.Skipped() != want {
+				t.Errorf("skipped %d, want %d", s.Skipped(), want)
 			}
 		})
 	}
