@@ -73,7 +73,7 @@ func Describe(c *Case) (flavour string, features []string) {
 		case steps.RestartStep:
 			add("restart", true)
 		case steps.CrashStep:
-			add("crash "+st.Crash, true)
+			add("crash "+string(st.Crash), true)
 		case steps.RowsStep:
 			n := 0
 			for _, rows := range st.Rows {

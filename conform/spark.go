@@ -139,7 +139,7 @@ func SparkSteps(q *query.Query, st []steps.Step) []byte {
 		case steps.RestartStep:
 			out.Restart = true
 		case steps.CrashStep:
-			out.Crash = s.Crash
+			out.Crash = string(s.Crash)
 			if s.CrashBatch >= 0 {
 				id := s.CrashBatch
 				out.Batch = &id

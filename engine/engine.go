@@ -19,6 +19,7 @@ import (
 	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -34,18 +35,21 @@ import (
 // commit log entries older than this many batches are purged.
 const MinBatchesToRetain = 100
 
-// CrashPoint names a place in a batch where a driver may die.
-type CrashPoint string
+// CrashPoint names a place in a batch where a driver may die; the list
+// lives in package crashpoint, shared with the steps format and the fault
+// catalogue.
+type CrashPoint = crashpoint.Point
 
+// The crash points, in the order a batch passes them.
 const (
-	AfterOffsetsWrite CrashPoint = "after-offsets-write"
-	AfterStateCommit  CrashPoint = "after-state-commit"
-	AfterSinkWrite    CrashPoint = "after-sink-write"
-	AfterCommit       CrashPoint = "after-commit"
+	AfterOffsetsWrite = crashpoint.AfterOffsetsWrite
+	AfterStateCommit  = crashpoint.AfterStateCommit
+	AfterSinkWrite    = crashpoint.AfterSinkWrite
+	AfterCommit       = crashpoint.AfterCommit
 )
 
 // CrashPoints lists the points in the order a batch passes them.
-var CrashPoints = []CrashPoint{AfterOffsetsWrite, AfterStateCommit, AfterSinkWrite, AfterCommit}
+var CrashPoints = crashpoint.All()
 
 // CrashError is returned when the crash hook chose to die. The engine is
 // dead afterwards: the driver discards it and starts a new one on the same

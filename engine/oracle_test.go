@@ -32,6 +32,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"pgregory.net/rapid"
 )
 
@@ -560,7 +561,7 @@ func (o *oracle) execute(p oPlanned, replay bool) {
 			}
 			ms := int64(0) // §6.2: a null event time reads as 0
 			if !r.null {
-				ms = floorDiv(r.micros, 1000)
+				ms = intmath.FloorDiv(r.micros, 1000)
 			}
 			if perNode[i].count == 0 || ms > perNode[i].maxMs {
 				perNode[i].maxMs = ms
@@ -735,12 +736,4 @@ func (o *oracle) probe(e oExec, p oPlanned, input []oRow) {
 
 func fmtMs(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }

@@ -22,11 +22,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 )
 
-// Names of the faults. Crash-point faults are named "crash-" + the engine's
-// crash point (engine.CrashPoints); the simulator checks at run time that
-// the two lists agree.
+// Names of the faults. The crash-point faults are derived from package
+// crashpoint: "crash-" + the point (CrashAt), one per point, in its order.
 const (
 	// ProducerRetry: a send that in fact succeeded is retried; the copy
 	// keeps the original event time (the payload is resent as it was).
@@ -51,10 +52,10 @@ const (
 	// fault phase ends); under the min policy it holds the watermark back.
 	LaggingInput = "lagging-input"
 
-	CrashAfterOffsetsWrite = "crash-after-offsets-write"
-	CrashAfterStateCommit  = "crash-after-state-commit"
-	CrashAfterSinkWrite    = "crash-after-sink-write"
-	CrashAfterCommit       = "crash-after-commit"
+	CrashAfterOffsetsWrite = crashPrefix + string(crashpoint.AfterOffsetsWrite)
+	CrashAfterStateCommit  = crashPrefix + string(crashpoint.AfterStateCommit)
+	CrashAfterSinkWrite    = crashPrefix + string(crashpoint.AfterSinkWrite)
+	CrashAfterCommit       = crashPrefix + string(crashpoint.AfterCommit)
 	// CrashRandom: the driver dies at a random filesystem operation in the
 	// middle of a batch (the operation fails and every later one too).
 	CrashRandom = "crash-random"
@@ -72,8 +73,21 @@ const (
 	BrokerRestart = "broker-restart"
 )
 
+// crashPrefix makes a crash point's fault name.
+const crashPrefix = "crash-"
+
 // CrashAt is the fault name of a driver crash at an engine crash point.
-func CrashAt(point string) string { return "crash-" + point }
+func CrashAt(point string) string { return crashPrefix + point }
+
+// CrashPoint is the crash point whose fault is name: false for a fault that
+// is not a crash-after-* fault (crash-random included).
+func CrashPoint(name string) (crashpoint.Point, bool) {
+	rest, ok := strings.CutPrefix(name, crashPrefix)
+	if !ok {
+		return "", false
+	}
+	return crashpoint.Parse(rest)
+}
 
 // Classes group related faults (for reports and documentation).
 const (
@@ -175,7 +189,7 @@ func probability(name string, def, lo, hi float64, doc string) Knob {
 	return Knob{Name: name, Kind: Probability, Default: def, Min: lo, Max: hi, Doc: doc}
 }
 
-func duration(name string, def, lo, hi float64, doc string) Knob {
+func durationKnob(name string, def, lo, hi float64, doc string) Knob {
 	return Knob{Name: name, Kind: DurationMs, Default: def, Min: lo, Max: hi, LogScale: true, Doc: doc}
 }
 
@@ -202,16 +216,19 @@ func retryKnobs() []Knob {
 		probability("probability", 0.05, 0, 0.5, "chance that an event's send is retried"),
 		{Name: "copies_max", Kind: Int, Default: 1, Min: 1, Max: 5, Doc: "extra copies of a retried event, uniform in 1..copies_max"},
 		{Name: "gap", Kind: Choice, Default: 1, Choices: GapChoices, Doc: "distribution of the time between two sends"},
-		duration("gap_ms", 2*second, 10, 10*minute, "fixed gap, exponential mean or log-normal median"),
+		durationKnob("gap_ms", 2*second, 10, 10*minute, "fixed gap, exponential mean or log-normal median"),
 		{Name: "gap_sigma", Kind: Float, Default: 1, Min: 0.1, Max: 2.5, Doc: "log-normal sigma (gap: lognormal)"},
 		{Name: "offline_fraction", Kind: Probability, Default: 0, Min: 0, Max: 1, SwarmMax: 0.2,
 			Doc: "share of retries from clients that were offline: the gap is drawn log-uniformly in [offline_min_ms, offline_max_ms] instead"},
-		duration("offline_min_ms", 1*hour, 1*minute, 1*day, "shortest offline gap"),
-		duration("offline_max_ms", 4*hour, 1*minute, 1*day, "longest offline gap"),
+		durationKnob("offline_min_ms", 1*hour, 1*minute, 1*day, "shortest offline gap"),
+		durationKnob("offline_max_ms", 4*hour, 1*minute, 1*day, "longest offline gap"),
 	}
 }
 
-var catalogue = []Fault{
+// catalogue is every fault in its stable order (the order of Names, of
+// reports and of swarm draws): the workload faults, one crash-after-* fault
+// per crash point, then the rest.
+var catalogue = slices.Concat([]Fault{
 	{Name: ProducerRetry, Class: ClassProducer, Workload: true, Knobs: retryKnobs(),
 		Doc: "A producer retries a send that succeeded; the copy keeps the original event time."},
 	{Name: ProducerRetryRestamped, Class: ClassProducer, Workload: true, Knobs: retryKnobs(),
@@ -223,33 +240,30 @@ var catalogue = []Fault{
 		Doc: "Some producers' clocks are offset and drift; their event times are wrong by that much.",
 		Knobs: []Knob{
 			probability("producers_fraction", 0.2, 0, 1, "share of producers with a skewed clock"),
-			duration("offset_max_ms", 30*second, 100, 1*hour, "clock offset, uniform in ±offset_max_ms"),
+			durationKnob("offset_max_ms", 30*second, 100, 1*hour, "clock offset, uniform in ±offset_max_ms"),
 			{Name: "drift_ppm_max", Kind: Float, Default: 100, Min: 0, Max: 5000, Doc: "clock drift in parts per million, uniform in ±drift_ppm_max"},
 		}},
 	{Name: FutureTimestamp, Class: ClassClock, Workload: true,
 		Doc: "A few producers stamp events far in the future: the watermark jumps and honest events become late.",
 		Knobs: []Knob{
 			probability("producers_fraction", 0.01, 0, 0.2, "share of producers with a clock far ahead (at least one)"),
-			duration("ahead_ms", 1*day, 1*minute, 366*day, "how far ahead"),
+			durationKnob("ahead_ms", 1*day, 1*minute, 366*day, "how far ahead"),
 		}},
 	{Name: SourceSilence, Class: ClassSource, Workload: true,
 		Doc: "A whole source goes quiet (no events) for a while: its watermark input stalls.",
 		Knobs: []Knob{
 			sourceKnob("source index; -1: one drawn per run"),
 			{Name: "start_frac", Kind: Float, Default: 0.3, Min: 0, Max: 0.9, Doc: "start, as a fraction of the fault phase"},
-			duration("duration_ms", 2*minute, 1*second, 1*hour, "length of the silence (ends at the heal at the latest)"),
+			durationKnob("duration_ms", 2*minute, 1*second, 1*hour, "length of the silence (ends at the heal at the latest)"),
 		}},
 	{Name: LaggingInput, Class: ClassSource, Workload: true,
 		Doc: "One input among several is delayed, or dead until the heal; under the min policy it holds the watermark back.",
 		Knobs: []Knob{
 			sourceKnob("source index; -1: one drawn per run"),
-			duration("lag_ms", 1*minute, 1*second, 1*hour, "extra delay of every copy the source appends during the fault phase"),
+			durationKnob("lag_ms", 1*minute, 1*second, 1*hour, "extra delay of every copy the source appends during the fault phase"),
 			{Name: "dead", Kind: Bool, Default: 0, Doc: "the input appends nothing until the heal, then everything it held"},
 		}},
-	crashPoint(CrashAfterOffsetsWrite, "offsets/N written; nothing else"),
-	crashPoint(CrashAfterStateCommit, "offsets/N and state version N+1 written; sink not called"),
-	crashPoint(CrashAfterSinkWrite, "the sink holds batch N; commits/N not written: the batch is replayed"),
-	crashPoint(CrashAfterCommit, "commits/N written; the next batch not planned"),
+}, crashFaults(), []Fault{
 	{Name: CrashRandom, Class: ClassCrash,
 		Doc:   "The driver dies at a random filesystem operation mid-batch: the operation fails and so does everything after it.",
 		Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}},
@@ -271,11 +285,17 @@ var catalogue = []Fault{
 		Knobs: []Knob{
 			{Name: "at_frac", Kind: Float, Default: 0.5, Min: 0.05, Max: 0.95, Doc: "when, as a fraction of the fault phase"},
 		}},
-}
+})
 
-func crashPoint(name, doc string) Fault {
-	return Fault{Name: name, Class: ClassCrash, Doc: "The driver dies at " + strings.TrimPrefix(name, "crash-") + ", leaving the checkpoint with " + doc + ".",
-		Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}}
+// crashFaults is a crash-after-* fault per crash point, in the points' order.
+func crashFaults() []Fault {
+	var out []Fault
+	for _, p := range crashpoint.Infos() {
+		out = append(out, Fault{Name: CrashAt(string(p.Point)), Class: ClassCrash,
+			Doc:   "The driver dies at " + string(p.Point) + ", leaving the checkpoint with " + p.Leaves + ".",
+			Knobs: []Knob{probability("rate", 0.05, 0.005, 0.3, "chance per batch in the fault phase")}})
+	}
+	return out
 }
 
 // Catalogue returns every fault, in a stable order. The result is a copy.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 )
 
 var kebab = regexp.MustCompile(`^[a-z]+(-[a-z]+)*$`)
@@ -70,6 +72,38 @@ func TestCatalogue(t *testing.T) {
 	c[0].Knobs[0].Default = 42
 	if Catalogue()[0].Knobs[0].Default == 42 {
 		t.Error("Catalogue shares its knobs")
+	}
+}
+
+// TestCrashFaultsFromPoints: one crash-after-* fault per crash point, in
+// the points' order, named and documented as before the list moved to
+// package crashpoint (scenario files and PRNG stream names use the names).
+func TestCrashFaultsFromPoints(t *testing.T) {
+	want := []string{"crash-after-offsets-write", "crash-after-state-commit", "crash-after-sink-write", "crash-after-commit"}
+	if got := []string{CrashAfterOffsetsWrite, CrashAfterStateCommit, CrashAfterSinkWrite, CrashAfterCommit}; !slices.Equal(got, want) {
+		t.Fatalf("constants %v", got)
+	}
+	names := Names()
+	i := slices.Index(names, want[0])
+	if i < 0 || i+len(want) > len(names) || !slices.Equal(names[i:i+len(want)], want) || names[i-1] != LaggingInput || names[i+len(want)] != CrashRandom {
+		t.Fatalf("catalogue order %v", names)
+	}
+	for k, p := range crashpoint.All() {
+		f, ok := Lookup(want[k])
+		if !ok || f.Class != ClassCrash || len(f.Knobs) != 1 || f.Knobs[0].Name != "rate" {
+			t.Fatalf("%s: %+v", want[k], f)
+		}
+		if got, ok := CrashPoint(want[k]); !ok || got != p {
+			t.Errorf("CrashPoint(%q) = %q, %v", want[k], got, ok)
+		}
+	}
+	if f, _ := Lookup(CrashAfterSinkWrite); f.Doc != "The driver dies at after-sink-write, leaving the checkpoint with the sink holds batch N; commits/N not written: the batch is replayed." {
+		t.Errorf("doc %q", f.Doc)
+	}
+	for _, name := range []string{CrashRandom, "crash-", "crash-after", ProducerRetry, "after-commit"} {
+		if p, ok := CrashPoint(name); ok {
+			t.Errorf("CrashPoint(%q) = %q", name, p)
+		}
 	}
 }
 
@@ -255,16 +289,27 @@ func TestMissing(t *testing.T) {
 	}
 }
 
-func TestParseDurationMs(t *testing.T) {
-	for s, want := range map[string]int64{"250ms": 250, "30s": 30_000, "1h30m": 5_400_000, "2d": 172_800_000, "1d12h": 129_600_000} {
-		got, err := ParseDurationMs(s)
-		if err != nil || got != want {
-			t.Errorf("%s: %d %v, want %d", s, got, err, want)
+// TestDurationKnobStrings: a duration knob written as a string is read
+// with package duration's grammar, as every other duration of a scenario.
+func TestDurationKnobStrings(t *testing.T) {
+	for _, tc := range []struct {
+		fault, knob, in string
+		want            float64
+	}{
+		{ProducerRetry, "gap_ms", "250ms", 250}, // gap_ms takes [10ms, 10m]
+		{ProducerRetry, "gap_ms", "30s", 30_000},
+		{FutureTimestamp, "ahead_ms", "1h30m", 5_400_000}, // ahead_ms takes [1m, 366d]
+		{FutureTimestamp, "ahead_ms", "2d", 172_800_000},
+		{FutureTimestamp, "ahead_ms", "1d12h", 129_600_000},
+		{FutureTimestamp, "ahead_ms", "10 minutes", 600_000},
+	} {
+		if got, err := ParseValue(tc.fault, tc.knob, tc.in); err != nil || got != tc.want {
+			t.Errorf("%s: %v %v, want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, s := range []string{"", "soon", "-1s", "d"} {
-		if _, err := ParseDurationMs(s); err == nil && s != "" {
-			t.Errorf("%q accepted", s)
+	for _, s := range []string{"", "soon", "-1s", "d", "1ns", "90"} {
+		if v, err := ParseValue(FutureTimestamp, "ahead_ms", s); err == nil {
+			t.Errorf("%q accepted as %v", s, v)
 		}
 	}
 	if v, err := ParseValue(ProducerRetry, "gap_ms", 2*time.Second); err != nil || v != 2000 {

@@ -9,12 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dedupsim/dedupsim/internal/duration"
 )
 
 // Knobs pins knob values of one fault by knob name. A value is a number
-// (milliseconds for a duration), a duration string ("30s", "2h", "1d"), a
-// choice's name, or a bool, as the knob's kind wants. Knobs not given take
-// their default (or, in swarm mode, a drawn value).
+// (milliseconds for a duration), a duration string ("30s", "2h", "1d",
+// "10 minutes": package duration's grammar), a choice's name, or a bool, as
+// the knob's kind wants. Knobs not given take their default (or, in swarm
+// mode, a drawn value).
 type Knobs map[string]any
 
 // Plan says which faults a run wants.
@@ -280,11 +283,11 @@ func parseValue(k *Knob, v any) (float64, error) {
 		case time.Duration:
 			x = float64(d) / float64(time.Millisecond)
 		case string:
-			ms, err := ParseDurationMs(d)
+			dur, err := duration.Parse(d)
 			if err != nil {
 				return 0, err
 			}
-			x = float64(ms)
+			x = float64(dur / time.Millisecond)
 		default:
 			n, ok := number(v)
 			if !ok {
@@ -339,30 +342,6 @@ func number(v any) (float64, bool) {
 		return float64(n), true
 	}
 	return 0, false
-}
-
-// ParseDurationMs reads a duration as Go writes it ("250ms", "30s", "1h30m")
-// with a "d" unit for days allowed as the leading part ("2d", "1d12h").
-func ParseDurationMs(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	days := int64(0)
-	if i := strings.IndexByte(t, 'd'); i > 0 {
-		n, err := strconv.ParseInt(t[:i], 10, 64)
-		if err == nil {
-			days, t = n, t[i+1:]
-		}
-	}
-	var d time.Duration
-	if t != "" {
-		var err error
-		if d, err = time.ParseDuration(t); err != nil {
-			return 0, fmt.Errorf("want a duration such as \"30s\", \"2h\" or \"1d\", got %q", s)
-		}
-	}
-	if days < 0 || d < 0 {
-		return 0, fmt.Errorf("negative duration %q", s)
-	}
-	return days*86_400_000 + d.Milliseconds(), nil
 }
 
 func unknownFault(name string) error {

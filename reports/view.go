@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
 )
@@ -87,7 +88,7 @@ func findingViews(r *result.Run) []findingView {
 			ev := exampleView{Example: e, Spread: spread(e.Timeline)}
 			for _, s := range e.Timeline {
 				sv := stepView{Copy: s.Copy, Fault: s.Fault, Outcome: s.Outcome, InTable: s.InTable,
-					EventTime: stamp{rel(floorDiv(s.EventTimeUs, 1000), start), isoUs(s.EventTimeUs)},
+					EventTime: stamp{rel(intmath.FloorDiv(s.EventTimeUs, 1000), start), isoUs(s.EventTimeUs)},
 					Appended:  stampMs(s.AppendedAtMs, start), Batch: "never read"}
 				if s.BatchID >= 0 {
 					sv.Batch = fmt.Sprint(s.BatchID)
@@ -133,12 +134,4 @@ func spread(steps []check.Step) string {
 	}
 	return fmt.Sprintf("copies %d and %d: appended %s apart, event times %s apart", lo.Copy, hi.Copy,
 		check.Dur(hi.AppendedAtMs-lo.AppendedAtMs), gapDur(float64(hi.EventTimeUs-lo.EventTimeUs)/1000))
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/docker/go-units"
 	"github.com/shirou/gopsutil/v4/mem"
 
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/sim"
 )
 
@@ -159,7 +160,7 @@ func (e *MemoryError) Error() string {
 	return fmt.Sprintf("%s: the run would need about %s, above the memory budget of %s (%s): %s copies predicted "+
 		"(%s events/s x %s x copy factor %.2f) at about %s per copy, plus %s fixed; shorten fault_phase/heal_phase, lower the rate, or raise the budget",
 		ref, size(p.PeakBytes), size(float64(e.Budget.Bytes)), e.Budget.From, count(p.Copies),
-		rate(p.RatePerSec), sim.FormatDuration(p.Duration.Truncate(time.Millisecond)), p.CopyFactor,
+		rate(p.RatePerSec), duration.Format(p.Duration.Truncate(time.Millisecond)), p.CopyFactor,
 		size(p.BytesPerCopy), size(p.FixedBytes))
 }
 

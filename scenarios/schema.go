@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/check"
 )
@@ -102,7 +103,7 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := sim.ParseDuration(s.Value); err != nil {
+		if _, err := duration.Parse(s.Value); err != nil {
 			return w.errAt(s, path, "%v", err)
 		}
 		return nil
@@ -336,7 +337,7 @@ func (w *walker) knob(fault string, k *faults.Knob, n *yaml.Node, path string) e
 			}
 			v = x
 		case "!!str":
-			d, err := sim.ParseDuration(n.Value)
+			d, err := duration.Parse(n.Value)
 			if err != nil {
 				return w.errAt(n, path, "%v", err)
 			}
@@ -378,7 +379,7 @@ func knobDomain(k *faults.Knob) string {
 	case faults.Choice:
 		return orList(k.Choices)
 	case faults.DurationMs:
-		ms := func(x float64) string { return sim.FormatDuration(time.Duration(x) * time.Millisecond) }
+		ms := func(x float64) string { return duration.Format(time.Duration(x) * time.Millisecond) }
 		return fmt.Sprintf("[%s, %s] (a duration such as 30s, or milliseconds)", ms(k.Min), ms(k.Max))
 	case faults.Int:
 		return fmt.Sprintf("a whole number in [%s, %s]", num(k.Min), num(k.Max))
@@ -499,7 +500,7 @@ func fmtDefault(v reflect.Value) string {
 	case sim.QueryText:
 		return "query (dropDuplicatesWithinWatermark on [id], watermark ts 1 minute, a table sink)"
 	case sim.Duration:
-		return sim.FormatDuration(time.Duration(x))
+		return duration.Format(time.Duration(x))
 	case string:
 		return strconv.Quote(x)
 	case float64:

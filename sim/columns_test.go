@@ -227,34 +227,6 @@ func TestColumnsRefused(t *testing.T) {
 	}
 }
 
-// TestParseDuration: whole milliseconds with a unit; nothing below 1ms
-// silently becomes 0, nothing overflows.
-func TestParseDuration(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"30s", 30 * time.Second}, {"250ms", 250 * time.Millisecond}, {"2d", 48 * time.Hour}, {"1d12h", 36 * time.Hour},
-		{"10 minutes", 10 * time.Minute}, {"1 day 3 hours", 27 * time.Hour}, {"0s", 0}, {"366d", 366 * 24 * time.Hour},
-		{"1500000us", 1500 * time.Millisecond},
-	} {
-		got, err := ParseDuration(tc.in)
-		if err != nil || got != tc.want {
-			t.Errorf("%q: %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"", "30", "1.5", "1ns", "1500us", "-1s", "-2d", "500 microseconds", "soon", "100000000000000000d", "9999999999h", "1e400s"} {
-		if d, err := ParseDuration(bad); err == nil {
-			t.Errorf("%q accepted as %v", bad, d)
-		}
-	}
-	for d, want := range map[time.Duration]string{0: "0s", time.Millisecond: "1ms", 24 * time.Hour: "1d", 90 * time.Minute: "1h30m", 366 * 24 * time.Hour: "366d", 1500 * time.Millisecond: "1s500ms"} {
-		if got := FormatDuration(d); got != want {
-			t.Errorf("FormatDuration(%v) = %s, want %s", time.Duration(d), got, want)
-		}
-	}
-}
-
 // TestFieldErrorPaths: a value outside its domain names its field (as a
 // scenario file writes it) and the range in human units.
 func TestFieldErrorPaths(t *testing.T) {

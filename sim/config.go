@@ -13,6 +13,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/internal/duration"
 )
 
 // Config is one simulated run, apart from the seed. The zero value of a
@@ -227,111 +228,17 @@ func (d Duration) Ms() int64 { return time.Duration(d).Milliseconds() }
 
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// UnmarshalYAML reads a duration with a unit (see ParseDuration).
+// UnmarshalYAML reads a duration with a unit (see duration.Parse).
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: want a duration such as 30s", n.Line)
 	}
-	v, err := ParseDuration(n.Value)
+	v, err := duration.Parse(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	*d = Duration(v)
 	return nil
-}
-
-// maxDays keeps a day count's nanoseconds within int64.
-const maxDays = math.MaxInt64 / int64(24*time.Hour)
-
-// ParseDuration reads a duration with a unit: a Go duration ("250ms",
-// "1h30m"), days ("2d", "1d12h") or a Spark interval ("10 minutes",
-// "1 day 3 hours", truncated to the millisecond as Spark's delays are). A
-// bare number is refused (milliseconds or seconds? the file should say),
-// and so is a negative duration, one that overflows, and one that is not
-// a whole number of milliseconds: the simulator's clock ticks in
-// milliseconds, and "1ns" must not silently become 0 (the default).
-func ParseDuration(text string) (time.Duration, error) {
-	s := strings.TrimSpace(text)
-	if s == "" {
-		return 0, errors.New("empty: want a duration such as 30s, 10 minutes or 2d")
-	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return 0, fmt.Errorf("%q has no unit: want a duration such as 30s, 10 minutes or 2d", s)
-	}
-	if !strings.ContainsAny(s, " \t") {
-		// A Go duration, with an optional leading day count.
-		rest, days := s, int64(0)
-		if i := strings.IndexByte(s, 'd'); i > 0 {
-			n, err := strconv.ParseInt(s[:i], 10, 64)
-			if err == nil {
-				if n < 0 || n > maxDays {
-					return 0, fmt.Errorf("%q: want a duration between 0 and %dd", s, maxDays)
-				}
-				days, rest = n, s[i+1:]
-			}
-		}
-		var d time.Duration
-		if rest != "" {
-			var err error
-			if d, err = time.ParseDuration(rest); err != nil {
-				if strings.Contains(err.Error(), "invalid duration") {
-					return 0, fmt.Errorf("%q is not a duration (want 30s, 10 minutes or 2d)", s)
-				}
-				return 0, fmt.Errorf("%q: want a duration between 0 and %dd", s, maxDays)
-			}
-		}
-		if d < 0 || strings.HasPrefix(rest, "-") {
-			return 0, fmt.Errorf("%q is negative: want a duration of 0 or more", s)
-		}
-		day := int64(24 * time.Hour)
-		if days > (math.MaxInt64-int64(d))/day {
-			return 0, fmt.Errorf("%q: want a duration between 0 and %dd", s, maxDays)
-		}
-		total := time.Duration(days*day) + d
-		if total%time.Millisecond != 0 {
-			return 0, fmt.Errorf("%q is not a whole number of milliseconds (the simulator's clock ticks in ms)", s)
-		}
-		return total, nil
-	}
-	ms, err := query.ParseDelay(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (want 30s, 10 minutes or 2d): %v", s, err)
-	}
-	if ms == 0 && strings.ContainsAny(s, "123456789") {
-		return 0, fmt.Errorf("%q is below 1ms (the simulator's clock ticks in ms)", s)
-	}
-	if ms > int64(math.MaxInt64/time.Millisecond) {
-		return 0, fmt.Errorf("%q: want a duration between 0 and %dd", s, maxDays)
-	}
-	return time.Duration(ms) * time.Millisecond, nil
-}
-
-// FormatDuration writes d in the units a person reads: "250ms", "30s",
-// "10m", "1h30m", "366d", "1d12h".
-func FormatDuration(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	neg := d < 0
-	if neg {
-		d = -d
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	units := []struct {
-		n    time.Duration
-		name string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "µs"}, {1, "ns"}}
-	for _, u := range units {
-		if q := d / u.n; q > 0 {
-			b.WriteString(strconv.FormatInt(int64(q), 10))
-			b.WriteString(u.name)
-			d -= q * u.n
-		}
-	}
-	return b.String()
 }
 
 // MarshalYAML writes the Go form.
@@ -481,9 +388,9 @@ func enumErr(path, got string, choices []string) *FieldError {
 func fmtValue(v any) string {
 	switch x := v.(type) {
 	case Duration:
-		return FormatDuration(time.Duration(x))
+		return duration.Format(time.Duration(x))
 	case time.Duration:
-		return FormatDuration(x)
+		return duration.Format(x)
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
@@ -575,7 +482,7 @@ func durationIn(path string, d Duration, lo, hi time.Duration) error {
 		return outOf(path, d)
 	}
 	if time.Duration(d)%time.Millisecond != 0 {
-		return fieldErr(path, "%s is not a whole number of milliseconds (the simulator's clock ticks in ms)", FormatDuration(time.Duration(d)))
+		return fieldErr(path, "%s is not a whole number of milliseconds (the simulator's clock ticks in ms)", duration.Format(time.Duration(d)))
 	}
 	return nil
 }
@@ -651,7 +558,7 @@ func (d Dist) validate(path string) error {
 		}
 	case DistUniform:
 		if d.Max < d.Mean {
-			return fieldErr(path+".max", "%s is below mean (the lower bound) %s: want %s", FormatDuration(time.Duration(d.Max)), FormatDuration(time.Duration(d.Mean)), Domain("sources[].send_delay.max"))
+			return fieldErr(path+".max", "%s is below mean (the lower bound) %s: want %s", duration.Format(time.Duration(d.Max)), duration.Format(time.Duration(d.Mean)), Domain("sources[].send_delay.max"))
 		}
 	default:
 		return enumErr(path+".kind", d.Kind, []string{DistFixed, DistExponential, DistLogNormal, DistUniform})
@@ -780,13 +687,13 @@ func (c Config) prepare() (*prepared, error) {
 	}
 	if c.HealPhase < c.TriggerInterval {
 		return nil, fieldErr("heal_phase", "%s is shorter than trigger_interval %s: the phases need at least one trigger of heal, want %s",
-			FormatDuration(time.Duration(c.HealPhase)), FormatDuration(time.Duration(c.TriggerInterval)), Domain("heal_phase"))
+			duration.Format(time.Duration(c.HealPhase)), duration.Format(time.Duration(c.TriggerInterval)), Domain("heal_phase"))
 	}
 	if err := durationIn("heal_phase", c.HealPhase, time.Duration(c.TriggerInterval), maxRun); err != nil {
 		return nil, err
 	}
 	if total := time.Duration(c.FaultPhase + c.HealPhase); total > maxRun {
-		return nil, fieldErr("heal_phase", "%s after a fault phase of %s: the phases last at most 366d in all", FormatDuration(time.Duration(c.HealPhase)), FormatDuration(time.Duration(c.FaultPhase)))
+		return nil, fieldErr("heal_phase", "%s after a fault phase of %s: the phases last at most 366d in all", duration.Format(time.Duration(c.HealPhase)), duration.Format(time.Duration(c.FaultPhase)))
 	}
 	if err := durationIn("downtime", c.Downtime, time.Millisecond, 24*time.Hour); err != nil {
 		return nil, err
@@ -997,7 +904,7 @@ func (l *rowLayout) check(q *query.Query, which string) error {
 	// as deterministic as with memory, but byte figures (memoryUsedBytes,
 	// sstable sizes) come from Pebble's allocator and may differ between
 	// runs, so byte-identical histories are promised for memory only.
-	if q.Sink.Kind == query.SinkMerge {
+	if len(q.Sink.Keys) > 0 { // the parser admits sink.keys only for a kind that takes them
 		cols := l.columns()
 		for _, k := range q.Sink.Keys {
 			if k == CopyColumn || !slices.Contains(cols, k) {

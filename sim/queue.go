@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"slices"
+
+	"github.com/dedupsim/dedupsim/internal/intmath"
 )
 
 // sendQueue holds scheduled copies until processing time reaches them. It
@@ -30,7 +32,7 @@ func newSendQueue(originUs, widthUs int64) sendQueue {
 }
 
 func (q *sendQueue) bucket(atUs int64) int64 {
-	return floorDiv(atUs-q.originUs, q.widthUs)
+	return intmath.FloorDiv(atUs-q.originUs, q.widthUs)
 }
 
 func (q *sendQueue) push(p pending) {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -32,6 +33,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/trace"
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -122,7 +124,7 @@ type world struct {
 	restart     history.Restart
 
 	// Engine and disk faults.
-	crashR     []*chance // per engine.CrashPoints; nil: off
+	crashR     []*chance // per crashpoint.All(); nil: off
 	randomR    *chance   // crash-random
 	diskR      *chance   // power-loss and tear draws
 	lostP      float64
@@ -150,9 +152,6 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 	w.endUs = w.healUs + p.HealPhase.Ms()*1000
 	w.nowMs = p.startMs
 	w.genUs = w.startUs - 1
-	if err := checkCrashPoints(); err != nil {
-		return nil, err
-	}
 	var err error
 	if p.Plan.Swarm {
 		w.set, err = p.Plan.Draw(Stream(seed, "swarm"), func(name string) bool {
@@ -199,19 +198,10 @@ func (w *world) chooseSources() {
 	w.lagSource = pick(faults.LaggingInput)
 }
 
-func checkCrashPoints() error {
-	for _, cp := range engine.CrashPoints {
-		if _, ok := faults.Lookup(faults.CrashAt(string(cp))); !ok {
-			return fmt.Errorf("sim: engine crash point %s has no fault %s in the catalogue", cp, faults.CrashAt(string(cp)))
-		}
-	}
-	return nil
-}
-
 func (w *world) setupEngineFaults() {
 	s := w.set
-	w.crashR = make([]*chance, len(engine.CrashPoints))
-	for i, cp := range engine.CrashPoints {
+	w.crashR = make([]*chance, len(crashpoint.All()))
+	for i, cp := range crashpoint.All() {
 		if name := faults.CrashAt(string(cp)); s.On(name) {
 			w.crashR[i] = &chance{Stream(w.seed, "fault/"+name), s.Value(name, "rate")}
 		}
@@ -382,7 +372,7 @@ func (w *world) appendUntil(tMs int64) error {
 func (w *world) generateUntil(tUs int64) {
 	stepUs := w.intervalMs * 1000
 	for w.genUs < tUs {
-		next := min(w.startUs+(floorDiv(w.genUs-w.startUs, stepUs)+1)*stepUs, w.endUs)
+		next := min(w.startUs+(intmath.FloorDiv(w.genUs-w.startUs, stepUs)+1)*stepUs, w.endUs)
 		for _, g := range w.gens {
 			w.generate(g, next)
 		}
@@ -462,7 +452,7 @@ func (w *world) crashHook(p engine.CrashPoint, batchID int64) bool {
 	if w.nowMs >= w.healUs/1000 {
 		return false
 	}
-	i := slices.Index(engine.CrashPoints, p)
+	i := crashpoint.Index(p)
 	if i < 0 || w.crashR[i] == nil {
 		return false
 	}
@@ -662,19 +652,15 @@ type simSink struct {
 	inner sink.Sink
 }
 
+// newSimSink wraps the query's in-memory sink (trace.NewSink, from the
+// kind's descriptor). A sink without a table keeps nothing there (the
+// foreachBatch sink is built to forget its deliveries): they are in the
+// history.
 func newSimSink(w *world, inner sink.Sink) *simSink {
-	if _, ok := inner.(*sink.ForeachBatch); ok {
-		inner = nil // deliveries are in the history; do not keep them twice
-	}
 	return &simSink{w: w, inner: inner}
 }
 
-func (s *simSink) Description() string {
-	if s.inner == nil {
-		return "ForeachBatchSink"
-	}
-	return s.inner.Description()
-}
+func (s *simSink) Description() string { return s.inner.Description() }
 
 func (s *simSink) AddBatch(b sink.Batch) error {
 	if s.w.disk.dead {
@@ -705,10 +691,7 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 	return nil
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
+// floorDiv is intmath.FloorDiv (Java's Math.floorDiv, which Spark turns
+// micros into millis with) under the name the history-recording code here
+// uses.
+var floorDiv = intmath.FloorDiv

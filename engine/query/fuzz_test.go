@@ -138,23 +138,3 @@ func FuzzParseQuery(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParseDelay(f *testing.F) {
-	for _, s := range []string{"10 seconds", "1 day -1 hour", "INTERVAL '10' SECOND", "1h30m", "-1 second", "1.5 seconds", "interval '1 day'"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ms, err := ParseDelay(s)
-		if err != nil {
-			return
-		}
-		if ms < 0 {
-			t.Fatalf("ParseDelay(%q) = %d < 0", s, ms)
-		}
-		// A parsed delay written back as milliseconds parses to itself.
-		back, err := ParseDelay(fmt.Sprintf("%d milliseconds", ms))
-		if err != nil || back != ms {
-			t.Fatalf("ParseDelay(%q) = %d, but %d milliseconds parses to %d, %v", s, ms, ms, back, err)
-		}
-	})
-}

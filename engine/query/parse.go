@@ -11,6 +11,9 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/duration"
 )
 
 // The schema, one list of field names per mapping. The order is the order
@@ -23,7 +26,7 @@ var (
 	sinkFields      = []string{"kind", "app_id", "generate_app_id", "lookback", "keys"}
 
 	apis        = []string{string(DropDuplicates), string(DropDuplicatesWithinWatermark), string(BatchDropDuplicates)}
-	sinkKinds   = []string{string(SinkForeachBatch), string(SinkTable), string(SinkMerge), string(SinkAppend)}
+	sinkKinds   = sink.Names()
 	stateStores = []string{StateStoreMemory, StateStorePebble}
 	policies    = []string{PolicyMin, PolicyMax}
 
@@ -678,7 +681,7 @@ func (p *parser) sink(n *yaml.Node, s *Sink) (sinkFieldNodes, error) {
 			var sc *yaml.Node
 			if sc, err = p.scalar(f.val, fpath, `an interval such as "7 days"`); err == nil {
 				var micros int64
-				if micros, err = parseInterval(sc.Value); err == nil && micros < 0 {
+				if micros, err = duration.Interval(sc.Value); err == nil && micros < 0 {
 					err = fmt.Errorf("lookback (%s) should not be negative", sc.Value)
 				}
 				if err != nil {
@@ -703,27 +706,33 @@ func (p *parser) checkSink(q *Query, sinkKey *yaml.Node, nodes sinkFieldNodes) e
 		return nil
 	}
 	kind := q.Sink.Kind
-	if nodes.appID != nil && kind != SinkTable {
-		return p.errAt(nodes.appID, "sink.app_id", "only for sink kind %s (kind is %s)", SinkTable, kind)
+	d, _ := sink.Lookup(kind) // the enum check admitted only known kinds
+	// notTaken refuses a sink field the kind does not take, naming the
+	// kinds that do.
+	notTaken := func(n *yaml.Node, option string) error {
+		if n == nil || d.Takes(option) {
+			return nil
+		}
+		return p.errAt(n, "sink."+option, "only for sink kind %s (kind is %s)", sink.OrList(sink.Taking(option)), kind)
+	}
+	if err := notTaken(nodes.appID, "app_id"); err != nil {
+		return err
 	}
 	if nodes.genAppID != nil {
-		if kind != SinkTable {
-			return p.errAt(nodes.genAppID, "sink.generate_app_id", "only for sink kind %s (kind is %s)", SinkTable, kind)
+		if err := notTaken(nodes.genAppID, "generate_app_id"); err != nil {
+			return err
 		}
 		if nodes.appID != nil && q.Sink.GenerateAppID {
 			return p.errAt(nodes.genAppID, "sink.generate_app_id", "cannot be combined with app_id (line %d)", nodes.appID.Line)
 		}
 	}
 	if nodes.lookback != nil {
-		if kind != SinkMerge {
-			return p.errAt(nodes.lookback, "sink.lookback", "only for sink kind %s (kind is %s)", SinkMerge, kind)
+		if err := notTaken(nodes.lookback, "lookback"); err != nil {
+			return err
 		}
 		if q.EventTimeColumn() == "" {
 			return p.errAt(nodes.lookback, "sink.lookback", "needs a watermark: the lookback compares the table's event-time column, and the query has none")
 		}
 	}
-	if nodes.keys != nil && kind != SinkMerge {
-		return p.errAt(nodes.keys, "sink.keys", "only for sink kind %s (kind is %s)", SinkMerge, kind)
-	}
-	return nil
+	return notTaken(nodes.keys, "keys")
 }

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
 // API is the Spark call that deduplicates.
@@ -43,15 +45,16 @@ type Source struct {
 	Watermark *Watermark
 }
 
-// SinkKind says where the dedup's output goes.
-type SinkKind string
+// SinkKind says where the dedup's output goes. The kinds, and what each
+// takes, are package sink's descriptors (sink.Kinds).
+type SinkKind = sink.Kind
 
 // The sink kinds of exec-format.md.
 const (
-	SinkForeachBatch SinkKind = "foreachBatch"
-	SinkTable        SinkKind = "table"
-	SinkMerge        SinkKind = "merge"
-	SinkAppend       SinkKind = "append"
+	SinkForeachBatch = sink.KindForeachBatch
+	SinkTable        = sink.KindTable
+	SinkMerge        = sink.KindMerge
+	SinkAppend       = sink.KindAppend
 )
 
 // Sink is the `sink:` section.
@@ -175,6 +178,18 @@ func (q *Query) EventTimeColumn() string {
 		return w.Column
 	}
 	return ""
+}
+
+// SinkSettings is what a sink of the query is built from: the sink
+// section, the merge sink's match columns defaulted to the dedup keys, and
+// the event-time column that decoding a row needs.
+func (q *Query) SinkSettings() sink.Settings {
+	keys := q.Sink.Keys
+	if len(keys) == 0 {
+		keys = q.Keys
+	}
+	return sink.Settings{Kind: q.Sink.Kind, AppID: q.Sink.AppID, GenerateAppID: q.Sink.GenerateAppID,
+		HasLookback: q.Sink.HasLookback, LookbackMs: q.Sink.LookbackMs, MatchKeys: keys, EventTimeColumn: q.EventTimeColumn()}
 }
 
 // DelayMs is the delay of the first watermarked source, 0 when there is none.

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
 )
@@ -25,7 +25,7 @@ func render(steps []Step, q *query.Query) []byte {
 			if st.CrashBatch >= 0 {
 				fmt.Fprintf(&b, `{"crash": %q, "batch": %d}`, st.Crash, st.CrashBatch)
 			} else {
-				b.WriteString(`{"crash": "` + st.Crash + `"}`)
+				b.WriteString(`{"crash": "` + string(st.Crash) + `"}`)
 			}
 		case RowsStep:
 			b.WriteString(`{"sources": {`)
@@ -103,7 +103,7 @@ func FuzzParseSteps(f *testing.F) {
 			switch st.Kind {
 			case RestartStep:
 			case CrashStep:
-				if !slices.Contains(CrashPoints, st.Crash) {
+				if crashpoint.Index(st.Crash) < 0 {
 					t.Fatalf("crash point %q", st.Crash)
 				}
 			case RowsStep:

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
 )
@@ -66,8 +67,8 @@ type Step struct {
 	// still creates a new offset and so a batch; a source not named has
 	// none. {"rows": [...]} names the query's only source.
 	Rows map[string][]row.Row
-	// Crash is the crash point (CrashStep only), one of CrashPoints.
-	Crash string
+	// Crash is the crash point (CrashStep only).
+	Crash crashpoint.Point
 	// Once (rows steps) runs exactly one batch after appending, as one
 	// processing-time trigger does, instead of the data batch and every
 	// no-data batch (processAllAvailable). Traces exported from the
@@ -77,22 +78,6 @@ type Step struct {
 	// "batch": N}), or -1 for the next batch that reaches the point. A
 	// batch id reaches no-data batches, which no input line can target.
 	CrashBatch int64
-}
-
-// The crash points, in the order a batch passes them.
-const (
-	AfterOffsetsWrite = "after-offsets-write"
-	AfterStateCommit  = "after-state-commit"
-	AfterSinkWrite    = "after-sink-write"
-	AfterCommit       = "after-commit"
-)
-
-// CrashPoints lists the crash points in the order a batch passes them.
-// (Validation does not read this variable, so changing it changes nothing.)
-var CrashPoints = []string{AfterOffsetsWrite, AfterStateCommit, AfterSinkWrite, AfterCommit}
-
-func crashPoints() []string {
-	return []string{AfterOffsetsWrite, AfterStateCommit, AfterSinkWrite, AfterCommit}
 }
 
 // stepFields are the fields a step line may have; exactly one per line.
@@ -163,9 +148,10 @@ func NewReader(filename string, r io.Reader, q *query.Query) (*Reader, error) {
 		q:    q,
 		dec:  row.NewDecoder(q.Keys, q.EventTimeColumn()),
 	}
-	// The merge sink matches on its own columns: a row that lacks one
-	// would be matched on nothing, so it is refused here, with its line.
-	if q.Sink.Kind == query.SinkMerge && len(q.Sink.Keys) > 0 {
+	// A sink with its own match columns (sink.keys: the parser admits them
+	// only for a kind that takes them, merge) would match a row that lacks
+	// one on nothing, so such a row is refused here, with its line.
+	if len(q.Sink.Keys) > 0 {
 		p.sinkDec = row.NewDecoder(q.Sink.Keys, q.EventTimeColumn())
 	}
 	return &Reader{p: p, br: bufio.NewReaderSize(r, 64<<10), rows: make([]int64, len(q.Sources))}, nil
@@ -433,12 +419,13 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 		}
 	case "crash":
 		st.Kind = CrashStep
-		var point string
-		if err := json.Unmarshal(kind.val, &point); err != nil {
-			return Step{}, p.errorf(lineNo, "crash", "want a crash point string (one of %s), got %s", strings.Join(crashPoints(), ", "), kindOf(kind.val))
+		var name string
+		if err := json.Unmarshal(kind.val, &name); err != nil {
+			return Step{}, p.errorf(lineNo, "crash", "want a crash point string (one of %s), got %s", crashpoint.List(), kindOf(kind.val))
 		}
-		if !slices.Contains(crashPoints(), point) {
-			return Step{}, p.errorf(lineNo, "crash", "unknown crash point %q (want %s)", point, strings.Join(crashPoints(), ", "))
+		point, ok := crashpoint.Parse(name)
+		if !ok {
+			return Step{}, p.errorf(lineNo, "crash", "unknown crash point %q (want %s)", name, crashpoint.List())
 		}
 		st.Crash = point
 		if batch != nil {

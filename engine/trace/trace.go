@@ -16,11 +16,11 @@ import (
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/state"
 	"github.com/dedupsim/dedupsim/engine/steps"
+	"github.com/dedupsim/dedupsim/internal/intmath"
 )
 
 // Options configure a run.
@@ -96,32 +96,15 @@ type clock struct{ ms int64 }
 
 func (c *clock) NowMs() int64 { return c.ms }
 
-// NewSink builds the query's sink.
+// NewSink builds the query's sink, in memory (sink.Descriptor.New). A kind
+// the parser never saw (a Query built in code with no sink kind) is the
+// parser's default, foreachBatch.
 func NewSink(q *query.Query) sink.Sink {
-	switch q.Sink.Kind {
-	case "table":
-		return &sink.Table{AppID: q.Sink.AppID, PerRun: q.Sink.GenerateAppID}
-	case "merge":
-		keys := q.Sink.Keys
-		if len(keys) == 0 {
-			keys = q.Keys
-		}
-		dec := row.NewDecoder(keys, q.EventTimeColumn())
-		return &sink.Merge{HasLookback: q.Sink.HasLookback, LookbackMs: q.Sink.LookbackMs, Key: func(r row.Row) ([]byte, error) {
-			var d row.Row
-			if err := dec.Decode(r.Data, &d); err != nil {
-				// The steps parser refuses such rows; any other driver's
-				// row fails the batch rather than match on other columns.
-				return nil, fmt.Errorf("sink.keys: %w", err)
-			}
-			return d.Key, nil
-		}}
-	case "append":
-		return &sink.Append{}
+	d, ok := sink.Lookup(q.Sink.Kind)
+	if !ok {
+		d, _ = sink.Lookup(query.SinkForeachBatch)
 	}
-	// The run's records come from the engine's OnBatch; keeping every
-	// delivery as well would hold the whole output in memory.
-	return &sink.ForeachBatch{Forget: true}
+	return d.New(q.SinkSettings())
 }
 
 // Run executes steps for q.
@@ -266,7 +249,7 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 				for _, r := range st.Rows[s.Name] {
 					srcs[i].Append(r)
 					if q.EventTimeColumn() != "" && !r.EventTimeNull {
-						clk.ms = max(clk.ms, floorDiv(r.EventTime, 1000))
+						clk.ms = max(clk.ms, intmath.FloorDiv(r.EventTime, 1000))
 					}
 				}
 			}
@@ -291,7 +274,7 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 			if armed != "" {
 				warn(fmt.Sprintf("line %d: crash at %s armed on line %d never fired", st.Line, armed, armedLine))
 			}
-			armed, armedLine, armedBatch = engine.CrashPoint(st.Crash), st.Line, st.CrashBatch
+			armed, armedLine, armedBatch = st.Crash, st.Line, st.CrashBatch
 		}
 	}
 	if err := ahead(eng, srcs, q); err != nil {
@@ -357,12 +340,4 @@ func (r *Result) Write(w io.Writer) error {
 		}{r.Table})
 	}
 	return nil
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }

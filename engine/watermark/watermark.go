@@ -4,7 +4,11 @@
 // that starts at 0, only ever increases, and is applied from the next batch.
 package watermark
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dedupsim/dedupsim/internal/intmath"
+)
 
 // Policy combines the per-source values into the global candidate.
 type Policy string
@@ -35,11 +39,11 @@ type Stats struct {
 }
 
 // Add records one row's event time in microseconds. Spark stores
-// floorDiv(micros, 1000); a null event time is read as 0.
+// intmath.FloorDiv(micros, 1000); a null event time is read as 0.
 func (s *Stats) Add(micros int64, null bool) {
 	ms := int64(0)
 	if !null {
-		ms = floorDiv(micros, 1000)
+		ms = intmath.FloorDiv(micros, 1000)
 	}
 	if s.Count == 0 || ms > s.MaxMs {
 		s.MaxMs = ms
@@ -67,14 +71,6 @@ func (s Stats) Merge(o Stats) Stats {
 
 // Avg is the average truncated toward zero, as Spark formats avg.toLong.
 func (s Stats) Avg() int64 { return int64(s.AvgMs) }
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
 
 // Tracker holds the per-node values (in memory only: forgotten on restart,
 // §6.5) and the global watermark (restored from the checkpoint).

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -516,7 +517,7 @@ func isoUs(us int64) string {
 
 // et renders an event time (µs).
 func (c *checker) et(us int64) string {
-	return fmt.Sprintf("%s (%s)", isoUs(us), relSec(satAdd(floorDiv(us, 1000), -c.counts.StartMs)))
+	return fmt.Sprintf("%s (%s)", isoUs(us), relSec(satAdd(intmath.FloorDiv(us, 1000), -c.counts.StartMs)))
 }
 
 // at renders a processing time or a watermark (ms).

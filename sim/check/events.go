@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -523,20 +524,12 @@ func clocky(name string) bool {
 // that is more than the watermark delay.
 func (c *checker) leadMs(i int) (int64, bool) {
 	cp := &c.h.Copies[i]
-	etMs := floorDiv(cp.EventTimeUs, 1000)
+	etMs := intmath.FloorDiv(cp.EventTimeUs, 1000)
 	if (etMs > 0 && cp.AppendedAtMs < 0) || (etMs < 0 && cp.AppendedAtMs > 0) {
 		return 0, false // absurd clocks (fuzzed): the difference would overflow
 	}
 	l := etMs - cp.AppendedAtMs
 	return l, l > max(c.final.delayMs, 0)
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
 
 // checkHealed reports what the healed phase failed to converge: copies never

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -290,11 +291,8 @@ func (c *checker) batchID(exec int) int64 { return c.h.Batches[exec].BatchID }
 // copies at one offset.
 func (c *checker) contradictions() {
 	h := c.h
-	switch h.SinkKind {
-	case "table", "merge", "append":
-		if !h.HasTable {
-			c.bad(Example{Detail: fmt.Sprintf("sink kind %q keeps a table, but hasTable is false", h.SinkKind)})
-		}
+	if d, ok := sink.Lookup(sink.Kind(h.SinkKind)); ok && d.HasTable && !h.HasTable {
+		c.bad(Example{Detail: fmt.Sprintf("sink kind %q keeps a table, but hasTable is false", h.SinkKind)})
 	}
 	type pk struct {
 		source, partition int

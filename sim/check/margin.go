@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -350,7 +351,7 @@ func neededDelay(rows []mrow, sh *shape) int64 {
 		}
 	}
 	for k, r := range rows {
-		tMs := floorDiv(r.t, 1000)
+		tMs := intmath.FloorDiv(r.t, 1000)
 		around(satAdd(satAdd(r.late, D), -tMs)) // late iff t <= (late + D - d) * 1000
 		around(satAdd(r.late, D))               // the shifted late watermark reaches 0
 		if r.prev < 0 {
@@ -364,7 +365,7 @@ func neededDelay(rows []mrow, sh *shape) int64 {
 		if sh.withinWM {
 			for _, f := range rows[:k] {
 				// the entry of f (expiry t_f + d) evicted iff (prev + D - d)*1000 >= t_f + d*1000
-				around(floorDiv(satAdd(satMul(satAdd(r.prev, D), 1000), -f.t), 2000))
+				around(intmath.FloorDiv(satAdd(satMul(satAdd(r.prev, D), 1000), -f.t), 2000))
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -130,7 +131,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 		lastEvictWM = wm
 		nw := wm
 		if any {
-			b.MaxEventTimeMs = floorDiv(maxEt, 1000)
+			b.MaxEventTimeMs = intmath.FloorDiv(maxEt, 1000)
 			if hasWM && b.MaxEventTimeMs-cfg.delayMs > nw {
 				nw = b.MaxEventTimeMs - cfg.delayMs
 			}

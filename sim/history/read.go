@@ -12,6 +12,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
 // MaxBytes bounds what Read decodes: a history (decompressed, when it is
@@ -31,9 +33,23 @@ const (
 // Known values of the enumerated fields.
 var (
 	APIs      = []string{"dropDuplicates", "dropDuplicatesWithinWatermark", "batchDropDuplicates"}
-	SinkKinds = []string{"table", "merge", "append", "foreachBatch"}
+	SinkKinds = sinkKinds()
 	Outcomes  = []string{Emitted, Duplicate, Late, Filtered}
 )
+
+// sinkKinds are package sink's kinds, those that keep a table first (the
+// order messages have always listed them in).
+func sinkKinds() []string {
+	var tabled, other []string
+	for _, d := range sink.Kinds() {
+		if d.HasTable {
+			tabled = append(tabled, string(d.Kind))
+		} else {
+			other = append(other, string(d.Kind))
+		}
+	}
+	return append(tabled, other...)
+}
 
 // Read loads a history saved by Write, plain or gzip-compressed (told by
 // its magic bytes), of at most MaxBytes.

@@ -78,18 +78,30 @@ type Sink struct {
 var _ sink.Tabled = (*Sink)(nil)
 
 // Open opens or creates the sink's Pebble DB in dir. The kind and its
-// settings come from q.Sink exactly as trace.NewSink builds the memory
-// sinks; only "table" and "merge" are durable kinds.
+// settings come from q.Sink as for the memory sinks (q.SinkSettings); the
+// durable kinds are those with a Pebble realisation in package sink's
+// descriptors (table and merge), which this package implements.
 func Open(dir string, q *query.Query) (*Sink, error) {
-	s := &Sink{kind: q.Sink.Kind}
-	switch q.Sink.Kind {
+	set := q.SinkSettings()
+	s := &Sink{kind: set.Kind}
+	if d, ok := sink.Lookup(set.Kind); !ok || d.DurableOn(sink.Pebble).Store != sink.Pebble {
+		return nil, fmt.Errorf("pebblesink: sink kind %q is not durable (want %s)", set.Kind, sink.OrList(pebbleKinds()))
+	}
+	switch set.Kind {
 	case query.SinkTable:
-		s.appID, s.perRun = q.Sink.AppID, q.Sink.GenerateAppID
+		s.appID, s.perRun = set.AppID, set.GenerateAppID
 	case query.SinkMerge:
-		s.hasLookback, s.lookbackMs = q.Sink.HasLookback, q.Sink.LookbackMs
-		s.key = mergeKey(q)
+		s.hasLookback, s.lookbackMs = set.HasLookback, set.LookbackMs
+		key := sink.MergeKey(set)
+		s.key = func(r row.Row) ([]byte, error) {
+			k, err := key(r)
+			if err != nil {
+				return nil, fmt.Errorf("pebblesink: merge: %w", err)
+			}
+			return k, nil
+		}
 	default:
-		return nil, fmt.Errorf("pebblesink: sink kind %q is not durable (want table or merge)", q.Sink.Kind)
+		return nil, fmt.Errorf("pebblesink: sink kind %q has a Pebble realisation but no implementation here", set.Kind)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pebblesink: %w", err)
@@ -106,24 +118,15 @@ func Open(dir string, q *query.Query) (*Sink, error) {
 	return s, nil
 }
 
-// mergeKey mirrors trace.NewSink's merge key (not imported, so that the
-// engine may depend on this package without a cycle): the sink's keys, or
-// the query's dedup keys when the sink names none, decoded from the row.
-// A row that does not decode (it lacks a sink.keys column) is an error:
-// matching it on the dedup key instead would insert or drop it silently.
-func mergeKey(q *query.Query) func(r row.Row) ([]byte, error) {
-	keys := q.Sink.Keys
-	if len(keys) == 0 {
-		keys = q.Keys
-	}
-	dec := row.NewDecoder(keys, q.EventTimeColumn())
-	return func(r row.Row) ([]byte, error) {
-		var d row.Row
-		if err := dec.Decode(r.Data, &d); err != nil {
-			return nil, fmt.Errorf("pebblesink: merge: sink.keys: %w", err)
+// pebbleKinds lists the kinds kept in Pebble, for messages.
+func pebbleKinds() []sink.Kind {
+	var out []sink.Kind
+	for _, d := range sink.Kinds() {
+		if d.DurableOn(sink.Pebble).Store == sink.Pebble {
+			out = append(out, d.Kind)
 		}
-		return d.Key, nil
 	}
+	return out
 }
 
 // load checks the stored kind (writing it on a fresh DB) and reads the rows.

@@ -1,11 +1,12 @@
-package query
+package duration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
 
-func TestParseDelay(t *testing.T) {
+func TestDelay(t *testing.T) {
 	const (
 		sec  = int64(1000)
 		min  = 60 * sec
@@ -76,13 +77,13 @@ func TestParseDelay(t *testing.T) {
 		{"10S", 10 * sec},
 	}
 	for _, tc := range ok {
-		got, err := ParseDelay(tc.in)
+		got, err := Delay(tc.in)
 		if err != nil {
-			t.Errorf("ParseDelay(%q): unexpected error %v", tc.in, err)
+			t.Errorf("Delay(%q): unexpected error %v", tc.in, err)
 			continue
 		}
 		if got != tc.want {
-			t.Errorf("ParseDelay(%q) = %d, want %d", tc.in, got, tc.want)
+			t.Errorf("Delay(%q) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 
@@ -130,13 +131,32 @@ func TestParseDelay(t *testing.T) {
 		{"--10 seconds", "invalid value"},
 	}
 	for _, tc := range bad {
-		got, err := ParseDelay(tc.in)
+		got, err := Delay(tc.in)
 		if err == nil {
-			t.Errorf("ParseDelay(%q) = %d, want error containing %q", tc.in, got, tc.wantErr)
+			t.Errorf("Delay(%q) = %d, want error containing %q", tc.in, got, tc.wantErr)
 			continue
 		}
 		if !strings.Contains(err.Error(), tc.wantErr) {
-			t.Errorf("ParseDelay(%q) error %q, want it to contain %q", tc.in, err, tc.wantErr)
+			t.Errorf("Delay(%q) error %q, want it to contain %q", tc.in, err, tc.wantErr)
 		}
 	}
+}
+func FuzzDelay(f *testing.F) {
+	for _, s := range []string{"10 seconds", "1 day -1 hour", "INTERVAL '10' SECOND", "1h30m", "-1 second", "1.5 seconds", "interval '1 day'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ms, err := Delay(s)
+		if err != nil {
+			return
+		}
+		if ms < 0 {
+			t.Fatalf("Delay(%q) = %d < 0", s, ms)
+		}
+		// A parsed delay written back as milliseconds parses to itself.
+		back, err := Delay(fmt.Sprintf("%d milliseconds", ms))
+		if err != nil || back != ms {
+			t.Fatalf("Delay(%q) = %d, but %d milliseconds parses to %d, %v", s, ms, ms, back, err)
+		}
+	})
 }
