@@ -711,6 +711,16 @@ type expiryItem struct {
 	key string // the map's key string, shared
 }
 
+// before orders the heap by expiry, then by key. The key makes the order
+// total, so the heap pops entries of equal expiry in one order whatever
+// order they were pushed in: buildExpiryIndex pushes in Go's randomised map
+// order, and the removals EvictUpTo makes are written to the delta in pop
+// order. Items equal in both are the same entry (a stale duplicate), whose
+// order does not matter.
+func (a expiryItem) before(b expiryItem) bool {
+	return a.at < b.at || (a.at == b.at && a.key < b.key)
+}
+
 func buildExpiryIndex(m map[string][]byte, expiry func([]byte) (int64, bool)) *expiryIndex {
 	x := &expiryIndex{expiry: expiry, h: make([]expiryItem, 0, len(m)+len(m)/4)}
 	for k, v := range m {
@@ -729,7 +739,7 @@ func (x *expiryIndex) push(it expiryItem) {
 	i := len(h) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
-		if h[parent].at <= it.at {
+		if !it.before(h[parent]) {
 			break
 		}
 		h[i] = h[parent]
@@ -761,10 +771,10 @@ func (x *expiryIndex) down(i int) {
 		if c >= n {
 			break
 		}
-		if r := c + 1; r < n && h[r].at < h[c].at {
+		if r := c + 1; r < n && h[r].before(h[c]) {
 			c = r
 		}
-		if it.at <= h[c].at {
+		if !h[c].before(it) {
 			break
 		}
 		h[i] = h[c]

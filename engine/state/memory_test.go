@@ -1,6 +1,7 @@
 package state_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -784,5 +785,50 @@ func TestEvictUpToStaleItems(t *testing.T) {
 		if _, err := st.Commit(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestEvictUpToOrder: EvictUpTo removes in ascending (expiry, key) order,
+// whatever order the entries were put or indexed in, so the delta's bytes
+// do not follow Go's map order.
+func TestEvictUpToOrder(t *testing.T) {
+	m := fsys.NewMem()
+	p := state.NewMemoryProvider(m, state.MemoryOptions{})
+	keys := []string{"q", "b", "z", "a", "m", "c", "y", "d"}
+	val := func(at int) []byte { return []byte{1, byte(at)} }
+	// Version 1 holds the first half; the index of version 2 is built from
+	// the map (map order), and Put pushes the second half onto it.
+	st := mustLoad(t, p, id03, 0)
+	for i, k := range keys[:4] {
+		st.Put([]byte(k), val(i%2))
+	}
+	if _, err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st = mustLoad(t, state.NewMemoryProvider(m, state.MemoryOptions{}), id03, 1)
+	x := st.(state.Expirer)
+	if _, err := x.EvictUpTo(-1, testExpiry); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys[4:] {
+		st.Put([]byte(k), val(i%2))
+	}
+	if n, err := x.EvictUpTo(257, testExpiry); err != nil || n != 8 {
+		t.Fatalf("EvictUpTo = %d, %v", n, err)
+	}
+	if _, err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// Expiry 256 (byte 0 is 1): q z m y; 257: b a c d.
+	var want []byte
+	for i, k := range keys[4:] {
+		want = state.AppendPut(want, []byte(k), val(i%2))
+	}
+	for _, k := range []string{"m", "q", "y", "z", "a", "b", "c", "d"} {
+		want = state.AppendRemove(want, []byte(k))
+	}
+	want = state.AppendTrailer(state.AppendEnd(want), state.KindDelta, id03, 2)
+	if got, err := m.ReadFile("state/0/3/2.delta"); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("2.delta = %q, %v\nwant %q", got, err, want)
 	}
 }
