@@ -30,6 +30,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
+	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/trace"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -296,7 +297,7 @@ func (w *world) NowMs() int64 { return w.nowMs }
 func (w *world) start() error {
 	e, err := engine.Start(engine.Config{
 		Query: w.q, Checkpoint: w.disk, Sources: w.sources, Sink: w.sink, Clock: w, NewID: w.newID,
-		Crash: w.crashHook, OnBatch: w.onBatch,
+		Crash: w.crashHook, OnBatch: w.onBatch, NewStateProvider: stores.Open,
 	})
 	if err != nil {
 		return err
