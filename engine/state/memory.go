@@ -44,7 +44,8 @@ type MemoryOptions = Options
 //     MinVersionsToRetain versions (Spark's cut-off, latest -
 //     minBatchesToRetain, guarantees one more).
 //   - Files are not LZ4-compressed, and snapshot entries are written in a
-//     deterministic order.
+//     deterministic order, as are eviction's removals in a delta ((expiry,
+//     key) order, see Expirer; Spark's follow its map's iteration order).
 //   - A commit deletes a stale <V>.snapshot before writing <V>.delta. Spark
 //     leaves it, and a later load of V would prefer it over the new delta;
 //     that only matters when a replay does not reproduce the first attempt.
