@@ -8,7 +8,7 @@ package engine_test
 // state_store: pebble: rows/s per dedup API, the working databases in
 // memory (checkpoint on fsys.Mem) or on the local disk (checkpoint on
 // fsys.OS, working databases in the OS temp directory, as
-// engine.DefaultStateProvider sets them up).
+// stores.Open sets them up).
 //
 // BenchmarkStoreRestart builds a checkpoint holding 1 M keys
 // (dropDuplicates [id], 10 batches of 100 k new keys, 4 partitions) and

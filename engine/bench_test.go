@@ -27,6 +27,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
+	"github.com/dedupsim/dedupsim/engine/state/stores"
 )
 
 // benchBatches is the number of data batches: DEDUPSIM_BENCH_KEYS distinct
@@ -95,7 +96,7 @@ func benchRun(b *testing.B, q *query.Query, ckpt fsys.FS, batches [][]row.Row) i
 	src := &benchSource{batches: batches}
 	n := 0
 	e, err := engine.Start(engine.Config{Query: q, Checkpoint: ckpt, Sources: []source.Source{src},
-		Sink: discardSink{}, Clock: benchClock{}, NewID: ids.Seeded(1),
+		Sink: discardSink{}, Clock: benchClock{}, NewID: ids.Seeded(1), NewStateProvider: stores.Open,
 		OnBatch: func(*engine.BatchRecord) { n++ }})
 	if err != nil {
 		b.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -27,7 +26,6 @@ import (
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/state"
-	"github.com/dedupsim/dedupsim/engine/state/pebblestore"
 	"github.com/dedupsim/dedupsim/engine/watermark"
 )
 
@@ -93,7 +91,8 @@ type Config struct {
 	// every start). Drivers pass a seeded generator for reproducible runs.
 	NewID func() string
 	// NewStateProvider opens the state store named by the pinned setting
-	// ("memory" or "pebble"); nil opens the memory provider.
+	// ("memory" or "pebble"); nil opens the memory provider (MemoryProvider)
+	// and refuses any other. Drivers pass stores.Open to offer every store.
 	NewStateProvider func(store string, fs fsys.FS) (state.Provider, error)
 	// Crash is asked at every crash point; returning true kills the run.
 	Crash func(point CrashPoint, batchID int64) bool
@@ -389,7 +388,7 @@ func (e *Engine) open() error {
 	if e.q.Stateful() {
 		newProvider := e.cfg.NewStateProvider
 		if newProvider == nil {
-			newProvider = DefaultStateProvider
+			newProvider = MemoryProvider
 		}
 		if e.provider, err = newProvider(e.q.StateStore, e.cfg.Checkpoint); err != nil {
 			return err
@@ -489,37 +488,15 @@ func (e *Engine) syncCheckpoint() error {
 	return nil
 }
 
-// MemoryProvider opens the in-memory (HDFS-backed analogue) state store.
+// MemoryProvider opens the in-memory (HDFS-backed analogue) state store,
+// the only one the engine core links; it is the default when
+// Config.NewStateProvider is nil. Drivers that offer the other stores pass
+// stores.Open (engine/state/stores).
 func MemoryProvider(store string, fs fsys.FS) (state.Provider, error) {
-	if store != "" && store != "memory" {
-		return nil, fmt.Errorf("state_store %q is not available in this build (only memory)", store)
+	if store != "" && store != query.StateStoreMemory {
+		return nil, fmt.Errorf("state_store %q is not available from this driver (only memory: it sets no engine.Config.NewStateProvider)", store)
 	}
 	return state.NewMemoryProvider(fs, state.MemoryOptions{}), nil
-}
-
-// DefaultStateProvider opens the state store named by the query's pinned
-// state_store: "memory" (or empty) the in-memory provider, the analogue of
-// Spark's HDFS-backed one; "pebble" the Pebble provider, the analogue of
-// Spark's RocksDB one with changelog checkpointing. The Pebble provider's
-// working databases are disposable copies outside the checkpoint: in the
-// OS temp directory when the checkpoint is on the real disk (fsys.OS), in
-// memory otherwise.
-func DefaultStateProvider(store string, fs fsys.FS) (state.Provider, error) {
-	switch store {
-	case "", query.StateStoreMemory:
-		return state.NewMemoryProvider(fs, state.MemoryOptions{}), nil
-	case query.StateStorePebble:
-		var opts pebblestore.Options
-		if _, onDisk := fs.(*fsys.OS); onDisk {
-			opts.WorkDir = os.TempDir()
-		}
-		p, err := pebblestore.New(fs, opts)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	}
-	return nil, fmt.Errorf("state_store %q is not available (memory or pebble)", store)
 }
 
 // applyPinned makes the checkpoint's pinned settings win over the query's

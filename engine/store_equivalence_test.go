@@ -337,3 +337,31 @@ func compareFiles(t *testing.T, d *datadriven.TestData, memCkpts, pebCkpts map[s
 		t.Errorf("%s: state version files differ:\n  memory: %v\n  pebble (as memory names): %v", d.Pos, mv, pv)
 	}
 }
+
+// TestCoreDefaultsToMemory: without a NewStateProvider the engine core
+// opens the memory store and refuses the others, which only a driver's
+// stores.Open offers (the core does not link Pebble).
+func TestCoreDefaultsToMemory(t *testing.T) {
+	for _, store := range []string{"memory", "pebble"} {
+		q, err := query.Parse("query.yaml", []byte("dedup: {api: dropDuplicates, keys: [id]}\nstate_store: "+store+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := steps.Parse("steps.jsonl", []byte(`{"rows": [{"id":"a"},{"id":"a"}]}`+"\n"), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ckpt := fsys.NewMem()
+		_, err = trace.Run(q, st, trace.Options{Checkpoint: ckpt})
+		switch {
+		case store == "memory" && err != nil:
+			t.Fatalf("memory: %v", err)
+		case store == "memory":
+			if ok, _ := ckpt.Exists("state/0/0/1.delta"); !ok {
+				t.Fatalf("memory: no 1.delta: %v", ckpt.Files())
+			}
+		case err == nil || !strings.Contains(err.Error(), `state_store "pebble" is not available from this driver`):
+			t.Fatalf("pebble without a provider: %v", err)
+		}
+	}
+}

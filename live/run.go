@@ -23,6 +23,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/sink/kafkasink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
+	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -342,7 +343,7 @@ func (r *runner) startDriver() error {
 		return err
 	}
 	e, err := engine.Start(engine.Config{Query: r.q, Checkpoint: r.ckpt, Sources: generic, Sink: snk,
-		Clock: r, NewID: r.ids, OnBatch: r.onBatch, Crash: r.crash})
+		Clock: r, NewID: r.ids, OnBatch: r.onBatch, Crash: r.crash, NewStateProvider: stores.Open})
 	if err != nil {
 		closeSrcs()
 		snk.close()

@@ -31,6 +31,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
+	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/trace"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/internal/intmath"
@@ -286,7 +287,7 @@ func (w *world) NowMs() int64 { return w.nowMs }
 func (w *world) start() error {
 	e, err := engine.Start(engine.Config{
 		Query: w.q, Checkpoint: w.disk, Sources: w.sources, Sink: w.sink, Clock: w, NewID: w.newID,
-		Crash: w.crashHook, OnBatch: w.onBatch,
+		Crash: w.crashHook, OnBatch: w.onBatch, NewStateProvider: stores.Open,
 	})
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
+	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/live"
 )
 
@@ -357,7 +358,7 @@ any other failure (a supervisor restarts it), 137 (killed) at a crash point.`,
 		crashing := false
 		e, err := engine.Start(engine.Config{
 			Query: q, Checkpoint: ckpt, Sources: generic, Sink: snk,
-			Clock: clock, NewID: ids.Seeded(rand.Uint64()),
+			Clock: clock, NewID: ids.Seeded(rand.Uint64()), NewStateProvider: stores.Open,
 			// At a crash point the process writes a crash record and
 			// kills itself. At after-sink-write and after-commit the
 			// engine first reports the execution (OnBatch, Crashed set),

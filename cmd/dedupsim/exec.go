@@ -13,6 +13,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
 	"github.com/spf13/cobra"
@@ -112,7 +113,7 @@ func runExec(queryPath, inputPath, ckptDir, outPath, format string, seed uint64)
 		return enc.Encode(r)
 	}
 	res, err := trace.RunSteps(q, next, trace.Options{
-		Checkpoint: ckpt, Seed: seed, Emit: emit,
+		Checkpoint: ckpt, Seed: seed, Emit: emit, NewStateProvider: stores.Open,
 		Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
 	})
 	if err != nil {

@@ -195,19 +195,26 @@ const (
 	endMarker      = -1 // as the key length: end of file; as the value length: remove
 )
 
-func deltaName(v int64) string    { return strconv.FormatInt(v, 10) + deltaSuffix }
-func snapshotName(v int64) string { return strconv.FormatInt(v, 10) + snapshotSuffix }
-
 // parseFileName recognises "<V>.delta" and "<V>.snapshot".
 func parseFileName(name string) (version int64, snapshot bool, ok bool) {
 	return memoryFiles.Parse(name)
 }
 
-// FileNames are the suffixes of a provider's per-version files: deltas (or
-// changelogs) and snapshots.
-type FileNames struct{ Delta, Snapshot string }
+// FileNames are the suffixes of a provider's per-version files, deltas (or
+// changelogs) and snapshots, and the kind its delta trailers are stamped
+// with.
+type FileNames struct {
+	Delta, Snapshot string
+	DeltaKind       byte
+}
 
-var memoryFiles = FileNames{Delta: deltaSuffix, Snapshot: snapshotSuffix}
+var memoryFiles = FileNames{Delta: deltaSuffix, Snapshot: snapshotSuffix, DeltaKind: KindDelta}
+
+// DeltaName is the name of version v's delta: "<v><Delta>".
+func (n FileNames) DeltaName(v int64) string { return strconv.FormatInt(v, 10) + n.Delta }
+
+// SnapshotName is the name of version v's snapshot: "<v><Snapshot>".
+func (n FileNames) SnapshotName(v int64) string { return strconv.FormatInt(v, 10) + n.Snapshot }
 
 // Parse recognises "<V><Delta>" and "<V><Snapshot>" with V written
 // canonically (no sign, no leading zeros); anything else (temp files,
@@ -404,7 +411,3 @@ func cloneValue(v []byte) []byte {
 	}
 	return append(make([]byte, 0, len(v)), v...)
 }
-
-func appendPut(b, key, value []byte) []byte { return AppendPut(b, key, value) }
-func appendRemove(b, key []byte) []byte     { return AppendRemove(b, key) }
-func appendEnd(b []byte) []byte             { return AppendEnd(b) }

@@ -37,10 +37,10 @@ func TestParseFileName(t *testing.T) {
 func TestDeltaEncoding(t *testing.T) {
 	// The exact bytes of Spark's (uncompressed) delta framing.
 	var b []byte
-	b = appendPut(b, []byte("ab"), []byte("xyz"))
-	b = appendRemove(b, []byte("c"))
-	b = appendPut(b, []byte{}, nil)
-	b = appendEnd(b)
+	b = AppendPut(b, []byte("ab"), []byte("xyz"))
+	b = AppendRemove(b, []byte("c"))
+	b = AppendPut(b, []byte{}, nil)
+	b = AppendEnd(b)
 	want := []byte{
 		0, 0, 0, 2, 'a', 'b', 0, 0, 0, 3, 'x', 'y', 'z',
 		0, 0, 0, 1, 'c', 0xff, 0xff, 0xff, 0xff,
@@ -93,8 +93,8 @@ func TestEncodeSnapshotDeterministic(t *testing.T) {
 }
 
 func TestCorruptFile(t *testing.T) {
-	valid := appendEnd(appendRemove(appendPut(nil, []byte("key"), []byte("value")), []byte("gone")))
-	validSnapshot := appendEnd(appendPut(appendPut(nil, []byte("a"), []byte("1")), []byte("b"), nil))
+	valid := AppendEnd(AppendRemove(AppendPut(nil, []byte("key"), []byte("value")), []byte("gone")))
+	validSnapshot := AppendEnd(AppendPut(AppendPut(nil, []byte("a"), []byte("1")), []byte("b"), nil))
 	tests := []struct {
 		name     string
 		data     []byte

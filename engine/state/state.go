@@ -68,8 +68,10 @@ type Metrics struct {
 // many entries it removed. Entries for which expiry reports false are never
 // removed. expiry must be a pure function of the value, and every call on
 // stores of the same ID must pass the same function: an implementation may
-// keep the index it built across versions. The order of the deletions is
-// unspecified.
+// keep the index it built across versions. The deletions are made in
+// ascending order of (expiry, key), so that the changes a store writes
+// (the remove records of a delta) do not depend on the order the entries
+// were indexed in.
 type Expirer interface {
 	EvictUpTo(limit int64, expiry func(value []byte) (int64, bool)) (int64, error)
 }

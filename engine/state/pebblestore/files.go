@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/state"
@@ -43,35 +42,11 @@ const (
 	changelogSuffix = ".changelog"
 	zipSuffix       = ".zip"
 	metadataEntry   = "metadata"
-	endMarker       = -1
 )
-
-func changelogName(v int64) string { return strconv.FormatInt(v, 10) + changelogSuffix }
-func zipName(v int64) string       { return strconv.FormatInt(v, 10) + zipSuffix }
 
 // fileNames are Spark's RocksDB changelog checkpointing names:
 // "<V>.changelog" per version and "<V>.zip" snapshots.
-var fileNames = state.FileNames{Delta: changelogSuffix, Snapshot: zipSuffix}
-
-func appendPut(b, key, value []byte) []byte { return state.AppendPut(b, key, value) }
-func appendRemove(b, key []byte) []byte     { return state.AppendRemove(b, key) }
-func appendEnd(b []byte) []byte             { return state.AppendEnd(b) }
-
-// checkChangelog verifies the trailer and the framing of the changelog of
-// store id at version, so that a corrupt file is reported before anything
-// is applied, and returns its records. path names the file in errors,
-// which are *state.CorruptFileError.
-func checkChangelog(path string, data []byte, id state.ID, version int64) ([]byte, error) {
-	records, err := state.CheckTrailer(path, data, state.KindChangelog, id, version)
-	if err != nil {
-		return nil, err
-	}
-	nop := func([]byte, []byte) error { return nil }
-	if err := state.WalkRecords(path, records, nop, func([]byte) error { return nil }); err != nil {
-		return nil, err
-	}
-	return records, nil
-}
+var fileNames = state.FileNames{Delta: changelogSuffix, Snapshot: zipSuffix, DeltaKind: state.KindChangelog}
 
 // snapshotMeta is the "metadata" entry of a snapshot zip.
 type snapshotMeta struct {

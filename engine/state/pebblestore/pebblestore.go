@@ -20,28 +20,16 @@
 // writing its changelog with fsys.WriteAtomic before the version is applied
 // to the working database.
 //
-// Versions, caching and replay follow the memory provider (state.MemoryProvider)
-// rule for rule, so that results and every count-valued metric are
-// identical:
-//   - Load(id, V) of the version the provider's working database for id holds
-//     (its latest commit) reuses that database: a cache hit
-//     (loadedMapCacheHitCount). Changes go to an indexed pebble.Batch
-//     (read-your-writes); Commit applies it, Abort discards it, so the
-//     database is untouched by an aborted batch.
-//   - Any other version (a restart, an older version, a second concurrent
-//     open) is a miss (loadedMapCacheMissCount): a fresh working database is
-//     built from the newest <S>.zip with S <= V (unpacked into a new
-//     directory: opening a checkpoint read-write would change it) and the
-//     changelogs S+1..V. A changelog or snapshot above V, such as the
-//     <N+1>.changelog of a failed attempt at batch N, is ignored, and the
-//     replayed batch's commit overwrites it. The rebuilt database becomes the
-//     cached one when its store commits.
-//   - Version 0 is an empty database and counts as neither.
-//   - A commit of V deletes a stale <V>.zip first, writes <V>.changelog,
-//     then, synchronously: a snapshot when V - (newest snapshot below V) >=
-//     MinDeltasForSnapshot, and deletion of the files no version in the last
-//     MinVersionsToRetain needs. Maintenance errors are reported to
-//     OnMaintenanceError and do not fail the commit.
+// Versions, caching, replay, snapshots and retention are state.Lifecycle's,
+// which the memory provider (state.MemoryProvider) runs too, so that
+// results and every count-valued metric are identical. A working copy is a
+// Pebble database: a cache hit reuses the database of the provider's
+// latest commit for id, and changes go to an indexed pebble.Batch
+// (read-your-writes); Commit applies it once the changelog is durable,
+// Abort discards it, so the database is untouched by an aborted batch. A
+// miss builds a fresh database from the newest <S>.zip with S <= V
+// (unpacked into a new directory: opening a checkpoint read-write would
+// change it) and the changelogs S+1..V.
 //
 // # Metrics
 //
@@ -102,11 +90,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -127,7 +113,7 @@ const (
 
 // Options configure a Provider. Zero values mean the defaults.
 type Options struct {
-	// MinDeltasForSnapshot and MinVersionsToRetain: as in state.MemoryOptions.
+	// MinDeltasForSnapshot and MinVersionsToRetain: as in state.Options.
 	MinDeltasForSnapshot int
 	MinVersionsToRetain  int
 	// WorkDir is a directory of the local disk under which the provider
@@ -145,19 +131,21 @@ type Options struct {
 	// CompactGarbageMin: a commit compacts when the deletes and overwrites
 	// since the last compaction reach both this and the number of keys.
 	CompactGarbageMin int
-	// OnMaintenanceError receives errors of snapshots, deletion of old files
-	// and disposal of working databases; they do not fail a commit. It is
-	// called with the provider locked and must not call the provider.
+	// OnMaintenanceError receives errors of snapshots, deletion of old files,
+	// compaction and disposal of working databases; they do not fail a
+	// commit. It is called with the provider locked and must not call the
+	// provider.
 	OnMaintenanceError func(id state.ID, err error)
 }
 
+// lifecycle is the part of o that state.Lifecycle runs.
+func (o Options) lifecycle() state.Options {
+	return state.Options{MinDeltasForSnapshot: o.MinDeltasForSnapshot, MinVersionsToRetain: o.MinVersionsToRetain, OnMaintenanceError: o.OnMaintenanceError}
+}
+
 func (o Options) withDefaults() Options {
-	if o.MinDeltasForSnapshot <= 0 {
-		o.MinDeltasForSnapshot = DefaultMinDeltasForSnapshot
-	}
-	if o.MinVersionsToRetain <= 0 {
-		o.MinVersionsToRetain = DefaultMinVersionsToRetain
-	}
+	lo := o.lifecycle().WithDefaults()
+	o.MinDeltasForSnapshot, o.MinVersionsToRetain = lo.MinDeltasForSnapshot, lo.MinVersionsToRetain
 	if o.MemTableSize == 0 {
 		o.MemTableSize = DefaultMemTableSize
 	}
@@ -174,36 +162,18 @@ func (o Options) withDefaults() Options {
 // several goroutines for different IDs; one store must be used by one
 // goroutine at a time.
 type Provider struct {
-	fs       fsys.FS
+	lc       *state.Lifecycle[*workDB]
 	opts     Options
 	workRoot string   // the provider's own directory under WorkDir; "" in memory
 	workLock *os.File // holds the flock on workRoot (see workdir.go)
 
-	mu      sync.Mutex
-	slots   map[state.ID]*slot
-	closed  bool
+	// Guarded by the lifecycle's lock: they change only in Backend methods
+	// and in Close's finaliser.
 	nextDB  int64
 	openDBs int
-	stamp   state.BatchStamp // written into the changelogs of the next commits
 }
 
-// SetBatchStamp implements state.Stamper.
-func (p *Provider) SetBatchStamp(s state.BatchStamp) {
-	p.mu.Lock()
-	p.stamp = s
-	p.mu.Unlock()
-}
-
-// slot is the provider's memory of one store ID.
-type slot struct {
-	cache        *workDB // holds the latest committed version; nil before the first commit
-	hits, misses int64
-	changelogBuf []byte // reused by the next store of the ID
-}
-
-const maxKeptChangelogBytes = 16 << 20
-
-// workDB is one working database.
+// workDB is one working database: the working copy of a version.
 type workDB struct {
 	p   *Provider
 	id  state.ID
@@ -211,16 +181,14 @@ type workDB struct {
 	fs  vfs.FS
 	dir string
 
-	version            int64 // the committed version it holds
 	numKeys, dataBytes int64
 	garbage            int64 // deletes and overwrites since the last compaction
-	inUse              bool  // an open store has a batch on it
 	closed             bool
 }
 
 // New returns a provider that keeps its checkpoint files in fs.
 func New(fs fsys.FS, opts Options) (*Provider, error) {
-	p := &Provider{fs: fs, opts: opts.withDefaults(), slots: map[state.ID]*slot{}}
+	p := &Provider{opts: opts.withDefaults()}
 	if p.opts.WorkDir != "" {
 		dir, lock, err := claimWorkRoot(p.opts.WorkDir)
 		if err != nil {
@@ -228,37 +196,24 @@ func New(fs fsys.FS, opts Options) (*Provider, error) {
 		}
 		p.workRoot, p.workLock = dir, lock
 	}
+	p.lc = state.NewLifecycle(fs, p.opts.lifecycle(), fileNames, backend{p})
 	return p, nil
 }
 
 // Options returns the options in effect (defaults filled in).
 func (p *Provider) Options() Options { return p.opts }
 
+// SetBatchStamp implements state.Stamper.
+func (p *Provider) SetBatchStamp(s state.BatchStamp) { p.lc.SetBatchStamp(s) }
+
 // Close closes the working databases not in use (those of open stores close
 // when their store ends) and makes Load fail.
-func (p *Provider) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil
-	}
-	p.closed = true
-	var errs []error
-	for _, sl := range p.slots {
-		if c := sl.cache; c != nil {
-			sl.cache = nil
-			if !c.inUse {
-				errs = append(errs, c.close())
-			}
-		}
-	}
-	p.slots = map[state.ID]*slot{}
-	errs = append(errs, p.removeRootLocked())
-	return errors.Join(errs...)
-}
+func (p *Provider) Close() error { return p.lc.Close(p.removeRootLocked) }
 
+// removeRootLocked removes the working directory once the provider is
+// closed and its last database is gone.
 func (p *Provider) removeRootLocked() error {
-	if p.closed && p.openDBs == 0 && p.workRoot != "" {
+	if p.lc.ClosedLocked() && p.openDBs == 0 && p.workRoot != "" {
 		root := p.workRoot
 		p.workRoot = ""
 		err := os.RemoveAll(root)
@@ -268,11 +223,34 @@ func (p *Provider) removeRootLocked() error {
 	return nil
 }
 
-func (p *Provider) report(id state.ID, err error) {
-	if err != nil && p.opts.OnMaintenanceError != nil {
-		p.opts.OnMaintenanceError(id, err)
+// backend plugs the working databases into the lifecycle.
+type backend struct{ p *Provider }
+
+func (b backend) Empty(id state.ID) (*workDB, error) { return b.p.newDB(id, nil) }
+
+func (b backend) ReadSnapshot(id state.ID, version int64, name string, data []byte) (*workDB, error) {
+	meta, files, err := decodeSnapshot(name, data, id, version)
+	if err != nil {
+		return nil, err
 	}
+	w, err := b.p.newDB(id, files)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: open the checkpoint: %v", state.ErrCorrupt, name, err)
+	}
+	w.numKeys, w.dataBytes = meta.NumKeys, meta.DataBytes
+	return w, nil
 }
+
+func (backend) ApplyDelta(w *workDB, name string, records []byte) error {
+	return w.replay(name, records)
+}
+
+func (backend) Snapshot(w *workDB, _ state.ID, version int64, _ state.BatchStamp) ([]byte, error) {
+	return w.snapshot(version)
+}
+
+func (backend) Tidy(w *workDB) error    { return w.maybeCompact() }
+func (backend) Dispose(w *workDB) error { return w.close() }
 
 // quietLogger drops Pebble's informational and error logs (errors reach us
 // as return values); Fatalf still stops.
@@ -305,7 +283,7 @@ func (p *Provider) pebbleOptions(fs vfs.FS) *pebble.Options {
 }
 
 // newDB opens a fresh working database holding files (a checkpoint's
-// files, or none for an empty database). Called with p.mu held.
+// files, or none for an empty database). Called with the lifecycle's lock held.
 func (p *Provider) newDB(id state.ID, files []snapshotFile) (*workDB, error) {
 	var fs vfs.FS
 	dir := "db"
@@ -346,7 +324,7 @@ func (p *Provider) newDB(id state.ID, files []snapshotFile) (*workDB, error) {
 	return &workDB{p: p, id: id, db: db, fs: fs, dir: dir}, nil
 }
 
-// close disposes of the database. Called with p.mu held.
+// close disposes of the database. Called with the lifecycle's lock held.
 func (w *workDB) close() error {
 	if w.closed {
 		return nil
@@ -396,8 +374,8 @@ func (w *workDB) maybeCompact() error {
 }
 
 // snapshot flushes the database and returns a zip of a Pebble checkpoint
-// of it.
-func (w *workDB) snapshot() ([]byte, error) {
+// of it, stamped as version.
+func (w *workDB) snapshot(version int64) ([]byte, error) {
 	if err := w.db.Flush(); err != nil {
 		return nil, err
 	}
@@ -429,7 +407,7 @@ func (w *workDB) snapshot() ([]byte, error) {
 		files = append(files, snapshotFile{name: n, data: data})
 	}
 	meta := snapshotMeta{NumKeys: w.numKeys, DataBytes: w.dataBytes}
-	meta.Operator, meta.Partition, meta.Version = stamp(w.id, w.version)
+	meta.Operator, meta.Partition, meta.Version = stamp(w.id, version)
 	return encodeSnapshot(meta, files)
 }
 
@@ -499,129 +477,28 @@ func (w *workDB) replay(name string, data []byte) error {
 	return nil
 }
 
-// rebuild builds version (> 0) of id from its files. Called with p.mu held.
-func (p *Provider) rebuild(id state.ID, version int64) (*workDB, error) {
-	dir := id.Dir()
-	var w *workDB
-	fail := func(err error) (*workDB, error) {
-		if w != nil {
-			p.report(id, w.close())
-		}
-		return nil, fmt.Errorf("cannot load state version %d of %s: %w", version, dir, err)
-	}
-	files, err := state.ListStoreFiles(p.fs, dir, fileNames)
-	if err != nil {
-		return fail(err)
-	}
-	from := files.NewestSnapshot(version)
-	if from > 0 {
-		name := path.Join(dir, zipName(from))
-		data, err := p.fs.ReadFile(name)
-		if err != nil {
-			return fail(err)
-		}
-		meta, sfiles, err := decodeSnapshot(name, data, id, from)
-		if err != nil {
-			return fail(err)
-		}
-		if w, err = p.newDB(id, sfiles); err != nil {
-			return fail(fmt.Errorf("%w %s: open the checkpoint: %v", state.ErrCorrupt, name, err))
-		}
-		w.numKeys, w.dataBytes = meta.NumKeys, meta.DataBytes
-	} else if w, err = p.newDB(id, nil); err != nil {
-		return fail(err)
-	}
-	for v := from + 1; v <= version; v++ {
-		name := path.Join(dir, changelogName(v))
-		data, err := p.fs.ReadFile(name)
-		if err != nil {
-			if fsys.IsNotExist(err) {
-				return fail(&state.MissingFileError{Path: name, Version: version})
-			}
-			return fail(err)
-		}
-		if data, err = checkChangelog(name, data, id, v); err != nil {
-			return fail(err)
-		}
-		if err := w.replay(name, data); err != nil {
-			return fail(err)
-		}
-	}
-	w.version = version
-	return w, nil
-}
-
-// Load opens store id at version; see the package comment for caching.
+// Load opens store id at version; see state.Lifecycle for caching.
 func (p *Provider) Load(id state.ID, version int64) (state.Store, error) {
-	if version < 0 {
-		return nil, fmt.Errorf("cannot load state version %d of %s: negative version", version, id.Dir())
+	s := &store{}
+	if err := p.lc.Open(id, version, &s.StoreBase, s); err != nil {
+		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, fmt.Errorf("cannot load state version %d of %s: %w", version, id.Dir(), state.ErrProviderClosed)
-	}
-	sl := p.slots[id]
-	if sl == nil {
-		sl = &slot{}
-		p.slots[id] = sl
-	}
-	var w *workDB
-	var err error
-	switch c := sl.cache; {
-	case version == 0:
-		if w, err = p.newDB(id, nil); err != nil {
-			return nil, fmt.Errorf("cannot load state version 0 of %s: %w", id.Dir(), err)
-		}
-	case c != nil && c.version == version && !c.inUse:
-		sl.hits++
-		w = c
-	default:
-		sl.misses++ // counted even if the load fails, as in Spark
-		if w, err = p.rebuild(id, version); err != nil {
-			return nil, err
-		}
-	}
-	w.inUse = true
-	s := &store{p: p, id: id, version: version, slot: sl, w: w, batch: w.db.NewIndexedBatch(),
-		numKeys: w.numKeys, dataBytes: w.dataBytes, changelog: sl.changelogBuf[:0]}
-	sl.changelogBuf = nil
+	w := s.Copy()
+	s.w, s.batch = w, w.db.NewIndexedBatch()
+	s.numKeys, s.dataBytes = w.numKeys, w.dataBytes
 	s.loadedKeys, s.loadedBytes = w.numKeys, w.dataBytes
 	return s, nil
 }
 
-type storeState uint8
-
-const (
-	updating storeState = iota
-	committed
-	aborted
-)
-
-func (s storeState) String() string {
-	switch s {
-	case committed:
-		return "committed"
-	case aborted:
-		return "aborted"
-	}
-	return "updating"
-}
-
 // store is a Store of the Provider.
 type store struct {
-	p       *Provider
-	id      state.ID
-	version int64
-	slot    *slot
-	st      storeState
+	state.StoreBase[*workDB] // Delta: the records of <version+1>.changelog
 
 	w     *workDB
 	batch *pebble.Batch // indexed: the changes of this version
 
 	numKeys, dataBytes int64
-	garbage            int64  // deletes and overwrites
-	changelog          []byte // records of <version+1>.changelog, without the end marker
+	garbage            int64 // deletes and overwrites
 
 	getBuf []byte // Get's result
 	kbuf   []byte // the Pebble key of the last call
@@ -649,15 +526,9 @@ type rangeState struct {
 	buf        []byte
 }
 
-func (s *store) done(op string) error {
-	return fmt.Errorf("%s on state store %s version %d: %w (%s)", op, s.id.Dir(), s.version, state.ErrStoreDone, s.st)
-}
-
 func (s *store) fail(op string, err error) error {
-	return fmt.Errorf("%s on state store %s version %d: %w", op, s.id.Dir(), s.version, err)
+	return fmt.Errorf("%s on state store %s version %d: %w", op, s.ID().Dir(), s.Version(), err)
 }
-
-func (s *store) Version() int64 { return s.version }
 
 // ikey returns key as kept in Pebble, in a buffer reused by the next call.
 func (s *store) ikey(key []byte) []byte {
@@ -668,8 +539,8 @@ func (s *store) ikey(key []byte) []byte {
 // Get returns the stored value. The slice belongs to the store: the caller
 // must not modify it, and it is valid until the next call on the store.
 func (s *store) Get(key []byte) ([]byte, bool, error) {
-	if s.st != updating {
-		return nil, false, s.done("Get")
+	if !s.Updating() {
+		return nil, false, s.Done("Get")
 	}
 	v, closer, err := s.batch.Get(s.ikey(key))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -724,8 +595,8 @@ func (s *store) changedInRanges(key []byte) {
 
 // Put stores key and value (Pebble copies them into the batch).
 func (s *store) Put(key, value []byte) error {
-	if s.st != updating {
-		return s.done("Put")
+	if !s.Updating() {
+		return s.Done("Put")
 	}
 	old, existed, err := s.existing(key)
 	if err != nil {
@@ -747,15 +618,15 @@ func (s *store) Put(key, value []byte) error {
 	if len(s.ranges) > 0 {
 		s.changedInRanges(key)
 	}
-	s.changelog = appendPut(s.changelog, key, value)
+	s.Delta = state.AppendPut(s.Delta, key, value)
 	return nil
 }
 
 // Delete removes key; deleting an absent key changes nothing and writes
 // nothing to the changelog.
 func (s *store) Delete(key []byte) error {
-	if s.st != updating {
-		return s.done("Delete")
+	if !s.Updating() {
+		return s.Done("Delete")
 	}
 	old, existed, err := s.existing(key)
 	if err != nil {
@@ -773,7 +644,7 @@ func (s *store) Delete(key []byte) error {
 	if len(s.ranges) > 0 {
 		s.changedInRanges(key)
 	}
-	s.changelog = appendRemove(s.changelog, key)
+	s.Delta = state.AppendRemove(s.Delta, key)
 	return nil
 }
 
@@ -783,8 +654,8 @@ func (s *store) Delete(key []byte) error {
 // Put during Range may or may not be visited. key and value are valid only
 // during the call and must not be modified.
 func (s *store) Range(fn func(key, value []byte) bool) error {
-	if s.st != updating {
-		return s.done("Range")
+	if !s.Updating() {
+		return s.Done("Range")
 	}
 	it, err := s.batch.NewIter(userKeys)
 	if err != nil {
@@ -826,181 +697,59 @@ func (s *store) Range(fn func(key, value []byte) bool) error {
 }
 
 // Commit writes <Version()+1>.changelog, applies the batch to the working
-// database, makes that the cached one, then writes a snapshot and deletes
-// old files if due. If the changelog cannot be written the batch is
-// dropped and the store aborted.
+// database and makes that the cached one (state.StoreBase.Commit). It
+// refuses to run inside Range.
 func (s *store) Commit() (int64, error) {
-	if s.st != updating {
-		return 0, s.done("Commit")
+	if !s.Updating() {
+		return 0, s.Done("Commit")
 	}
 	if len(s.ranges) > 0 {
 		return 0, s.fail("Commit", errors.New("commit inside Range"))
 	}
-	p := s.p
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	newVersion := s.version + 1
-	dir := s.id.Dir()
-	fail := func(err error) (int64, error) {
-		s.abortLocked()
-		return 0, fmt.Errorf("cannot commit state version %d of %s: %w", newVersion, dir, err)
-	}
-	files, err := state.ListStoreFiles(p.fs, dir, fileNames)
-	if err != nil {
-		return fail(err)
-	}
-	// A snapshot of newVersion can only be left by an earlier attempt at
-	// this version; it would shadow the changelog about to be written.
-	if files.Snapshots[newVersion] {
-		if err := p.fs.Remove(path.Join(dir, zipName(newVersion))); err != nil {
-			return fail(err)
-		}
-		if err := p.fs.SyncDir(dir); err != nil {
-			return fail(err)
-		}
-		delete(files.Snapshots, newVersion)
-	}
-	s.changelog = state.AppendStampedTrailer(appendEnd(s.changelog), state.KindChangelog, s.id, newVersion, p.stamp)
-	if err := fsys.WriteAtomic(p.fs, path.Join(dir, changelogName(newVersion)), s.changelog); err != nil {
-		return fail(err)
-	}
-	files.Deltas[newVersion] = true
+	return s.StoreBase.Commit()
+}
 
+// ApplyLocked implements state.StoreHooks: the batch goes into the
+// working database.
+func (s *store) ApplyLocked() error {
 	w := s.w
 	if err := w.db.Apply(s.batch, pebble.NoSync); err != nil {
-		// The version is durable, but the working database may hold part
-		// of it: drop the database; the next Load rebuilds from the files.
-		if s.slot.cache == w {
-			s.slot.cache = nil
-		}
-		s.abortLocked()
-		return 0, fmt.Errorf("cannot commit state version %d of %s: apply to the working database: %w", newVersion, dir, err)
+		return fmt.Errorf("apply to the working database: %w", err)
 	}
 	s.batch.Close()
 	s.batch = nil
-	w.version, w.numKeys, w.dataBytes = newVersion, s.numKeys, s.dataBytes
+	w.numKeys, w.dataBytes = s.numKeys, s.dataBytes
 	w.garbage += s.garbage
-	w.inUse = false
-	s.st = committed
-	if !p.closed {
-		if old := s.slot.cache; old != w {
-			s.slot.cache = w
-			if old != nil && !old.inUse {
-				p.report(s.id, old.close())
-			}
-		}
-	}
-	p.maintainLocked(s.id, w, newVersion, files)
-	s.final.keys, s.final.bytes = s.numKeys, s.dataBytes
-	s.final.mem, s.final.sst = w.figures()
-	s.releaseLocked()
-	return newVersion, nil
+	return nil
 }
 
-// maintainLocked compacts level 0 if deep, writes newVersion's snapshot if
-// due and deletes the files no retained version needs.
-func (p *Provider) maintainLocked(id state.ID, w *workDB, newVersion int64, files state.StoreFiles) {
-	dir := id.Dir()
-	lastSnapshot := files.NewestSnapshot(newVersion - 1)
-	if newVersion-lastSnapshot >= int64(p.opts.MinDeltasForSnapshot) {
-		name := path.Join(dir, zipName(newVersion))
-		data, err := w.snapshot()
-		if err == nil {
-			err = fsys.WriteAtomic(p.fs, name, data)
-		}
-		if err != nil {
-			p.report(id, fmt.Errorf("write snapshot %s: %w", name, err))
-		} else {
-			files.Snapshots[newVersion] = true
-		}
-	} else {
-		p.report(id, w.maybeCompact())
-	}
-
-	minVersion := newVersion - int64(p.opts.MinVersionsToRetain) + 1
-	if minVersion <= 0 {
-		return
-	}
-	keepFrom := files.NewestSnapshot(minVersion)
-	if keepFrom == 0 {
-		return
-	}
-	var names []string
-	for v := range files.Deltas {
-		if v < keepFrom {
-			names = append(names, changelogName(v))
-		}
-	}
-	for v := range files.Snapshots {
-		if v < keepFrom {
-			names = append(names, zipName(v))
-		}
-	}
-	if len(names) == 0 {
-		return
-	}
-	slices.Sort(names)
-	removed := false
-	for _, n := range names {
-		name := path.Join(dir, n)
-		if err := p.fs.Remove(name); err != nil {
-			p.report(id, fmt.Errorf("delete old state file %s: %w", name, err))
-			continue
-		}
-		removed = true
-	}
-	if removed {
-		if err := p.fs.SyncDir(dir); err != nil {
-			p.report(id, fmt.Errorf("sync %s after deleting old files: %w", dir, err))
-		}
-	}
-}
-
-// Abort drops the changes. It is a no-op on a store already committed or
-// aborted.
-func (s *store) Abort() {
-	if s.st != updating {
-		return
-	}
-	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
-	s.abortLocked()
-}
-
-func (s *store) abortLocked() {
+// RollbackLocked implements state.StoreHooks: the batch is dropped, the
+// database never saw it.
+func (s *store) RollbackLocked() {
 	s.batch.Close()
 	s.batch = nil
-	s.st = aborted
-	s.w.inUse = false
-	s.final.keys, s.final.bytes = s.loadedKeys, s.loadedBytes
-	s.final.mem, s.final.sst = s.w.figures()
-	s.releaseLocked()
 }
 
-// releaseLocked disposes of the store's database unless it is the cached
-// one, and hands the changelog buffer back to the slot.
-func (s *store) releaseLocked() {
-	if s.p.closed || s.slot.cache != s.w {
-		s.p.report(s.id, s.w.close())
+// FinishLocked implements state.StoreHooks.
+func (s *store) FinishLocked(committed bool) {
+	if committed {
+		s.final.keys, s.final.bytes = s.numKeys, s.dataBytes
+	} else {
+		s.final.keys, s.final.bytes = s.loadedKeys, s.loadedBytes
 	}
+	s.final.mem, s.final.sst = s.w.figures()
 	s.w = nil
-	if cap(s.changelog) <= maxKeptChangelogBytes {
-		s.slot.changelogBuf = s.changelog[:0]
-	}
-	s.changelog = nil
 }
 
 // Metrics: see the package comment. After Commit they describe the
 // committed version; after Abort, the version that was loaded.
 func (s *store) Metrics() state.Metrics {
 	f := s.final
-	if s.st == updating {
+	if s.Updating() {
 		f.keys, f.bytes = s.numKeys, s.dataBytes
 		f.mem, f.sst = s.w.figures()
 	}
-	s.p.mu.Lock()
-	hits, misses := s.slot.hits, s.slot.misses
-	s.p.mu.Unlock()
+	hits, misses := s.CacheCounts()
 	return state.Metrics{
 		NumKeys:         f.keys,
 		MemoryUsedBytes: f.mem,
@@ -1018,6 +767,7 @@ func (s *store) Metrics() state.Metrics {
 var ByteMetrics = []string{"stateOnCurrentVersionSizeBytes", "rocksdbSstFileSize"}
 
 var (
-	_ state.Provider = (*Provider)(nil)
-	_ state.Stamper  = (*Provider)(nil)
+	_ state.Provider         = (*Provider)(nil)
+	_ state.Stamper          = (*Provider)(nil)
+	_ state.Backend[*workDB] = backend{}
 )

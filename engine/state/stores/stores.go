@@ -1,0 +1,41 @@
+// Package stores is where a driver chooses the state store: it maps a
+// query's pinned state_store to a provider. It sits outside the engine
+// core so that the core (package engine) links only the memory store;
+// drivers (exec, the simulator, the live runners, sizing) pass Open in
+// engine.Config.NewStateProvider to offer every store.
+package stores
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/state"
+	"github.com/dedupsim/dedupsim/engine/state/pebblestore"
+)
+
+// Open opens the state store named by the query's pinned state_store:
+// "memory" (or empty) the in-memory provider, the analogue of Spark's
+// HDFS-backed one; "pebble" the Pebble provider, the analogue of Spark's
+// RocksDB one with changelog checkpointing. The Pebble provider's working
+// databases are disposable copies outside the checkpoint: in the OS temp
+// directory when the checkpoint is on the real disk (fsys.OS), in memory
+// otherwise.
+func Open(name string, fs fsys.FS) (state.Provider, error) {
+	switch name {
+	case "", query.StateStoreMemory:
+		return state.NewMemoryProvider(fs, state.MemoryOptions{}), nil
+	case query.StateStorePebble:
+		var opts pebblestore.Options
+		if _, onDisk := fs.(*fsys.OS); onDisk {
+			opts.WorkDir = os.TempDir()
+		}
+		p, err := pebblestore.New(fs, opts)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("state_store %q is not available (memory or pebble)", name)
+}
