@@ -13,9 +13,11 @@
 //     source's and sink's tests borrow live's kfake cluster).
 //  2. Pebble: no package of engine/... depends on
 //     github.com/cockroachdb/pebble except its two adapters,
-//     engine/state/pebblestore and engine/sink/pebblesink. The engine core
-//     defaults to the memory store; a driver (the CLI, the live runners)
-//     chooses Pebble and passes it in.
+//     engine/state/pebblestore and engine/sink/pebblesink, and the two
+//     selectors the drivers call, engine/state/stores (a state store by
+//     name) and engine/sink/durable (a durable sink by --sink flag). The
+//     engine core defaults to the memory store; a driver (the CLI, the live
+//     runners, the simulator) chooses Pebble and passes it in.
 //  3. Determinism: the non-test files of the deterministic packages
 //     (engine/..., sim/..., faults/..., and analyze/... and sizing/..., which
 //     left sim/ but whose figures must still be reproducible) use no wall
