@@ -1002,37 +1002,6 @@ func (p *procRun) addProgress(b *history.Batch, raw json.RawMessage) {
 	}
 }
 
-// NextBatch is the batch a restart on the checkpoint folder runs first: the
-// latest planned batch when it has no commit (a replay), else the one after
-// the latest commit.
-func NextBatch(ckpt string) (id int64, replay bool, err error) {
-	latest := func(sub string) (int64, error) {
-		ents, err := os.ReadDir(filepath.Join(ckpt, sub))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return 0, err
-		}
-		n := int64(-1)
-		for _, e := range ents {
-			if v, err := strconv.ParseInt(e.Name(), 10, 64); err == nil {
-				n = max(n, v)
-			}
-		}
-		return n, nil
-	}
-	off, err := latest("offsets")
-	if err != nil {
-		return 0, false, err
-	}
-	com, err := latest("commits")
-	if err != nil {
-		return 0, false, err
-	}
-	if off > com {
-		return off, true, nil
-	}
-	return com + 1, false, nil
-}
-
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {

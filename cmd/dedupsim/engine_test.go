@@ -21,6 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"github.com/dedupsim/dedupsim/live"
@@ -366,7 +368,7 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 			if rng.IntN(2) == 1 {
 				point = otherPoints[rng.IntN(len(otherPoints))]
 			}
-			next, replay, err := live.NextBatch(ckpt)
+			next, replay, err := checkpoint.Next(fsys.NewOS(ckpt))
 			if err != nil {
 				t.Fatal(err)
 			}
