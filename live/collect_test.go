@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/live/records"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -21,8 +21,8 @@ func row(copyIdx int) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"id":"e%d","ts":%d,"_copy":%d}`, copyIdx, copyIdx, copyIdx))
 }
 
-func executed(batch int64, wall int64, replay bool, copies ...int) EngineRecord {
-	r := EngineRecord{Kind: RecordExecuted, WallMs: wall, BatchID: batch, Replay: replay}
+func executed(batch int64, wall int64, replay bool, copies ...int) records.Record {
+	r := records.Record{Kind: records.KindExecuted, WallMs: wall, BatchID: batch, Replay: replay}
 	for _, c := range copies {
 		r.Input = append(r.Input, row(c))
 		r.Outcomes = append(r.Outcomes, history.Emitted)
@@ -41,73 +41,73 @@ func TestCollectKilledExecutions(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		procs  [][]EngineRecord
+		procs  [][]records.Record
 		commit map[int64]int64 // checkpoint commits: batch -> next watermark
 		sink   string
 		want   want
 	}{{
 		name: "killed during the sink write that landed: inferred from the replay's skip",
-		procs: [][]EngineRecord{
-			{executed(0, 10, false, 0, 1), {Kind: RecordWrite, WallMs: 11, Kept: 2}, {Kind: RecordBatch, WallMs: 12, NextWatermarkMs: 7},
+		procs: [][]records.Record{
+			{executed(0, 10, false, 0, 1), {Kind: records.KindWrite, WallMs: 11, Kept: 2}, {Kind: records.KindBatch, WallMs: 12, NextWatermarkMs: 7},
 				executed(1, 20, false, 2)},
-			{executed(1, 30, true, 2), {Kind: RecordWrite, WallMs: 31, BatchID: 1}, {Kind: RecordBatch, WallMs: 32, BatchID: 1, NextWatermarkMs: 9}},
+			{executed(1, 30, true, 2), {Kind: records.KindWrite, WallMs: 31, BatchID: 1}, {Kind: records.KindBatch, WallMs: 32, BatchID: 1, NextWatermarkMs: 9}},
 		},
 		sink: "table",
 		want: want{batches: []string{"0  7", "1 after-sink-write 0", "1  9"}, writes: []string{"0 2/2", "1 1/1", "1 0/1"}},
 	}, {
 		name: "a skip explained by an earlier landed write infers nothing",
-		procs: [][]EngineRecord{
-			{executed(0, 10, false, 0), {Kind: RecordWrite, WallMs: 11, Kept: 1}},
+		procs: [][]records.Record{
+			{executed(0, 10, false, 0), {Kind: records.KindWrite, WallMs: 11, Kept: 1}},
 			{executed(0, 20, true, 0)},
-			{executed(0, 30, true, 0), {Kind: RecordWrite, WallMs: 31}, {Kind: RecordBatch, WallMs: 32, NextWatermarkMs: 3}},
+			{executed(0, 30, true, 0), {Kind: records.KindWrite, WallMs: 31}, {Kind: records.KindBatch, WallMs: 32, NextWatermarkMs: 3}},
 		},
 		sink: "transactional",
 		want: want{batches: []string{"0 after-sink-write 0", "0  3"}, writes: []string{"0 1/1", "0 0/1"}},
 	}, {
 		name: "killed before the sink write: the execution is dropped",
-		procs: [][]EngineRecord{
+		procs: [][]records.Record{
 			{executed(0, 10, false, 0)},
-			{executed(0, 30, true, 0), {Kind: RecordWrite, WallMs: 31, Kept: 1}, {Kind: RecordBatch, WallMs: 32, NextWatermarkMs: 3}},
+			{executed(0, 30, true, 0), {Kind: records.KindWrite, WallMs: 31, Kept: 1}, {Kind: records.KindBatch, WallMs: 32, NextWatermarkMs: 3}},
 		},
 		sink: "table",
 		want: want{batches: []string{"0  3"}, writes: []string{"0 1/1"}},
 	}, {
 		name: "plain sink: a write not on record is not guessed",
-		procs: [][]EngineRecord{
+		procs: [][]records.Record{
 			{executed(0, 10, false, 0)},
-			{executed(0, 30, true, 0), {Kind: RecordWrite, WallMs: 31, Kept: 1}, {Kind: RecordBatch, WallMs: 32, NextWatermarkMs: 3}},
+			{executed(0, 30, true, 0), {Kind: records.KindWrite, WallMs: 31, Kept: 1}, {Kind: records.KindBatch, WallMs: 32, NextWatermarkMs: 3}},
 		},
 		sink: "plain",
 		want: want{batches: []string{"0  3"}, writes: []string{"0 1/1"}},
 	}, {
 		name: "foreachBatch: the function was called, that is a delivery",
-		procs: [][]EngineRecord{
+		procs: [][]records.Record{
 			{executed(0, 10, false, 0)},
-			{executed(0, 30, true, 0), {Kind: RecordWrite, WallMs: 31, Kept: 1}, {Kind: RecordBatch, WallMs: 32, NextWatermarkMs: 3}},
+			{executed(0, 30, true, 0), {Kind: records.KindWrite, WallMs: 31, Kept: 1}, {Kind: records.KindBatch, WallMs: 32, NextWatermarkMs: 3}},
 		},
 		sink: "foreachBatch",
 		want: want{batches: []string{"0 after-sink-write 0", "0  3"}, writes: []string{"0 1/1", "0 1/1"}},
 	}, {
 		name: "merge: a replay that kept nothing proves nothing",
-		procs: [][]EngineRecord{
+		procs: [][]records.Record{
 			{executed(0, 10, false, 0)},
-			{executed(0, 30, true, 0), {Kind: RecordWrite, WallMs: 31}, {Kind: RecordBatch, WallMs: 32, NextWatermarkMs: 3}},
+			{executed(0, 30, true, 0), {Kind: records.KindWrite, WallMs: 31}, {Kind: records.KindBatch, WallMs: 32, NextWatermarkMs: 3}},
 		},
 		sink: "merge",
 		want: want{batches: []string{"0  3"}, writes: []string{"0 0/1"}},
 	}, {
 		name: "killed after the commit, before the completion: the watermark batch N+1 ran with",
-		procs: [][]EngineRecord{
-			{executed(0, 10, false, 0, 1), {Kind: RecordWrite, WallMs: 11, Kept: 2}},
-			{func() EngineRecord { r := executed(1, 40, false, 2); r.WatermarkMs = 4000; return r }(),
-				{Kind: RecordWrite, WallMs: 41, BatchID: 1, Kept: 1}, {Kind: RecordBatch, WallMs: 42, BatchID: 1, NextWatermarkMs: 8}},
+		procs: [][]records.Record{
+			{executed(0, 10, false, 0, 1), {Kind: records.KindWrite, WallMs: 11, Kept: 2}},
+			{func() records.Record { r := executed(1, 40, false, 2); r.WatermarkMs = 4000; return r }(),
+				{Kind: records.KindWrite, WallMs: 41, BatchID: 1, Kept: 1}, {Kind: records.KindBatch, WallMs: 42, BatchID: 1, NextWatermarkMs: 8}},
 		},
 		sink: "table",
 		want: want{batches: []string{"0 after-commit 4000", "1  8"}, writes: []string{"0 2/2", "1 1/1"}},
 	}, {
 		name: "killed after the commit, before the completion: the watermark from commits/N",
-		procs: [][]EngineRecord{
-			{executed(0, 10, false, 0, 1), {Kind: RecordWrite, WallMs: 11, Kept: 2}},
+		procs: [][]records.Record{
+			{executed(0, 10, false, 0, 1), {Kind: records.KindWrite, WallMs: 11, Kept: 2}},
 		},
 		commit: map[int64]int64{0: 5000},
 		sink:   "table",
@@ -132,7 +132,7 @@ func TestCollectKilledExecutions(t *testing.T) {
 			}
 			for i, recs := range tc.procs {
 				path := filepath.Join(dir, fmt.Sprintf("records-%d.jsonl", i))
-				w, err := CreateRecords(path)
+				w, err := records.Create(path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -162,22 +162,5 @@ func TestCollectKilledExecutions(t *testing.T) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestReadRecordsTornTail: a last line cut by a kill is ignored; a bad line
-// before the end is an error naming the file and line.
-func TestReadRecordsTornTail(t *testing.T) {
-	dir := t.TempDir()
-	good := `{"kind":"start","wallMs":1,"runId":"r"}` + "\n"
-	path := filepath.Join(dir, "r.jsonl")
-	os.WriteFile(path, []byte(good+`{"kind":"exec`), 0o644)
-	recs, torn, err := ReadRecords(path)
-	if err != nil || !torn || len(recs) != 1 {
-		t.Fatalf("torn tail: %d records, torn %v, err %v", len(recs), torn, err)
-	}
-	os.WriteFile(path, []byte(good+"{oops}\n"+good), 0o644)
-	if _, _, err := ReadRecords(path); err == nil || !strings.Contains(err.Error(), "r.jsonl:2") {
-		t.Fatalf("bad middle line: err %v, want one naming r.jsonl:2", err)
 	}
 }

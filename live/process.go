@@ -27,8 +27,10 @@ import (
 	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/live/records"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/dedupsim/dedupsim/sim/record"
 )
 
 // ProcessOptions configure RunProcess.
@@ -103,23 +105,16 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 	if opt.Logf == nil {
 		opt.Logf = func(string, ...any) {}
 	}
-	if err := cfg.Validate(); err != nil {
+	c, err := sim.Compile(cfg)
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults()
+	cfg, q, settings := c.Config(), c.Query(), c.Settings()
 	unsupported := func(what string) error {
 		return fmt.Errorf("live: --kafka does not support %s; it supports %s (%w)", what, ProcessSupported, ErrUnsupported)
 	}
-	if cfg.Plan.Swarm {
+	if c.Swarm() {
 		return nil, unsupported("swarm mode")
-	}
-	q, err := query.Parse("query", []byte(cfg.Query))
-	if err != nil {
-		return nil, fmt.Errorf("live: query: %w", err)
-	}
-	settings, err := cfg.Plan.Resolve()
-	if err != nil {
-		return nil, fmt.Errorf("live: faults: %w", err)
 	}
 	p := &procRun{ctx: ctx, cluster: cluster, cfg: cfg, q: q, opt: opt, settings: settings,
 		rng: rand.New(rand.NewPCG(seed, 0x70726f63))}
@@ -141,7 +136,7 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 			return nil, unsupported("fault " + name)
 		}
 	}
-	p.wl, err = sim.Schedule(cfg, seed)
+	p.wl, err = c.Schedule(seed)
 	if err != nil {
 		return nil, fmt.Errorf("live: %w", err)
 	}
@@ -180,7 +175,7 @@ type procRun struct {
 	realStart time.Time
 	scale     float64
 
-	byPos          map[[3]int64]int // (source, partition, offset) -> copy index
+	byPos          record.Positions // (source, partition, offset) -> copy index
 	droppedAcks    int              // duplicate appends made by a lost ack (kfake)
 	inferred       int              // killed sink writes found committed by their replay
 	runs           int              // engine processes started
@@ -219,16 +214,13 @@ func (p *procRun) setup(seed uint64) error {
 	p.h = newHistory(p.cfg, q, wl, p.settings, seed)
 	switch q.Sink.Kind {
 	case query.SinkTable:
-		p.h.HasTable = true
 		p.sinkFlag = "table"
 		if p.opt.TableSink == "kafka" {
 			p.sinkFlag = "transactional"
 		}
 	case query.SinkMerge:
-		p.h.HasTable, p.sinkFlag = true, "merge"
-	case query.SinkAppend:
-		p.h.HasTable, p.sinkFlag = true, "plain"
-	default: // foreachBatch: the deliveries are the sink writes
+		p.sinkFlag = "merge"
+	default: // append, and foreachBatch (the deliveries are the sink writes)
 		p.sinkFlag = "plain"
 	}
 	if p.sinkFlag == "transactional" && q.Sink.GenerateAppID {
@@ -724,7 +716,7 @@ func (p *procRun) finalRun() error {
 
 // crashOf reads the crash record a process wrote before killing itself.
 func (p *procRun) crashOf(path string) (point string, batch int64, err error) {
-	recs, _, err := ReadRecords(path)
+	recs, _, err := records.Read(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", 0, nil
 	}
@@ -732,7 +724,7 @@ func (p *procRun) crashOf(path string) (point string, batch int64, err error) {
 		return "", 0, err
 	}
 	for _, r := range recs {
-		if r.Kind == RecordCrash {
+		if r.Kind == records.KindCrash {
 			point, batch = r.Crashed, r.BatchID
 		}
 	}
@@ -742,16 +734,16 @@ func (p *procRun) crashOf(path string) (point string, batch int64, err error) {
 // execution is one batch execution as its process recorded it.
 type execution struct {
 	at    int64 // virtual ms of the executed record
-	exec  *EngineRecord
-	write *EngineRecord // nil: no write recorded
-	done  *EngineRecord // nil: the process died before completing it
+	exec  *records.Record
+	write *records.Record // nil: no write recorded
+	done  *records.Record // nil: the process died before completing it
 }
 
 // collect builds the history's batches and sink writes from the produced
 // copies and the records of every process.
 //
 // An execution is on record from the moment its sink is called
-// (RecordExecuted); a SIGKILL can land anywhere after that, so a record
+// (records.KindExecuted); a SIGKILL can land anywhere after that, so a record
 // may lack its write or its completion. The history is completed the way
 // the engine's own rules allow:
 //   - no write recorded, the next execution of the batch id found it
@@ -771,13 +763,10 @@ type execution struct {
 func (p *procRun) collect() error {
 	h := p.h
 	h.Copies = p.produced
-	p.byPos = make(map[[3]int64]int, len(h.Copies))
-	for i, c := range h.Copies {
-		p.byPos[[3]int64{int64(c.Source), int64(c.Partition), c.Offset}] = i
-	}
+	p.byPos = record.NewPositions(h.Copies)
 	var execs []*execution
 	for _, path := range p.recFiles {
-		recs, _, err := ReadRecords(path)
+		recs, _, err := records.Read(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -788,14 +777,14 @@ func (p *procRun) collect() error {
 		for i := range recs {
 			r := &recs[i]
 			switch r.Kind {
-			case RecordExecuted:
+			case records.KindExecuted:
 				cur = &execution{at: p.virt(time.UnixMilli(r.WallMs)), exec: r}
 				execs = append(execs, cur)
-			case RecordWrite, RecordBatch:
+			case records.KindWrite, records.KindBatch:
 				if cur == nil || cur.exec.BatchID != r.BatchID {
 					return fmt.Errorf("live: %s: %s record of batch %d without its execution", path, r.Kind, r.BatchID)
 				}
-				if r.Kind == RecordWrite {
+				if r.Kind == records.KindWrite {
 					cur.write = r
 				} else {
 					cur.done = r
@@ -819,10 +808,7 @@ func (p *procRun) collect() error {
 				break
 			}
 		}
-		rows := make([]int, len(x.exec.Rows))
-		for k, raw := range x.exec.Rows {
-			rows[k] = copyIndexOr(raw)
-		}
+		rows := record.RawCopies(x.exec.Rows)
 		kept := -1
 		switch {
 		case x.write != nil:
@@ -908,7 +894,7 @@ func (p *procRun) readTable(ctx context.Context) error {
 		return fmt.Errorf("live: read the output: %w", err)
 	}
 	for _, r := range rows {
-		h.Table = append(h.Table, copyIndexOr(r))
+		h.Table = append(h.Table, record.CopyIndex(r))
 	}
 	return nil
 }
@@ -955,51 +941,35 @@ func commitWatermark(ckpt string, batch int64) (int64, error) {
 	return c.NextBatchWatermarkMs, nil
 }
 
-func copyIndexOr(raw []byte) int {
-	i, err := copyOf(raw)
-	if err != nil {
-		return -1 // malformed-history for the checker
-	}
-	return i
-}
-
-func (p *procRun) batchOf(r *EngineRecord, at int64) history.Batch {
-	b := history.Batch{BatchID: r.BatchID, AtMs: at, Replay: r.Replay,
-		Input: make([]int, len(r.Input)), Outcomes: slices.Clone(r.Outcomes),
-		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs}
-	var maxUs int64
-	seen := false
+func (p *procRun) batchOf(r *records.Record, at int64) history.Batch {
+	input := make([]int, len(r.Input))
 	for i, raw := range r.Input {
-		idx := copyIndexOr(raw)
+		var pos [3]int64
 		if r.Pos != nil {
-			// Where it was read identifies the copy even when a broker
-			// appended the same bytes twice (a dropped ack).
-			if ci, ok := p.byPos[r.Pos[i]]; ok {
-				idx = ci
-			}
+			pos = r.Pos[i]
 		}
-		b.Input[i] = idx
-		if idx >= 0 && idx < len(p.wl.Copies) && (!seen || p.wl.Copies[idx].EventTimeUs > maxUs) {
-			maxUs, seen = p.wl.Copies[idx].EventTimeUs, true
-		}
+		// Where it was read identifies the copy even when a broker
+		// appended the same bytes twice (a dropped ack).
+		input[i] = p.byPos.Index(raw, pos, r.Pos != nil)
 	}
-	if seen && p.q.EventTimeColumn() != "" {
-		b.MaxEventTimeMs = int64(math.Floor(float64(maxUs) / 1000))
-	}
-	return b
+	x := record.Execution{BatchID: r.BatchID, Replay: r.Replay, Input: input, Outcomes: r.Outcomes,
+		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs}
+	return record.Batch(at, x, p.wl.Copies, p.q)
 }
 
 // addProgress adds a completed execution's progress and state figures.
 func (p *procRun) addProgress(b *history.Batch, raw json.RawMessage) {
-	var prog engine.Progress
-	if len(raw) > 0 && json.Unmarshal(raw, &prog) == nil {
-		if ops := prog.StateOperators; len(ops) > 0 {
-			b.NumRowsTotal, b.NumRowsUpdated, b.NumRowsRemoved = ops[0].NumRowsTotal, ops[0].NumRowsUpdated, ops[0].NumRowsRemoved
+	var prog *engine.Progress
+	if len(raw) > 0 {
+		var v engine.Progress
+		if json.Unmarshal(raw, &v) == nil {
+			prog = &v
 		}
 	}
-	if !p.cfg.OmitProgress {
-		b.Progress = raw
+	if p.cfg.OmitProgress {
+		raw = nil
 	}
+	record.AddProgress(b, prog, raw)
 }
 
 func lastLines(s string, n int) string {

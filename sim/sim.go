@@ -78,11 +78,7 @@ func refuseLiveOnly(p *prepared) error {
 	if p.Plan.Swarm {
 		return nil // swarm never draws one
 	}
-	set, err := p.Plan.Resolve()
-	if err != nil {
-		return err
-	}
-	for _, name := range set.Names() {
+	for _, name := range p.set.Names() {
 		if f, _ := faults.Lookup(name); f.LiveOnly {
 			return fmt.Errorf("sim: fault %s: %w", name, ErrLiveOnly)
 		}
@@ -161,7 +157,7 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 			return !f.LiveOnly && p.applicable(name) == nil
 		})
 	} else {
-		w.set, err = p.Plan.Resolve()
+		w.set = p.set
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sim: faults: %w", err)
