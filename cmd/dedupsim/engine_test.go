@@ -334,7 +334,7 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 	}
 
 	var (
-		batches       []driver.Line       // every batch line printed, all runs
+		batches       []driver.Line      // every batch line printed, all runs
 		afterSinkKill = map[int64]bool{} // batches killed at after-sink-write
 		armedKills    int
 		randomKills   int
