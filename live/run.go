@@ -153,9 +153,11 @@ func (r *runner) run() error {
 	}
 	defer cl.Close()
 	r.prod = cl
-	adm := kadm.NewClient(cl)
+	// One deadline for the topics' creation and the final read of the
+	// output, as before the runner was split into steps.
 	ctx, cancel := context.WithTimeout(r.ctx, runTimeout)
 	defer cancel()
+	adm := kadm.NewClient(cl)
 	for _, s := range r.wl.Sources {
 		r.in = append(r.in, base+"-"+s.Topic)
 		if err := createTopic(ctx, adm, r.in[len(r.in)-1], int32(s.Partitions)); err != nil {
@@ -172,7 +174,28 @@ func (r *runner) run() error {
 		return err
 	}
 	defer func() { r.stopDriver() }()
+	if err := r.produceAndTrigger(); err != nil {
+		return err
+	}
+	if err := r.drain(); err != nil {
+		return err
+	}
+	r.h.EndMs = r.nowMs
+	r.stopDriver()
+	recs, err := kafkasource.ReadAll(ctx, r.clientOpts(), r.out, true)
+	if err != nil {
+		return fmt.Errorf("live: read output: %w", err)
+	}
+	for _, rec := range recs {
+		r.h.Table = append(r.h.Table, record.CopyIndex(rec.Value))
+	}
+	return nil
+}
 
+// produceAndTrigger steps processing time a trigger at a time until the
+// producers' end and every copy is produced: the copies due are produced,
+// then one batch runs; a crash stops the driver for the downtime.
+func (r *runner) produceAndTrigger() error {
 	restartAt := int64(-1) // driver down until then
 	for t := r.startMs; t < r.endMs || r.next < len(r.wl.Copies); t += r.trigMs {
 		if err := r.ctx.Err(); err != nil {
@@ -205,8 +228,12 @@ func (r *runner) run() error {
 			return fmt.Errorf("live: batch at %d ms: %w", t-r.startMs, err)
 		}
 	}
-	// Every copy is produced: run until the query has consumed everything
-	// (no crash is armed outside the fault phase).
+	return nil
+}
+
+// drain runs, once every copy is produced, until the query has consumed
+// everything (no crash is armed outside the fault phase).
+func (r *runner) drain() error {
 	if r.eng == nil {
 		r.nowMs += r.trigMs
 		if err := r.startDriver(); err != nil {
@@ -223,15 +250,6 @@ func (r *runner) run() error {
 		if !ran {
 			break
 		}
-	}
-	r.h.EndMs = r.nowMs
-	r.stopDriver()
-	recs, err := kafkasource.ReadAll(ctx, r.clientOpts(), r.out, true)
-	if err != nil {
-		return fmt.Errorf("live: read output: %w", err)
-	}
-	for _, rec := range recs {
-		r.h.Table = append(r.h.Table, record.CopyIndex(rec.Value))
 	}
 	return nil
 }
