@@ -1,8 +1,12 @@
 package driver
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func TestParseCrashAt(t *testing.T) {
@@ -55,4 +59,36 @@ func mustClock(t *testing.T, s string) any {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestFlagsEnvironment: the crash environment variables stand in for
+// flags left out; a flag given wins; a bad value is bad input naming it.
+func TestFlagsEnvironment(t *testing.T) {
+	parse := func(env map[string]string, args ...string) (Options, error) {
+		fs := pflag.NewFlagSet("engine", pflag.ContinueOnError)
+		var f Flags
+		f.Register(fs)
+		base := []string{"--query", "q.yaml", "--checkpoint", "c", "--bootstrap", "h:1", "--input-topic", "in", "--output-topic", "out"}
+		if err := fs.Parse(append(base, args...)); err != nil {
+			t.Fatal(err)
+		}
+		return f.Options(fs.Changed, func(k string) string { return env[k] })
+	}
+	o, err := parse(map[string]string{CrashEnv: "after-commit:3", CrashFromEnv: "5", CrashUntilEnv: "9"})
+	if err != nil || o.Crash == nil || o.Crash.Point != "after-commit" || o.Crash.Batch != 3 || o.CrashFrom != 5 || o.CrashUntil != 9 {
+		t.Fatalf("from the environment: %+v, %v", o, err)
+	}
+	o, err = parse(map[string]string{CrashEnv: "after-commit", CrashFromEnv: "5"}, "--crash-at", "after-sink-write", "--crash-from", "7")
+	if err != nil || o.Crash.Point != "after-sink-write" || o.Crash.Batch != -1 || o.CrashFrom != 7 {
+		t.Fatalf("flags over the environment: %+v, %v", o, err)
+	}
+	o, err = parse(nil, "--crash-at", "")
+	if err != nil || o.Crash != nil || o.Sink != "transactional" || o.KafkaTimeout != 30*time.Second || o.StartingOffsets != "earliest" {
+		t.Fatalf("defaults: %+v, %v", o, err)
+	}
+	_, err = parse(map[string]string{CrashUntilEnv: "soon"})
+	var de *Error
+	if !errors.As(err, &de) || de.Code != ExitBadInput || !strings.Contains(err.Error(), CrashUntilEnv) {
+		t.Fatalf("bad environment value: %v", err)
+	}
 }
