@@ -343,13 +343,17 @@ func (e *Engine) open() error {
 	e.queryID = id
 	e.runID = e.cfg.NewID()
 
-	latestOff, err := e.ckpt.Latest("offsets")
+	rs, err := e.ckpt.ReadRestart()
 	if err != nil {
 		return err
 	}
-	latestCommit, err := e.ckpt.Latest("commits")
-	if err != nil {
-		return err
+	latestOff, latestCommit := rs.LatestOffsets, rs.LatestCommit
+	// The restart rule (§9), shared with the harnesses. A commit log ahead
+	// of the offset log is refused below, after the checks of the offset
+	// log and of the operators.
+	nextToRun, replay, ahead := rs.Next()
+	if ahead != nil {
+		nextToRun = latestOff
 	}
 	var last checkpoint.Offsets
 	if latestOff >= 0 {
@@ -368,10 +372,6 @@ func (e *Engine) open() error {
 
 	// Compatibility with the existing state (§10), in Spark's order:
 	// operator metadata on a restart, then the key schema.
-	nextToRun := latestOff
-	if latestCommit == latestOff {
-		nextToRun = latestOff + 1
-	}
 	if latestOff >= 0 && nextToRun != 0 {
 		if err := e.checkOperators(); err != nil {
 			return err
@@ -400,7 +400,9 @@ func (e *Engine) open() error {
 	switch {
 	case latestOff < 0: // §9.1 new query
 		e.committed = make([]json.RawMessage, nsrc)
-	case latestCommit == latestOff: // §9.2 last batch complete
+	case ahead != nil:
+		return ahead
+	case !replay: // §9.2 last batch complete
 		c, err := e.ckpt.ReadCommit(latestCommit)
 		if err != nil {
 			return err
@@ -425,7 +427,7 @@ func (e *Engine) open() error {
 		e.committed = last.Sources
 		e.prevWmMs = last.Metadata.BatchWatermarkMs
 		startWm = max(last.Metadata.BatchWatermarkMs, c.NextBatchWatermarkMs)
-	case latestCommit < latestOff: // §9.3 re-run the planned batch
+	default: // §9.3 re-run the planned batch
 		if latestCommit < latestOff-1 {
 			e.warn(fmt.Sprintf("commit log is %d batches behind the offset log; re-running batch %d", latestOff-latestCommit, latestOff))
 		}
@@ -444,8 +446,6 @@ func (e *Engine) open() error {
 		e.nextBatch = latestOff
 		e.committed = p.start
 		startWm = last.Metadata.BatchWatermarkMs
-	default:
-		return checkpoint.Corrupt(fmt.Sprintf("commits/%d", latestCommit), "a commit without offsets/%d (the offset log ends at batch %d)", latestCommit, latestOff)
 	}
 	delays := make([]int64, nsrc)
 	for i, s := range e.q.Sources {

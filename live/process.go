@@ -8,16 +8,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/dedupsim/dedupsim/engine"
@@ -27,14 +22,17 @@ import (
 	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/live/records"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/dedupsim/dedupsim/sim/record"
 )
 
 // ProcessOptions configure RunProcess.
 type ProcessOptions struct {
 	// Binary is the dedupsim executable run as `dedupsim engine`
-	// (required; the CLI passes itself).
+	// (required; the CLI passes itself, a test its own binary, which
+	// live/driver/drivertest turns into the engine process).
 	Binary string
 	// Dir holds the run's files: query, checkpoint, table, records,
 	// engine logs (required; kept for a post-mortem).
@@ -103,23 +101,16 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 	if opt.Logf == nil {
 		opt.Logf = func(string, ...any) {}
 	}
-	if err := cfg.Validate(); err != nil {
+	c, err := sim.Compile(cfg)
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults()
+	cfg, q, settings := c.Config(), c.Query(), c.Settings()
 	unsupported := func(what string) error {
 		return fmt.Errorf("live: --kafka does not support %s; it supports %s (%w)", what, ProcessSupported, ErrUnsupported)
 	}
-	if cfg.Plan.Swarm {
+	if c.Swarm() {
 		return nil, unsupported("swarm mode")
-	}
-	q, err := query.Parse("query", []byte(cfg.Query))
-	if err != nil {
-		return nil, fmt.Errorf("live: query: %w", err)
-	}
-	settings, err := cfg.Plan.Resolve()
-	if err != nil {
-		return nil, fmt.Errorf("live: faults: %w", err)
 	}
 	p := &procRun{ctx: ctx, cluster: cluster, cfg: cfg, q: q, opt: opt, settings: settings,
 		rng: rand.New(rand.NewPCG(seed, 0x70726f63))}
@@ -141,7 +132,7 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 			return nil, unsupported("fault " + name)
 		}
 	}
-	p.wl, err = sim.Schedule(cfg, seed)
+	p.wl, err = c.Schedule(seed)
 	if err != nil {
 		return nil, fmt.Errorf("live: %w", err)
 	}
@@ -180,11 +171,10 @@ type procRun struct {
 	realStart time.Time
 	scale     float64
 
-	byPos          map[[3]int64]int // (source, partition, offset) -> copy index
-	droppedAcks    int              // duplicate appends made by a lost ack (kfake)
-	inferred       int              // killed sink writes found committed by their replay
-	runs           int              // engine processes started
-	recFiles       []string         // records file of each process
+	droppedAcks    int      // duplicate appends made by a lost ack (kfake)
+	inferred       int      // killed sink writes found committed by their replay
+	runs           int      // engine processes started
+	recFiles       []string // records file of each process
 	failures       int
 	produced       []history.Copy // by the producer goroutine
 	prodErr        error
@@ -194,17 +184,6 @@ type procRun struct {
 	brokerRestarts int
 	brokerWG       sync.WaitGroup
 }
-
-// maxEngineFailures bounds engine processes that exit with an error
-// (other than the kills), each restarted like a crash.
-const maxEngineFailures = 30
-
-// engineBadInput is the engine verb's exit status for bad input
-// (docs/exit-codes.md): a corrupt or locked checkpoint, a refused query.
-// Restarting would fail the same way, so the supervisor stops.
-const engineBadInput = 2
-
-var errEngineBadInput = errors.New("the engine refused its input")
 
 func (p *procRun) virt(t time.Time) int64 {
 	return p.wl.StartMs + int64(math.Floor(float64(t.Sub(p.realStart).Milliseconds())*p.scale))
@@ -219,16 +198,13 @@ func (p *procRun) setup(seed uint64) error {
 	p.h = newHistory(p.cfg, q, wl, p.settings, seed)
 	switch q.Sink.Kind {
 	case query.SinkTable:
-		p.h.HasTable = true
 		p.sinkFlag = "table"
 		if p.opt.TableSink == "kafka" {
 			p.sinkFlag = "transactional"
 		}
 	case query.SinkMerge:
-		p.h.HasTable, p.sinkFlag = true, "merge"
-	case query.SinkAppend:
-		p.h.HasTable, p.sinkFlag = true, "plain"
-	default: // foreachBatch: the deliveries are the sink writes
+		p.sinkFlag = "merge"
+	default: // append, and foreachBatch (the deliveries are the sink writes)
 		p.sinkFlag = "plain"
 	}
 	if p.sinkFlag == "transactional" && q.Sink.GenerateAppID {
@@ -265,624 +241,48 @@ func (p *procRun) setup(seed uint64) error {
 	return nil
 }
 
-func (p *procRun) run() error {
-	cl, err := kgo.NewClient(producerOpts(p.cluster)...)
-	if err != nil {
-		return fmt.Errorf("live: %w", err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(p.ctx, runTimeout)
-	adm := kadm.NewClient(cl)
-	for i, t := range p.inTopics {
-		if err := createTopic(ctx, adm, t, int32(p.wl.Sources[i].Partitions)); err != nil {
-			cancel()
-			return err
-		}
-	}
-	if p.sinkFlag == "plain" || p.sinkFlag == "transactional" {
-		if err := createTopic(ctx, adm, p.outTopic, 1); err != nil {
-			cancel()
-			return err
-		}
-	}
-	cancel()
-
-	// Whatever ends the run ends its goroutines too: the producer, a
-	// pending broker restart, a waiting engine.
-	runCtx, cancelRun := context.WithCancel(p.ctx)
-	p.ctx = runCtx
-	defer p.brokerWG.Wait()
-	defer cancelRun()
-
-	// Whole milliseconds: the engine's --clock counts from the same one.
-	p.realStart = time.UnixMilli(time.Now().UnixMilli())
-	p.args = append(p.args, "--clock", fmt.Sprintf("%d:%d:%g", p.wl.StartMs, p.realStart.UnixMilli(), p.scale))
-	p.prodDone = make(chan struct{})
-	go p.produce(cl)
-	if p.broker != nil {
-		p.brokerWG.Add(1)
-		go p.restartBroker()
-	}
-	realHeal, realEnd := p.real(p.wl.HealMs), p.real(p.wl.EndMs)
-	downtime := time.Duration(float64(p.cfg.Downtime) / p.scale)
-
-	for {
-		if err := p.ctx.Err(); err != nil {
-			return err
-		}
-		draining := false
-		select {
-		case <-p.prodDone:
-			if p.prodErr != nil {
-				return p.prodErr
-			}
-			draining = !time.Now().Before(realEnd)
-		default:
-		}
-		if draining {
-			break
-		}
-		end, err := p.engineRun(realHeal, realEnd)
-		if err != nil {
-			return err
-		}
-		if end.stopped {
-			break
-		}
-		time.Sleep(downtime + p.backoff)
-	}
-	<-p.prodDone
-	if p.prodErr != nil {
-		return p.prodErr
-	}
-	p.brokerWG.Wait()
-	if p.brokerErr != nil {
-		return p.brokerErr
-	}
-	if p.brokerRestarts > 0 {
-		p.h.Coverage[faults.BrokerRestart] += p.brokerRestarts
-	}
-	// Drain: a last process, unarmed, until a trigger finds no new data.
-	for attempt := 0; ; attempt++ {
-		err := p.finalRun()
-		if err == nil {
-			break
-		}
-		if p.ctx.Err() != nil || errors.Is(err, errEngineBadInput) {
-			return err
-		}
-		p.failures++
-		if p.failures > maxEngineFailures {
-			return err
-		}
-		p.opt.Logf("final engine run failed (%v); again", err)
-		time.Sleep(time.Duration(min(attempt+1, 5)) * time.Second)
-	}
-	p.h.EndMs = p.virt(time.Now())
-	if err := p.collect(); err != nil {
-		return err
-	}
-	p.h.Live = p.liveSummary()
-	ctx, cancel = context.WithTimeout(p.ctx, time.Minute)
-	defer cancel()
-	return p.readTable(ctx)
-}
-
-func createTopic(ctx context.Context, adm *kadm.Client, name string, parts int32) error {
-	resp, err := adm.CreateTopic(ctx, parts, 1, nil, name)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return fmt.Errorf("live: create topic %s: %w", name, err)
-	}
-	return nil
-}
-
-// produce appends the workload's copies in order as the scaled clock
-// reaches their append times; a copy's recorded append time is when its
-// send began.
-//
-// On kfake a duplicate-append is what it stands for: the original is sent
-// alone by a non-idempotent producer while the broker loses the ack of
-// that produce request, so the client retries and the log keeps the same
-// bytes twice at adjacent offsets. Elsewhere it is sent again explicitly.
-func (p *procRun) produce(cl *kgo.Client) {
-	defer close(p.prodDone)
-	kf, _ := p.cluster.(*Kfake)
-	var raw *kgo.Client
-	if kf != nil {
-		var err error
-		raw, err = kgo.NewClient(append(producerOpts(p.cluster), kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(1))...)
-		if err != nil {
-			p.prodErr = fmt.Errorf("live: %w", err)
-			return
-		}
-		defer raw.Close()
-	}
-	cs := p.wl.Copies
-	isDup := func(j int) bool {
-		return kf != nil && j+1 < len(cs) && cs[j+1].Fault == faults.DuplicateAppend && cs[j+1].Event == cs[j].Event &&
-			cs[j+1].Source == cs[j].Source && cs[j+1].Partition == cs[j].Partition
-	}
-	send := func(c *kgo.Client, recs []*kgo.Record) error {
-		ctx, cancel := context.WithTimeout(p.ctx, 3*time.Minute) // outlives a broker restart
-		defer cancel()
-		if err := c.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return fmt.Errorf("live: produce %d records to %s (first partition %d): %w", len(recs), recs[0].Topic, recs[0].Partition, err)
-		}
-		return nil
-	}
-	for i := 0; i < len(cs); {
-		if d := time.Until(p.real(cs[i].AppendedAtMs)); d > 0 {
-			select {
-			case <-p.ctx.Done():
-				p.prodErr = p.ctx.Err()
-				return
-			case <-time.After(d):
-			}
-		}
-		now := time.Now()
-		nowV := p.virt(now)
-		if isDup(i) {
-			rec := &kgo.Record{Topic: p.inTopics[cs[i].Source], Partition: int32(cs[i].Partition), Value: p.wl.Rows[i]}
-			h, err := kf.DropProduceAck(rec.Topic, 1)
-			if err == nil {
-				err = send(raw, []*kgo.Record{rec})
-			}
-			if err == nil && h.Hits() != 1 {
-				err = fmt.Errorf("live: the produce ack of copy %d was not dropped", i)
-			}
-			if err != nil {
-				p.prodErr = err
-				return
-			}
-			// The acked append is the retry; the lost-ack write is just
-			// before it.
-			for k, off := range []int64{rec.Offset - 1, rec.Offset} {
-				c := cs[i+k]
-				c.Offset = off
-				c.AppendedAtMs = max(c.AppendedAtMs, nowV)
-				p.produced = append(p.produced, c)
-			}
-			p.droppedAcks++
-			i += 2
-			continue
-		}
-		j := i
-		var recs []*kgo.Record
-		for j < len(cs) && cs[j].AppendedAtMs <= nowV && (j == i || !isDup(j)) {
-			recs = append(recs, &kgo.Record{Topic: p.inTopics[cs[j].Source], Partition: int32(cs[j].Partition), Value: p.wl.Rows[j]})
-			j++
-		}
-		if err := send(cl, recs); err != nil {
-			p.prodErr = err
-			return
-		}
-		for k, r := range recs {
-			c := cs[i+k]
-			c.Offset = r.Offset
-			c.AppendedAtMs = max(c.AppendedAtMs, nowV)
-			p.produced = append(p.produced, c)
-		}
-		i = j
-	}
-}
-
-func (p *procRun) restartBroker() {
-	defer p.brokerWG.Done()
-	at := p.wl.StartMs + int64(p.settings.Value(faults.BrokerRestart, "at_frac")*float64(p.wl.HealMs-p.wl.StartMs))
-	select {
-	case <-p.ctx.Done():
-		return
-	case <-time.After(time.Until(p.real(at))):
-	}
-	p.opt.Logf("broker restart (SIGKILL) at %dms", at-p.wl.StartMs)
-	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
-	defer cancel()
-	if err := p.broker.Kill(); err != nil {
-		p.brokerErr = fmt.Errorf("live: broker kill: %w", err)
-		return
-	}
-	if err := p.broker.Restart(ctx); err != nil {
-		p.brokerErr = fmt.Errorf("live: broker restart: %w", err)
-		return
-	}
-	p.brokerRestarts++ // read only after brokerWG.Wait
-	p.opt.Logf("broker back after %v", time.Since(p.real(at)).Round(time.Millisecond))
-}
-
-// runEnd is how one engine process ended.
-type runEnd struct {
-	stopped bool // stopped cleanly for the drain
-}
-
-// engineRun starts one engine process and waits until it dies (armed crash
-// point, random kill, failure) or, once every copy is produced and the
-// producers' time is over, stops it with SIGTERM.
-func (p *procRun) engineRun(realHeal, realEnd time.Time) (runEnd, error) {
-	env := os.Environ()
-	armed, from := "", time.Now()
-	// Until a random kill has landed, every other process runs unarmed,
-	// so that crash-random gets its chance against the armed points.
-	if p.randomRate == 0 || p.h.Coverage[faults.CrashRandom] > 0 || p.runs%2 == 0 {
-		armed, from = p.drawCrash(realHeal)
-	}
-	env = append(env, "DEDUPSIM_CRASH_AT="+armed, "DEDUPSIM_CRASH_FROM="+strconv.FormatInt(from.UnixMilli(), 10),
-		"DEDUPSIM_CRASH_UNTIL="+strconv.FormatInt(realHeal.UnixMilli(), 10))
-	var killAt <-chan time.Time
-	if p.randomRate > 0 && time.Now().Before(realHeal) {
-		// Triggers until the kill: geometric with the rate per trigger.
-		k := math.Floor(math.Log(1-p.rng.Float64()) / math.Log(1-p.randomRate))
-		d := time.Duration((k + p.rng.Float64()) * float64(p.opt.Trigger))
-		if time.Now().Add(d).Before(realHeal) {
-			killAt = time.After(d)
-		}
-	}
-	cmd, done, logf, err := p.startEngine(env, nil)
-	if err != nil {
-		return runEnd{}, err
-	}
-	defer logf.Close()
-	pid := cmd.Process.Pid
-	p.opt.Logf("engine %d started (pid %d, crash-at %q from +%v)", p.runs-1, pid, armed, time.Until(from).Round(time.Millisecond))
-	drainTick := time.NewTicker(p.opt.Trigger)
-	defer drainTick.Stop()
-	var werr error
-	killed, stopping := false, false
-	for waiting := true; waiting; {
-		select {
-		case werr = <-done:
-			waiting = false
-		case <-killAt:
-			syscall.Kill(-pid, syscall.SIGKILL)
-			killed = true
-			killAt = nil
-		case <-drainTick.C:
-			select {
-			case <-p.prodDone:
-				if p.prodErr != nil {
-					syscall.Kill(-pid, syscall.SIGKILL)
-					<-done
-					return runEnd{}, p.prodErr
-				}
-				if !stopping && !time.Now().Before(realEnd) {
-					syscall.Kill(pid, syscall.SIGTERM)
-					stopping = true
-				}
-			default:
-			}
-		case <-p.ctx.Done():
-			syscall.Kill(-pid, syscall.SIGKILL)
-			<-done
-			return runEnd{}, p.ctx.Err()
-		}
-	}
-	syscall.Kill(-pid, syscall.SIGKILL) // anything left in the group
-	diedAt := p.virt(time.Now())
-	point, batch, err := p.crashOf(p.recFiles[len(p.recFiles)-1])
-	if err != nil {
-		return runEnd{}, err
-	}
-	var ee *exec.ExitError
-	sig := errors.As(werr, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
-	failed := false
-	defer func() {
-		if failed {
-			p.backoff = min(max(2*p.backoff, 250*time.Millisecond), 5*time.Second)
-		} else {
-			p.backoff = 0
-		}
-	}()
-	switch {
-	case stopping && (werr == nil || (ee != nil && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGTERM)):
-		// Stopped for the drain (before its signal handler was in place,
-		// SIGTERM's default action ends it the same way: between batches
-		// or not, the checkpoint decides what the next run does).
-		return runEnd{stopped: true}, nil
-	case sig && point != "":
-		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: point, BatchID: batch})
-		p.h.Coverage[faults.CrashAt(point)]++
-		p.opt.Logf("engine killed itself at %s of batch %d", point, batch)
-	case sig && killed:
-		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: "random", BatchID: -1})
-		p.h.Coverage[faults.CrashRandom]++
-		p.opt.Logf("engine killed (SIGKILL) at a random moment")
-	case ee != nil && ee.ExitCode() == engineBadInput:
-		// Bad input (a corrupt or locked checkpoint, a refused query):
-		// the same process would refuse it again; stop, do not loop.
-		tail, _ := os.ReadFile(logf.Name())
-		return runEnd{}, fmt.Errorf("live: engine process %d refused its input (exit 2; log %s): %w:\n%s", p.runs-1, logf.Name(), errEngineBadInput, lastLines(string(tail), 5))
-	default:
-		failed = true
-		p.failures++
-		tail, _ := os.ReadFile(logf.Name())
-		if p.failures > maxEngineFailures {
-			return runEnd{}, fmt.Errorf("live: engine process %d ended with %v (%d failures; log %s):\n%s", p.runs-1, werr, p.failures, logf.Name(), lastLines(string(tail), 20))
-		}
-		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: diedAt, Point: "failed", BatchID: -1})
-		p.opt.Logf("engine process ended with %v; restarting it like a crashed driver:\n%s", werr, lastLines(string(tail), 5))
-	}
-	return runEnd{}, nil
-}
-
-// drawCrash arms at most one crash point for the next engine process: the
-// number of triggers until a crash is geometric with the summed rates of
-// the crash-after-* faults (each fault's rate is its chance per trigger,
-// as in the simulator, where a trigger runs one batch), the point is drawn
-// in proportion to its rate, and the process kills itself at the first
-// batch that passes the point after that time and before the heal. Time,
-// not batch ids, keeps the rate right when batches take longer than a
-// trigger against a real broker.
-func (p *procRun) drawCrash(realHeal time.Time) (string, time.Time) {
-	now := time.Now()
-	if len(p.armable) == 0 || !now.Before(realHeal) {
-		return "", now
-	}
-	total := 0.0
-	for _, cp := range p.armable {
-		total += p.settings.Value(faults.CrashAt(string(cp)), "rate")
-	}
-	if total <= 0 {
-		return "", now
-	}
-	k := 0.0
-	if total < 1 {
-		k = math.Floor(math.Log(1-p.rng.Float64()) / math.Log(1-total))
-	}
-	from := now.Add(time.Duration(k * float64(p.opt.Trigger)))
-	// The point, in proportion to its rate among the points that have not
-	// fired yet (all of them once each has): a scenario promises that every
-	// fault it enables fires, and a live run has only a dozen kills or so.
-	cands := p.armable
-	var unfired []engine.CrashPoint
-	for _, cp := range p.armable {
-		if p.h.Coverage[faults.CrashAt(string(cp))] == 0 {
-			unfired = append(unfired, cp)
-		}
-	}
-	if len(unfired) > 0 {
-		cands = unfired
-	}
-	sum := 0.0
-	for _, cp := range cands {
-		sum += p.settings.Value(faults.CrashAt(string(cp)), "rate")
-	}
-	x := p.rng.Float64() * sum
-	point := cands[len(cands)-1]
-	for _, cp := range cands {
-		if x -= p.settings.Value(faults.CrashAt(string(cp)), "rate"); x < 0 {
-			point = cp
-			break
-		}
-	}
-	if !from.Before(realHeal) {
-		return "", now
-	}
-	return string(point), from
-}
-
-// startEngine starts `dedupsim engine` in its own process group with a
-// fresh records file; stdout and stderr go to engine-N.log.
-func (p *procRun) startEngine(env, extra []string) (*exec.Cmd, <-chan error, *os.File, error) {
-	n := p.runs
-	p.runs++
-	if n > 0 {
-		// Restarted now, before the process can write anything (it may be
-		// killed before its start record).
-		p.h.Restarts = append(p.h.Restarts, history.Restart{AtMs: p.virt(time.Now())})
-	}
-	rec := filepath.Join(p.opt.Dir, fmt.Sprintf("records-%03d.jsonl", n))
-	p.recFiles = append(p.recFiles, rec)
-	logf, err := os.Create(filepath.Join(p.opt.Dir, fmt.Sprintf("engine-%03d.log", n)))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	args := append(slices.Clone(p.args), "--records", rec)
-	cmd := exec.Command(p.opt.Binary, append(args, extra...)...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, nil, nil, fmt.Errorf("live: start engine: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	return cmd, done, logf, nil
-}
-
-// finalRun runs an unarmed engine until a trigger finds no new data.
-func (p *procRun) finalRun() error {
-	env := append(os.Environ(), "DEDUPSIM_CRASH_AT=")
-	cmd, done, logf, err := p.startEngine(env, []string{"--until-idle"})
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	select {
-	case err = <-done:
-	case <-p.ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return fmt.Errorf("live: final engine run: %w", p.ctx.Err())
-	case <-time.After(5 * time.Minute):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
-	}
-	if err != nil {
-		tail, _ := os.ReadFile(logf.Name())
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == engineBadInput {
-			return fmt.Errorf("live: final engine run refused its input (exit 2; log %s): %w:\n%s", logf.Name(), errEngineBadInput, lastLines(string(tail), 20))
-		}
-		p.h.Crashes = append(p.h.Crashes, history.Crash{AtMs: p.virt(time.Now()), Point: "failed", BatchID: -1})
-		return fmt.Errorf("live: final engine run: %v (log %s):\n%s", err, logf.Name(), lastLines(string(tail), 20))
-	}
-	return nil
-}
-
-// crashOf reads the crash record a process wrote before killing itself.
-func (p *procRun) crashOf(path string) (point string, batch int64, err error) {
-	recs, _, err := ReadRecords(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", 0, nil
-	}
-	if err != nil {
-		return "", 0, err
-	}
-	for _, r := range recs {
-		if r.Kind == RecordCrash {
-			point, batch = r.Crashed, r.BatchID
-		}
-	}
-	return point, batch, nil
-}
-
-// execution is one batch execution as its process recorded it.
-type execution struct {
-	at    int64 // virtual ms of the executed record
-	exec  *EngineRecord
-	write *EngineRecord // nil: no write recorded
-	done  *EngineRecord // nil: the process died before completing it
-}
-
 // collect builds the history's batches and sink writes from the produced
-// copies and the records of every process.
-//
-// An execution is on record from the moment its sink is called
-// (RecordExecuted); a SIGKILL can land anywhere after that, so a record
-// may lack its write or its completion. The history is completed the way
-// the engine's own rules allow:
-//   - no write recorded, the next execution of the batch id found it
-//     already committed by a versioned sink (table or transactional, which
-//     skip a committed (app id, batch id): kept 0), and no earlier write
-//     of it landed: the killed write did; it is recorded with all its rows
-//     kept;
-//   - foreachBatch: the function was called, which is the delivery;
-//   - otherwise no write: the process died before any output, as a crash
-//     before the sink; the execution is dropped, as the simulator never
-//     records one (an append sink's write cut by a kill is not guessed:
-//     its rows in the topic show up as table duplicates);
-//   - a write but no completion: died after the sink write; if the batch
-//     ran again it had no commit (crashed after-sink-write, the watermark
-//     unchanged), else its commit landed (crashed after-commit, the next
-//     watermark the one batch N+1 ran with, or commits/N's).
+// copies and the records of every process (Reconstruct).
 func (p *procRun) collect() error {
-	h := p.h
-	h.Copies = p.produced
-	p.byPos = make(map[[3]int64]int, len(h.Copies))
-	for i, c := range h.Copies {
-		p.byPos[[3]int64{int64(c.Source), int64(c.Partition), c.Offset}] = i
-	}
-	var execs []*execution
+	p.h.Copies = p.produced
+	in := Reconstruction{Copies: p.h.Copies, Sink: p.sinkMode(), Query: p.q, OmitProgress: p.cfg.OmitProgress,
+		VirtMs:    func(wallMs int64) int64 { return p.virt(time.UnixMilli(wallMs)) },
+		Committed: func(batch int64) (int64, error) { return commitWatermark(p.ckpt, batch) }}
 	for _, path := range p.recFiles {
-		recs, _, err := ReadRecords(path)
+		recs, _, err := records.Read(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		var cur *execution
-		for i := range recs {
-			r := &recs[i]
-			switch r.Kind {
-			case RecordExecuted:
-				cur = &execution{at: p.virt(time.UnixMilli(r.WallMs)), exec: r}
-				execs = append(execs, cur)
-			case RecordWrite, RecordBatch:
-				if cur == nil || cur.exec.BatchID != r.BatchID {
-					return fmt.Errorf("live: %s: %s record of batch %d without its execution", path, r.Kind, r.BatchID)
-				}
-				if r.Kind == RecordWrite {
-					cur.write = r
-				} else {
-					cur.done = r
-				}
-			}
-		}
+		in.Processes = append(in.Processes, ProcessRecords{Name: path, Records: recs})
 	}
-	// A replay that kept nothing proves the killed write landed only for a
-	// sink that skips a committed (app id, batch id); MERGE also keeps
-	// nothing when every row matched other batches' rows.
-	versioned := p.sinkFlag == "table" || p.sinkFlag == "transactional"
-	// foreachBatch: calling the function is the delivery.
-	foreachBatch := !p.h.HasTable
-	inferred := 0
-	landed := map[int64]bool{} // batch ids a write already landed for: a later skip is explained by it
-	for i, x := range execs {
-		var later *execution
-		for _, y := range execs[i+1:] {
-			if y.exec.BatchID == x.exec.BatchID {
-				later = y
-				break
-			}
-		}
-		rows := make([]int, len(x.exec.Rows))
-		for k, raw := range x.exec.Rows {
-			rows[k] = copyIndexOr(raw)
-		}
-		kept := -1
-		switch {
-		case x.write != nil:
-			kept = x.write.Kept
-		case versioned && len(rows) > 0 && !landed[x.exec.BatchID] && later != nil && later.write != nil && later.write.Kept == 0 && len(later.exec.Rows) > 0:
-			kept = len(rows)
-			inferred++
-		case foreachBatch:
-			kept = len(rows)
-		}
-		if kept < 0 && x.done == nil {
-			continue // died before any output
-		}
-		b := p.batchOf(x.exec, x.at)
-		switch {
-		case x.done != nil:
-			b.NextWatermarkMs, b.Crashed = x.done.NextWatermarkMs, x.done.Crashed
-			p.addProgress(&b, x.done.Progress)
-		case later != nil:
-			b.Crashed, b.NextWatermarkMs = string(engine.AfterSinkWrite), b.WatermarkMs
-		default:
-			b.Crashed = string(engine.AfterCommit)
-			// The watermark it committed is the one batch N+1 ran with;
-			// commits/N holds it too while the log retains it.
-			wm, ok := int64(0), false
-			for _, y := range execs[i+1:] {
-				if y.exec.BatchID == x.exec.BatchID+1 {
-					wm, ok = y.exec.WatermarkMs, true
-					break
-				}
-			}
-			if !ok {
-				var err error
-				if wm, err = commitWatermark(p.ckpt, b.BatchID); err != nil {
-					return err
-				}
-			}
-			b.NextWatermarkMs = wm
-			for _, o := range b.Outcomes {
-				if o == history.Emitted {
-					b.NumRowsUpdated++ // its progress died with it; the engine's figure is the emitted rows
-				}
-			}
-		}
-		h.Batches = append(h.Batches, b)
-		if kept > 0 {
-			landed[b.BatchID] = true
-		}
-		if kept >= 0 {
-			h.Writes = append(h.Writes, history.SinkWrite{BatchID: b.BatchID, AtMs: x.at, Rows: rows, Kept: kept})
-		}
+	out, err := Reconstruct(in)
+	if err != nil {
+		return err
 	}
-	p.inferred = inferred
-	if inferred > 0 {
-		p.opt.Logf("%d killed sink writes found committed by their replay", inferred)
+	p.h.Batches = append(p.h.Batches, out.Batches...)
+	p.h.Writes = append(p.h.Writes, out.Writes...)
+	p.inferred = out.Inferred
+	if p.inferred > 0 {
+		p.opt.Logf("%d killed sink writes found committed by their replay", p.inferred)
 	}
 	if p.droppedAcks > 0 {
 		p.opt.Logf("%d duplicate appends made by dropping a produce ack", p.droppedAcks)
 	}
 	return nil
+}
+
+// sinkMode is what the run's sink does with a replayed batch.
+func (p *procRun) sinkMode() SinkMode {
+	switch {
+	case p.sinkFlag == "table" || p.sinkFlag == "transactional":
+		return SinkVersioned
+	case !p.h.HasTable:
+		return SinkForeachBatch
+	}
+	return SinkRewrites
 }
 
 // readTable reads the final table into the history: the Pebble table, or
@@ -908,7 +308,7 @@ func (p *procRun) readTable(ctx context.Context) error {
 		return fmt.Errorf("live: read the output: %w", err)
 	}
 	for _, r := range rows {
-		h.Table = append(h.Table, copyIndexOr(r))
+		h.Table = append(h.Table, record.CopyIndex(r))
 	}
 	return nil
 }
@@ -953,90 +353,4 @@ func commitWatermark(ckpt string, batch int64) (int64, error) {
 		return 0, fmt.Errorf("live: batch %d has neither a completion record nor a replay: %w", batch, err)
 	}
 	return c.NextBatchWatermarkMs, nil
-}
-
-func copyIndexOr(raw []byte) int {
-	i, err := copyOf(raw)
-	if err != nil {
-		return -1 // malformed-history for the checker
-	}
-	return i
-}
-
-func (p *procRun) batchOf(r *EngineRecord, at int64) history.Batch {
-	b := history.Batch{BatchID: r.BatchID, AtMs: at, Replay: r.Replay,
-		Input: make([]int, len(r.Input)), Outcomes: slices.Clone(r.Outcomes),
-		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs}
-	var maxUs int64
-	seen := false
-	for i, raw := range r.Input {
-		idx := copyIndexOr(raw)
-		if r.Pos != nil {
-			// Where it was read identifies the copy even when a broker
-			// appended the same bytes twice (a dropped ack).
-			if ci, ok := p.byPos[r.Pos[i]]; ok {
-				idx = ci
-			}
-		}
-		b.Input[i] = idx
-		if idx >= 0 && idx < len(p.wl.Copies) && (!seen || p.wl.Copies[idx].EventTimeUs > maxUs) {
-			maxUs, seen = p.wl.Copies[idx].EventTimeUs, true
-		}
-	}
-	if seen && p.q.EventTimeColumn() != "" {
-		b.MaxEventTimeMs = int64(math.Floor(float64(maxUs) / 1000))
-	}
-	return b
-}
-
-// addProgress adds a completed execution's progress and state figures.
-func (p *procRun) addProgress(b *history.Batch, raw json.RawMessage) {
-	var prog engine.Progress
-	if len(raw) > 0 && json.Unmarshal(raw, &prog) == nil {
-		if ops := prog.StateOperators; len(ops) > 0 {
-			b.NumRowsTotal, b.NumRowsUpdated, b.NumRowsRemoved = ops[0].NumRowsTotal, ops[0].NumRowsUpdated, ops[0].NumRowsRemoved
-		}
-	}
-	if !p.cfg.OmitProgress {
-		b.Progress = raw
-	}
-}
-
-// NextBatch is the batch a restart on the checkpoint folder runs first: the
-// latest planned batch when it has no commit (a replay), else the one after
-// the latest commit.
-func NextBatch(ckpt string) (id int64, replay bool, err error) {
-	latest := func(sub string) (int64, error) {
-		ents, err := os.ReadDir(filepath.Join(ckpt, sub))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return 0, err
-		}
-		n := int64(-1)
-		for _, e := range ents {
-			if v, err := strconv.ParseInt(e.Name(), 10, 64); err == nil {
-				n = max(n, v)
-			}
-		}
-		return n, nil
-	}
-	off, err := latest("offsets")
-	if err != nil {
-		return 0, false, err
-	}
-	com, err := latest("commits")
-	if err != nil {
-		return 0, false, err
-	}
-	if off > com {
-		return off, true, nil
-	}
-	return com + 1, false, nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

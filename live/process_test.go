@@ -2,47 +2,27 @@ package live_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live"
+	"github.com/dedupsim/dedupsim/live/driver/drivertest"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+func TestMain(m *testing.M) { drivertest.Main(m) }
 
-// dedupsimBinary builds cmd/dedupsim once per test binary: RunProcess runs
-// it as the engine process.
+// dedupsimBinary is the engine process RunProcess runs: this test binary,
+// re-executed as the driver (drivertest).
 func dedupsimBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dedupsim-live-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "dedupsim")
-		if out, err := exec.Command("go", "build", "-o", binPath, "github.com/dedupsim/dedupsim/cmd/dedupsim").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return drivertest.Binary()
 }
 
 // loadScenario finds a catalogue scenario by name, or loads a file.

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"maps"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/dedupsim/dedupsim/sim/record"
 )
 
 // RunSupported lists what RunScenario supports; any other fault, several
@@ -57,26 +57,19 @@ var ErrUnsupported = errors.New("not supported against Kafka")
 // everything, and the output topic, read with read_committed, is the
 // history's table.
 func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint64) (*history.History, error) {
-	if err := cfg.Validate(); err != nil {
+	c, err := sim.Compile(cfg)
+	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults()
-	q, err := query.Parse("query", []byte(cfg.Query))
-	if err != nil {
-		return nil, fmt.Errorf("live: query: %w", err)
-	}
+	cfg, q, settings := c.Config(), c.Query(), c.Settings()
 	unsupported := func(what string) error {
 		return fmt.Errorf("live: --kafka does not support %s; it supports %s (%w)", what, RunSupported, ErrUnsupported)
 	}
-	if cfg.Plan.Swarm {
+	if c.Swarm() {
 		return nil, unsupported("swarm mode")
 	}
 	if q.Sink.Kind != query.SinkTable && q.Sink.Kind != query.SinkAppend {
 		return nil, unsupported(fmt.Sprintf("a %s sink", q.Sink.Kind))
-	}
-	settings, err := cfg.Plan.Resolve()
-	if err != nil {
-		return nil, fmt.Errorf("live: faults: %w", err)
 	}
 	crashes := map[engine.CrashPoint]string{}
 	for _, name := range settings.Names() {
@@ -90,7 +83,7 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 			}
 		}
 	}
-	wl, err := sim.Schedule(cfg, seed)
+	wl, err := c.Schedule(seed)
 	if err != nil {
 		return nil, fmt.Errorf("live: %w", err)
 	}
@@ -98,7 +91,6 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 		rng:     rand.New(rand.NewPCG(seed, 0x6c697665)),
 		startMs: wl.StartMs, healMs: wl.HealMs, endMs: wl.EndMs, trigMs: wl.TriggerMs}
 	r.h = newHistory(cfg, q, wl, settings, seed)
-	r.h.HasTable = true
 	if err := r.run(); err != nil {
 		return nil, err
 	}
@@ -110,27 +102,10 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 // newHistory is the history of a live run before it runs: the query, the
 // phases, the faults and the workload's coverage marks.
 func newHistory(cfg sim.Config, q *query.Query, wl *sim.Workload, settings faults.Settings, seed uint64) *history.History {
-	h := &history.History{Version: history.Version, Seed: seed, Query: string(cfg.Query), API: string(q.API),
-		Keys: slices.Clone(q.Keys), DelayMs: -1, Partitions: q.ShufflePartitions, SinkKind: string(q.Sink.Kind),
-		HealAtMs: wl.HealMs, ArrivalRatePerSec: wl.ArrivalRatePerSec, Faults: settings.Names(),
-		Coverage: map[string]int{}, Table: []int{}}
-	if h.Faults == nil {
-		h.Faults = []string{}
-	}
-	for k, v := range wl.Coverage {
-		h.Coverage[k] = v
-	}
-	if knobs := settings.Knobs(); len(knobs) > 0 {
-		h.FaultKnobs = map[string]map[string]any{}
-		for f, k := range knobs {
-			h.FaultKnobs[f] = k
-		}
-	}
-	if col := q.EventTimeColumn(); col != "" {
-		h.DelayMs = q.DelayMs()
-		h.EventTimeInKey = q.API == query.DropDuplicates && slices.Contains(q.Keys, col)
-	}
-	return h
+	cov := map[string]int{}
+	maps.Copy(cov, wl.Coverage)
+	return record.Header(record.Run{Seed: seed, Query: q, QueryText: string(cfg.Query), Faults: settings,
+		HealAtMs: wl.HealMs, ArrivalRatePerSec: wl.ArrivalRatePerSec, Coverage: cov})
 }
 
 type runner struct {
@@ -179,9 +154,11 @@ func (r *runner) run() error {
 	}
 	defer cl.Close()
 	r.prod = cl
-	adm := kadm.NewClient(cl)
+	// One deadline for the topics' creation and the final read of the
+	// output, as before the runner was split into steps.
 	ctx, cancel := context.WithTimeout(r.ctx, runTimeout)
 	defer cancel()
+	adm := kadm.NewClient(cl)
 	for _, s := range r.wl.Sources {
 		r.in = append(r.in, base+"-"+s.Topic)
 		if err := createTopic(ctx, adm, r.in[len(r.in)-1], int32(s.Partitions)); err != nil {
@@ -198,7 +175,28 @@ func (r *runner) run() error {
 		return err
 	}
 	defer func() { r.stopDriver() }()
+	if err := r.produceAndTrigger(); err != nil {
+		return err
+	}
+	if err := r.drain(); err != nil {
+		return err
+	}
+	r.h.EndMs = r.nowMs
+	r.stopDriver()
+	recs, err := kafkasource.ReadAll(ctx, r.clientOpts(), r.out, true)
+	if err != nil {
+		return fmt.Errorf("live: read output: %w", err)
+	}
+	for _, rec := range recs {
+		r.h.Table = append(r.h.Table, record.CopyIndex(rec.Value))
+	}
+	return nil
+}
 
+// produceAndTrigger steps processing time a trigger at a time until the
+// producers' end and every copy is produced: the copies due are produced,
+// then one batch runs; a crash stops the driver for the downtime.
+func (r *runner) produceAndTrigger() error {
 	restartAt := int64(-1) // driver down until then
 	for t := r.startMs; t < r.endMs || r.next < len(r.wl.Copies); t += r.trigMs {
 		if err := r.ctx.Err(); err != nil {
@@ -231,8 +229,12 @@ func (r *runner) run() error {
 			return fmt.Errorf("live: batch at %d ms: %w", t-r.startMs, err)
 		}
 	}
-	// Every copy is produced: run until the query has consumed everything
-	// (no crash is armed outside the fault phase).
+	return nil
+}
+
+// drain runs, once every copy is produced, until the query has consumed
+// everything (no crash is armed outside the fault phase).
+func (r *runner) drain() error {
 	if r.eng == nil {
 		r.nowMs += r.trigMs
 		if err := r.startDriver(); err != nil {
@@ -249,19 +251,6 @@ func (r *runner) run() error {
 		if !ran {
 			break
 		}
-	}
-	r.h.EndMs = r.nowMs
-	r.stopDriver()
-	recs, err := kafkasource.ReadAll(ctx, r.clientOpts(), r.out, true)
-	if err != nil {
-		return fmt.Errorf("live: read output: %w", err)
-	}
-	for _, rec := range recs {
-		i, err := copyOf(rec.Value)
-		if err != nil {
-			return err
-		}
-		r.h.Table = append(r.h.Table, i)
 	}
 	return nil
 }
@@ -293,17 +282,6 @@ func (r *runner) produceDue() error {
 	}
 	r.next = n
 	return nil
-}
-
-// copyOf reads the _copy column of a row.
-func copyOf(data []byte) (int, error) {
-	var v struct {
-		Copy *int `json:"_copy"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil || v.Copy == nil {
-		return 0, fmt.Errorf("live: row %s has no %s", data, sim.CopyColumn)
-	}
-	return *v.Copy, nil
 }
 
 func (r *runner) NowMs() int64 { return r.nowMs }
@@ -384,32 +362,12 @@ func (r *runner) crash(p engine.CrashPoint, _ int64) bool {
 }
 
 func (r *runner) onBatch(rec *engine.BatchRecord) {
-	b := history.Batch{BatchID: rec.BatchID, AtMs: r.nowMs, Replay: rec.Replay, Crashed: string(rec.Crashed),
-		Input: make([]int, len(rec.Input)), Outcomes: make([]string, len(rec.Input)),
-		LateWatermarkMs: rec.LateWatermarkMs, WatermarkMs: rec.WatermarkMs, NextWatermarkMs: rec.NextWatermarkMs}
-	var maxUs int64
-	for i := range rec.Input {
-		idx, err := copyOf(rec.Input[i].Data)
-		if err != nil {
-			idx = -1 // malformed-history for the checker
-		}
-		b.Input[i] = idx
-		b.Outcomes[i] = rec.Outcomes[i].String()
-		if idx >= 0 && idx < len(r.h.Copies) && (i == 0 || r.h.Copies[idx].EventTimeUs > maxUs) {
-			maxUs = r.h.Copies[idx].EventTimeUs
-		}
-	}
-	if len(rec.Input) > 0 && r.q.EventTimeColumn() != "" {
-		b.MaxEventTimeMs = int64(math.Floor(float64(maxUs) / 1000))
-	}
-	if ops := rec.Progress.StateOperators; len(ops) > 0 {
-		b.NumRowsTotal, b.NumRowsUpdated, b.NumRowsRemoved = ops[0].NumRowsTotal, ops[0].NumRowsUpdated, ops[0].NumRowsRemoved
-	}
+	b := record.Batch(r.nowMs, record.FromEngine(rec, record.RowCopies(rec.Input)), r.h.Copies, r.q)
+	var raw json.RawMessage
 	if !r.cfg.OmitProgress {
-		if raw, err := json.Marshal(rec.Progress); err == nil {
-			b.Progress = raw
-		}
+		raw = record.ProgressJSON(&rec.Progress)
 	}
+	record.AddProgress(&b, &rec.Progress, raw)
 	r.h.Batches = append(r.h.Batches, b)
 }
 
@@ -435,15 +393,7 @@ func (s *recordingSink) AddBatch(b sink.Batch) error {
 	if s.txn != nil && s.txn.Skipped > skipped {
 		kept = 0
 	}
-	rows := make([]int, len(b.Rows))
-	for i, row := range b.Rows {
-		idx, err := copyOf(row.Data)
-		if err != nil {
-			idx = -1
-		}
-		rows[i] = idx
-	}
-	s.r.h.Writes = append(s.r.h.Writes, history.SinkWrite{BatchID: b.ID, AtMs: s.r.nowMs, Rows: rows, Kept: kept})
+	s.r.h.Writes = append(s.r.h.Writes, record.Write(b.ID, s.r.nowMs, record.RowCopies(b.Rows), kept))
 	return nil
 }
 

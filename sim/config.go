@@ -632,6 +632,7 @@ type prepared struct {
 	eventCol   string // the rows' event-time column
 	layout     *rowLayout
 	sourceCfgs []SourceConfig
+	set        faults.Settings // the resolved plan (not in swarm mode: drawn per run)
 }
 
 // WithDefaults returns c with every zero top-level field set to its
@@ -754,6 +755,7 @@ func (c Config) prepare() (*prepared, error) {
 				return nil, fieldErr("faults."+f+".source", "%d: the query has %d source(s), so want -1 (drawn) or [0, %d]", s.Int(f, "source"), len(q.Sources), len(q.Sources)-1)
 			}
 		}
+		p.set = s
 	}
 	// The shape-change query, checked even when the fault is off so that a
 	// scenario file fails early.

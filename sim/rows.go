@@ -8,12 +8,13 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/sim/record"
 )
 
 // CopyColumn is the hidden column that maps a row back to the copy it is:
 // its value is the copy's index in History.Copies. It is always the last
 // field of the row and never a dedup key.
-const CopyColumn = "_copy"
+const CopyColumn = record.CopyColumn
 
 // rowEncoder writes simulated rows, flat JSON in the layout's column
 // order, {"id":"e0-42","ts":1767225600.123456,"_copy":17} for the default
@@ -268,19 +269,8 @@ func appendSeconds(b []byte, us int64) []byte {
 	return append(b, d[:]...)
 }
 
-// copyIndex reads the _copy value at the end of a simulated row.
-func copyIndex(data []byte) int {
-	i := len(data) - 2 // before the closing brace
-	n, mul := 0, 1
-	for ; i >= 0 && data[i] >= '0' && data[i] <= '9'; i-- {
-		n += int(data[i]-'0') * mul
-		mul *= 10
-	}
-	if i < 0 || data[i] != ':' || mul == 1 {
-		panic(fmt.Sprintf("sim: row %q has no trailing %s", data, CopyColumn))
-	}
-	return n
-}
+// copyIndex is the row's _copy value (record.CopyIndex: -1 for none).
+func copyIndex(data []byte) int { return record.CopyIndex(data) }
 
 // unsafeBytes views a string's bytes without copying; they must not be
 // written.

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/dedupsim/dedupsim/faults"
@@ -79,26 +78,37 @@ type WorkloadSource struct {
 // (the history's FaultKnobs are the explicit plan of a swarm run).
 func Schedule(cfg Config, seed uint64) (*Workload, error) {
 	if cfg.Plan.Swarm {
-		return nil, errors.New("sim: schedule: swarm mode draws its faults per run; give an explicit fault plan (a swarm run's history has it in faultKnobs)")
+		return nil, errSwarmSchedule
 	}
 	set, err := cfg.Plan.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("sim: faults: %w", err)
 	}
-	// The world is built with the workload faults alone: the others never
-	// change a copy, and one the simulator cannot inject (a live-only
-	// fault) must not make it refuse the config.
-	wcfg := cfg
-	wcfg.Plan.Faults = map[string]faults.Knobs{}
-	for name, k := range cfg.Plan.Faults {
-		if f, ok := faults.Lookup(name); ok && f.Workload {
-			wcfg.Plan.Faults[name] = k
-		}
-	}
-	p, err := wcfg.prepare()
+	c, err := Compile(cfg)
 	if err != nil {
 		return nil, err
 	}
+	return c.schedule(set, seed)
+}
+
+// schedule generates the workload of a run with seed; set is the resolved
+// plan of every fault, listed in the workload.
+func (c *Compiled) schedule(set faults.Settings, seed uint64) (*Workload, error) {
+	// The world is built with the workload faults alone: the others never
+	// change a copy, and one the simulator cannot inject (a live-only
+	// fault) must not make it refuse the config.
+	wp := *c.p
+	wp.Plan.Faults = map[string]faults.Knobs{}
+	for name, k := range c.p.Plan.Faults {
+		if f, ok := faults.Lookup(name); ok && f.Workload {
+			wp.Plan.Faults[name] = k
+		}
+	}
+	var err error
+	if wp.set, err = wp.Plan.Resolve(); err != nil {
+		return nil, fmt.Errorf("sim: faults: %w", err)
+	}
+	p := &wp
 	w, err := newWorld(p, seed)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"slices"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -36,6 +35,7 @@ import (
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/dedupsim/dedupsim/sim/record"
 )
 
 // Situation marks in the coverage, beside the fault names.
@@ -80,11 +80,7 @@ func refuseLiveOnly(p *prepared) error {
 	if p.Plan.Swarm {
 		return nil // swarm never draws one
 	}
-	set, err := p.Plan.Resolve()
-	if err != nil {
-		return err
-	}
-	for _, name := range set.Names() {
+	for _, name := range p.set.Names() {
 		if f, _ := faults.Lookup(name); f.LiveOnly {
 			return fmt.Errorf("sim: fault %s: %w", name, ErrLiveOnly)
 		}
@@ -160,7 +156,7 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 			return !f.LiveOnly && p.applicable(name) == nil
 		})
 	} else {
-		w.set, err = p.Plan.Resolve()
+		w.set = p.set
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sim: faults: %w", err)
@@ -239,46 +235,14 @@ func (w *world) views(start [][]int64) []source.Source {
 }
 
 func (w *world) newHistory() *history.History {
-	h := &history.History{Version: history.Version, Seed: w.seed, Faults: w.set.Names(), Coverage: w.cov,
-		HealAtMs: w.healUs / 1000}
-	if h.Faults == nil {
-		h.Faults = []string{}
-	}
-	knobs := w.set.Knobs()
-	if len(knobs) > 0 {
-		h.FaultKnobs = map[string]map[string]any{}
-		for f, k := range knobs {
-			h.FaultKnobs[f] = k
-		}
-	}
+	rate := 0.0
 	for _, sc := range w.p.sourceCfgs {
-		h.ArrivalRatePerSec += sc.Rate.meanRate()
+		rate += sc.Rate.meanRate()
 	}
+	h := record.Header(record.Run{Seed: w.seed, Query: w.q, QueryText: w.qText, Faults: w.set, HealAtMs: w.healUs / 1000,
+		ArrivalRatePerSec: rate, Coverage: w.cov})
 	h.Copies = make([]history.Copy, 0, int(min(float64(w.p.MaxCopies), 1.2*h.ArrivalRatePerSec*float64(w.endUs-w.startUs)/1e6)))
-	w.describeQuery(h)
 	return h
-}
-
-// describeQuery fills the query fields of the history from the query now
-// running.
-func (w *world) describeQuery(h *history.History) {
-	q := w.q
-	h.Query = w.qText
-	h.API = string(q.API)
-	h.Keys = slices.Clone(q.Keys)
-	h.DelayMs = -1
-	if col := q.EventTimeColumn(); col != "" {
-		h.DelayMs = q.DelayMs()
-		h.EventTimeInKey = q.API == query.DropDuplicates && slices.Contains(q.Keys, col)
-	} else {
-		h.EventTimeInKey = false
-	}
-	h.Partitions = q.ShufflePartitions
-	h.SinkKind = string(q.Sink.Kind)
-	switch q.Sink.Kind {
-	case query.SinkTable, query.SinkMerge, query.SinkAppend:
-		h.HasTable = true
-	}
 }
 
 // NowMs is the engine's processing-time clock.
@@ -545,50 +509,25 @@ func (w *world) changeShape() error {
 	w.restartAtMs = w.nowMs + w.downMs
 	w.restart = history.Restart{FreshCheckpoint: true, Query: w.qText}
 	w.cov.Mark(faults.QueryShapeChange)
-	w.describeQuery(w.h)
+	record.DescribeQuery(w.h, w.q, w.qText)
 	return nil
 }
 
 func (w *world) onBatch(rec *engine.BatchRecord) {
-	b := history.Batch{BatchID: rec.BatchID, AtMs: w.nowMs, Replay: rec.Replay, Crashed: string(rec.Crashed),
-		Input: make([]int, len(rec.Input)), Outcomes: make([]string, len(rec.Input)),
-		LateWatermarkMs: rec.LateWatermarkMs, WatermarkMs: rec.WatermarkMs, NextWatermarkMs: rec.NextWatermarkMs}
-	var maxUs int64
-	seen := false
-	late, dups := false, false
-	w.inputCopies(rec, b.Input)
-	for i := range rec.Input {
-		r := &rec.Input[i]
-		switch rec.Outcomes[i] {
-		case dedup.Emitted:
-			b.Outcomes[i] = history.Emitted
-		case dedup.Duplicate:
-			b.Outcomes[i], dups = history.Duplicate, true
-		case dedup.Late:
-			b.Outcomes[i], late = history.Late, true
-		case dedup.Filtered:
-			b.Outcomes[i] = history.Filtered
-		default:
-			b.Outcomes[i] = rec.Outcomes[i].String()
-		}
-		if !seen || r.EventTime > maxUs {
-			maxUs, seen = r.EventTime, true
-		}
-	}
-	if seen && w.q.EventTimeColumn() != "" {
-		b.MaxEventTimeMs = floorDiv(maxUs, 1000)
-	}
-	if ops := rec.Progress.StateOperators; len(ops) > 0 {
-		b.NumRowsTotal, b.NumRowsUpdated, b.NumRowsRemoved = ops[0].NumRowsTotal, ops[0].NumRowsUpdated, ops[0].NumRowsRemoved
-	}
+	input := make([]int, len(rec.Input))
+	w.inputCopies(rec, input)
+	b := record.Batch(w.nowMs, record.FromEngine(rec, input), w.h.Copies, w.q)
+	var raw json.RawMessage
 	if !w.p.OmitProgress {
-		raw, err := json.Marshal(rec.Progress)
-		if err != nil {
-			panic(err) // Progress is plain data
-		}
-		b.Progress = raw
+		raw = record.ProgressJSON(&rec.Progress)
 	}
+	record.AddProgress(&b, &rec.Progress, raw)
 	w.h.Batches = append(w.h.Batches, b)
+	late, dups := false, false
+	for _, o := range rec.Outcomes {
+		late = late || o == dedup.Late
+		dups = dups || o == dedup.Duplicate
+	}
 	if rec.Replay {
 		w.cov.Mark(MarkReplay)
 	}
@@ -638,7 +577,7 @@ func (w *world) finish() *history.History {
 		rows := t.Table()
 		h.Table = make([]int, len(rows))
 		for i, r := range rows {
-			h.Table[i] = copyIndex(r)
+			h.Table[i] = record.CopyIndex(r)
 		}
 	}
 	if h.Table == nil {
@@ -681,11 +620,7 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 			kept = len(t.Table()) - before
 		}
 	}
-	rows := make([]int, len(b.Rows))
-	for i, r := range b.Rows {
-		rows[i] = copyIndex(r.Data)
-	}
-	s.w.h.Writes = append(s.w.h.Writes, history.SinkWrite{BatchID: b.ID, AtMs: s.w.nowMs, Rows: rows, Kept: kept})
+	s.w.h.Writes = append(s.w.h.Writes, record.Write(b.ID, s.w.nowMs, record.RowCopies(b.Rows), kept))
 	if kept < len(b.Rows) {
 		s.w.cov.Mark(MarkSinkSkipped)
 	}

@@ -21,35 +21,32 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"github.com/dedupsim/dedupsim/live"
+	"github.com/dedupsim/dedupsim/live/driver"
 )
 
-func TestParseCrashAt(t *testing.T) {
-	for _, tc := range []struct {
-		in    string
-		point string
-		batch int64
-		bad   bool
-	}{
-		{in: "after-sink-write", point: "after-sink-write", batch: -1},
-		{in: "after-commit:3", point: "after-commit", batch: 3},
-		{in: "after-sink", bad: true},
-		{in: "after-commit:x", bad: true},
-		{in: "after-commit:-1", bad: true},
-	} {
-		c, err := parseCrashAt(tc.in)
-		if tc.bad {
-			if err == nil {
-				t.Errorf("%q: no error", tc.in)
-			}
-			continue
-		}
-		if err != nil || string(c.point) != tc.point || c.batch != tc.batch {
-			t.Errorf("%q: %+v, %v", tc.in, c, err)
-		}
+// engineEnv makes the test binary run as the CLI (TestMain): the kill
+// suites re-exec it as `dedupsim engine` instead of building the CLI.
+const engineEnv = "DEDUPSIM_TEST_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(engineEnv) == "1" {
+		main()
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// cliCmd is `dedupsim args...` run by the test binary as the CLI, with
+// env added to this process's environment.
+func cliCmd(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), engineEnv+"=1"), env...)
+	return cmd
 }
 
 // TestEngineProcessCrashLocalKafka runs `dedupsim engine` as a child
@@ -62,7 +59,6 @@ func TestEngineProcessCrashLocalKafka(t *testing.T) {
 	if os.Getenv("DEDUPSIM_KAFKA") != "local" {
 		t.Skip("real-Kafka test: set DEDUPSIM_KAFKA=local to run it (make test-kafka)")
 	}
-	bin := binary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	l, err := live.StartLocal(ctx, live.LocalOptions{DataDir: t.TempDir()})
@@ -99,10 +95,9 @@ func TestEngineProcessCrashLocalKafka(t *testing.T) {
 			ckpt := filepath.Join(dir, "ckpt-"+kind)
 			engineRun := func(crashAt string) (string, error) {
 				t.Helper()
-				cmd := exec.CommandContext(ctx, bin, "engine", "--query", qpath, "--checkpoint", ckpt,
+				cmd := cliCmd(ctx, []string{"DEDUPSIM_CRASH_AT=" + crashAt}, "engine", "--query", qpath, "--checkpoint", ckpt,
 					"--bootstrap", strings.Join(l.Addrs(), ","), "--input-topic", in, "--output-topic", out,
 					"--sink", kind, "--until-idle")
-				cmd.Env = append(os.Environ(), "DEDUPSIM_CRASH_AT="+crashAt)
 				var o, e strings.Builder
 				cmd.Stdout, cmd.Stderr = &o, &e
 				err := cmd.Run()
@@ -124,7 +119,7 @@ func TestEngineProcessCrashLocalKafka(t *testing.T) {
 			}
 			var lines []string
 			for _, ln := range strings.Split(strings.TrimSpace(stdout), "\n") {
-				var v engineLine
+				var v driver.Line
 				if err := json.Unmarshal([]byte(ln), &v); err != nil {
 					t.Fatalf("line %q: %v", ln, err)
 				}
@@ -252,7 +247,6 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 				seed, env, seed, strings.ReplaceAll(t.Name(), "/", "$/^"))
 		}
 	})
-	bin := binary(t)
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(len(sinkKind))))
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
@@ -340,14 +334,14 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 	}
 
 	var (
-		batches       []engineLine       // every batch line printed, all runs
+		batches       []driver.Line      // every batch line printed, all runs
 		afterSinkKill = map[int64]bool{} // batches killed at after-sink-write
 		armedKills    int
 		randomKills   int
 	)
 	parseLines := func(stdout string) {
 		for _, ln := range strings.Split(stdout, "\n") {
-			var v engineLine
+			var v driver.Line
 			if strings.TrimSpace(ln) == "" || json.Unmarshal([]byte(ln), &v) != nil {
 				continue // a killed run may end mid-line
 			}
@@ -366,7 +360,7 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 			if rng.IntN(2) == 1 {
 				point = otherPoints[rng.IntN(len(otherPoints))]
 			}
-			next, replay, err := live.NextBatch(ckpt)
+			next, replay, err := checkpoint.Next(fsys.NewOS(ckpt))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,8 +372,7 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 		delay := time.Duration(100+rng.IntN(701)) * time.Millisecond
 		produceChunk(chunk)
 
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = append(os.Environ(), "DEDUPSIM_CRASH_AT="+crashAt)
+		cmd := cliCmd(ctx, []string{"DEDUPSIM_CRASH_AT=" + crashAt}, args...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		var o, e strings.Builder
 		cmd.Stdout, cmd.Stderr = &o, &e
@@ -440,7 +433,7 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 	if prodErr != nil {
 		t.Fatalf("produce: %v", prodErr)
 	}
-	cmd := exec.CommandContext(ctx, bin, append(args, "--until-idle")...)
+	cmd := cliCmd(ctx, nil, append(args, "--until-idle")...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -551,30 +544,4 @@ func TestEngineBadInput(t *testing.T) {
 			t.Errorf("engine %v: exit %d, want 2 with %q:\n%s", tc.args, code, tc.want, errOut)
 		}
 	}
-}
-
-func TestParseClock(t *testing.T) {
-	c, err := parseClock("1000:2000:10")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := c.(scaledClock)
-	if sc.virt0 != 1000 || sc.wall0 != 2000 || sc.scale != 10 {
-		t.Fatalf("%+v", sc)
-	}
-	if now := (scaledClock{virt0: 5, wall0: time.Now().UnixMilli() + 3_600_000, scale: 2}).NowMs(); now > 5-7_000_000 || now < 5-7_300_000 {
-		t.Fatalf("an hour before wall0 at scale 2: %d, want about 5-7.2e6", now)
-	}
-	if _, ok := mustClock(t, "").(wallClock); !ok {
-		t.Fatal("empty --clock is not the wall clock")
-	}
-}
-
-func mustClock(t *testing.T, s string) any {
-	t.Helper()
-	c, err := parseClock(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }

@@ -1,0 +1,53 @@
+package sim_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/sim"
+)
+
+// TestCompiledSchedule: a compiled configuration schedules the workload
+// Schedule does, with the query and the plan it resolved once.
+func TestCompiledSchedule(t *testing.T) {
+	cfg := sim.Defaults()
+	cfg.Plan = faults.Plan{Faults: map[string]faults.Knobs{faults.DuplicateAppend: {}, faults.CrashAfterSinkWrite: {}, faults.BrokerRestart: {}}}
+	c, err := sim.Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Query() == nil || c.Query().Sink.Kind == "" || !reflect.DeepEqual(c.Settings().Names(), []string{faults.BrokerRestart, faults.CrashAfterSinkWrite, faults.DuplicateAppend}) ||
+		c.Config().TriggerInterval == 0 {
+		t.Fatalf("compiled: query %+v, faults %v, config %+v", c.Query(), c.Settings().Names(), c.Config())
+	}
+	for seed := uint64(1); seed <= 2; seed++ {
+		want, err := sim.Schedule(cfg, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Schedule(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: the compiled config's workload differs from Schedule's", seed)
+		}
+		if len(got.Copies) == 0 || got.Coverage[faults.DuplicateAppend] == 0 {
+			t.Fatalf("seed %d: %d copies, coverage %v: the test proves nothing", seed, len(got.Copies), got.Coverage)
+		}
+	}
+	cfg.Plan = faults.Plan{Swarm: true}
+	c, err = sim.Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Schedule(1); err == nil || !c.Swarm() {
+		t.Fatalf("swarm: schedule err %v", err)
+	}
+	cfg.Query = "dedup: {api: nope}\n"
+	if _, err := sim.Compile(cfg); err == nil || errors.Is(err, sim.ErrLiveOnly) {
+		t.Fatalf("bad query compiled: %v", err)
+	}
+}
