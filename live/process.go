@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -118,8 +119,9 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 		f, _ := faults.Lookup(name)
 		switch {
 		case f.Workload:
-		case strings.HasPrefix(name, "crash-after-"):
-			p.armable = append(p.armable, engine.CrashPoint(strings.TrimPrefix(name, "crash-")))
+		case isCrashPoint(name):
+			pt, _ := faults.CrashPoint(name)
+			p.armable = append(p.armable, pt)
 		case name == faults.CrashRandom:
 			p.randomRate = settings.Value(name, "rate")
 		case name == faults.BrokerRestart:
@@ -162,10 +164,13 @@ type procRun struct {
 
 	inTopics []string
 	outTopic string
-	sinkFlag string
-	ckpt     string
-	table    string
-	args     []string
+	// dur is how the engine process keeps the query's sink kind (its
+	// --sink flag and store); versioned: the kind skips a committed batch.
+	dur       sink.Durable
+	versioned bool
+	ckpt      string
+	table     string
+	args      []string
 
 	// The scaled clock: virtual ms = wl.StartMs + (wall ms - realStartMs) * scale.
 	realStart time.Time
@@ -196,18 +201,8 @@ func (p *procRun) real(virtMs int64) time.Time {
 func (p *procRun) setup(seed uint64) error {
 	q, wl := p.q, p.wl
 	p.h = newHistory(p.cfg, q, wl, p.settings, seed)
-	switch q.Sink.Kind {
-	case query.SinkTable:
-		p.sinkFlag = "table"
-		if p.opt.TableSink == "kafka" {
-			p.sinkFlag = "transactional"
-		}
-	case query.SinkMerge:
-		p.sinkFlag = "merge"
-	default: // append, and foreachBatch (the deliveries are the sink writes)
-		p.sinkFlag = "plain"
-	}
-	if p.sinkFlag == "transactional" && q.Sink.GenerateAppID {
+	p.dur, p.versioned = durableFor(q.Sink.Kind, p.opt.TableSink)
+	if p.dur.Store == sink.Kafka && p.versioned && q.Sink.GenerateAppID {
 		return fmt.Errorf("live: generate_app_id with the Kafka table sink: the transactional id would change each start (use the pebble table sink) (%w)", ErrUnsupported)
 	}
 	p.scale = float64(wl.TriggerMs) / (float64(p.opt.Trigger) / float64(time.Millisecond))
@@ -229,11 +224,11 @@ func (p *procRun) setup(seed uint64) error {
 	}
 	p.outTopic = base + "-out"
 	p.args = []string{"engine", "--query", qpath, "--checkpoint", p.ckpt, "--bootstrap", strings.Join(p.cluster.Addrs(), ","),
-		"--sink", p.sinkFlag, "--trigger-interval", p.opt.Trigger.String(), "--kafka-timeout", "60s"}
+		"--sink", p.dur.Flag, "--trigger-interval", p.opt.Trigger.String(), "--kafka-timeout", "60s"}
 	for _, t := range p.inTopics {
 		p.args = append(p.args, "--input-topic", t)
 	}
-	if p.sinkFlag == "table" || p.sinkFlag == "merge" {
+	if p.dur.Store == sink.Pebble {
 		p.args = append(p.args, "--table", p.table)
 	} else {
 		p.args = append(p.args, "--output-topic", p.outTopic)
@@ -274,10 +269,27 @@ func (p *procRun) collect() error {
 	return nil
 }
 
+// isCrashPoint reports whether fault name arms one of the engine's crash
+// points (a crash-after-* fault).
+func isCrashPoint(name string) bool {
+	_, ok := faults.CrashPoint(name)
+	return ok
+}
+
+// durableFor is how the engine process keeps a query's sink kind when the
+// run asks for tableSink ("pebble" or "kafka"): the kind's realisation on
+// that store, or its only one (merge has only a Pebble table; append and
+// foreachBatch only the plain topic); versioned says it skips a committed
+// batch.
+func durableFor(kind sink.Kind, tableSink string) (sink.Durable, bool) {
+	d, _ := sink.Lookup(kind)
+	return d.DurableOn(sink.Store(tableSink)), d.Versioned
+}
+
 // sinkMode is what the run's sink does with a replayed batch.
 func (p *procRun) sinkMode() SinkMode {
 	switch {
-	case p.sinkFlag == "table" || p.sinkFlag == "transactional":
+	case p.versioned:
 		return SinkVersioned
 	case !p.h.HasTable:
 		return SinkForeachBatch
@@ -294,8 +306,8 @@ func (p *procRun) readTable(ctx context.Context) error {
 	}
 	var rows []json.RawMessage
 	var err error
-	switch p.sinkFlag {
-	case "table", "merge":
+	switch p.dur.Store {
+	case sink.Pebble:
 		rows, err = pebblesink.ReadTable(p.table)
 	default:
 		var recs []*kgo.Record

@@ -3,6 +3,7 @@ package live
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -278,19 +279,23 @@ func (st *reconstructState) reconstruct(t *testing.T, d *datadriven.TestData) st
 // chooses it for the query's sink.
 func TestSinkMode(t *testing.T) {
 	for _, tc := range []struct {
-		flag     string
-		hasTable bool
-		want     SinkMode
+		kind      sink.Kind
+		tableSink string
+		flag      string
+		want      SinkMode
 	}{
-		{"table", true, SinkVersioned},
-		{"transactional", true, SinkVersioned},
-		{"merge", true, SinkRewrites},
-		{"plain", true, SinkRewrites},      // append
-		{"plain", false, SinkForeachBatch}, // foreachBatch
+		{sink.KindTable, "pebble", "table", SinkVersioned},
+		{sink.KindTable, "kafka", "transactional", SinkVersioned},
+		{sink.KindMerge, "pebble", "merge", SinkRewrites},
+		{sink.KindMerge, "kafka", "merge", SinkRewrites},
+		{sink.KindAppend, "pebble", "plain", SinkRewrites},
+		{sink.KindForeachBatch, "pebble", "plain", SinkForeachBatch},
 	} {
-		p := &procRun{sinkFlag: tc.flag, h: &history.History{HasTable: tc.hasTable}}
-		if got := p.sinkMode(); got != tc.want {
-			t.Errorf("--sink %s (table %v): %d, want %d", tc.flag, tc.hasTable, got, tc.want)
+		dur, versioned := durableFor(tc.kind, tc.tableSink)
+		d, _ := sink.Lookup(tc.kind)
+		p := &procRun{dur: dur, versioned: versioned, h: &history.History{HasTable: d.HasTable}}
+		if got := p.sinkMode(); dur.Flag != tc.flag || got != tc.want {
+			t.Errorf("%s with table sink %s: --sink %s, mode %d; want --sink %s, mode %d", tc.kind, tc.tableSink, dur.Flag, got, tc.flag, tc.want)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,19 +67,18 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 	if c.Swarm() {
 		return nil, unsupported("swarm mode")
 	}
-	if q.Sink.Kind != query.SinkTable && q.Sink.Kind != query.SinkAppend {
+	// The in-process runner writes the output topic: a kind with a table
+	// kept on Kafka (the transactional sink when versioned, else plain).
+	if d, _ := sink.Lookup(q.Sink.Kind); !d.HasTable || d.DurableOn(sink.Kafka).Store != sink.Kafka {
 		return nil, unsupported(fmt.Sprintf("a %s sink", q.Sink.Kind))
 	}
 	crashes := map[engine.CrashPoint]string{}
 	for _, name := range settings.Names() {
 		f, _ := faults.Lookup(name)
-		switch name {
-		case faults.CrashAfterOffsetsWrite, faults.CrashAfterStateCommit, faults.CrashAfterSinkWrite, faults.CrashAfterCommit:
-			crashes[engine.CrashPoint(strings.TrimPrefix(name, "crash-"))] = name
-		default:
-			if !f.Workload {
-				return nil, unsupported("fault " + name)
-			}
+		if pt, ok := faults.CrashPoint(name); ok {
+			crashes[pt] = name
+		} else if !f.Workload {
+			return nil, unsupported("fault " + name)
 		}
 	}
 	wl, err := c.Schedule(seed)
@@ -309,7 +307,7 @@ func (r *runner) startDriver() error {
 	base := kafkasink.Config{Brokers: r.cluster.Addrs(), Topic: r.out, Timeout: runTimeout}
 	snk := &recordingSink{r: r}
 	var err error
-	if r.q.Sink.Kind == query.SinkTable {
+	if d, _ := sink.Lookup(r.q.Sink.Kind); d.Versioned {
 		snk.txn, err = kafkasink.NewTransactional(kafkasink.TransactionalConfig{Config: base, AppID: r.q.Sink.AppID, PerRun: r.q.Sink.GenerateAppID})
 		snk.inner = snk.txn
 	} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"math"
 	"os"
 	"os/exec"
@@ -90,7 +91,7 @@ func (p *procRun) createTopics(cl *kgo.Client) error {
 			return err
 		}
 	}
-	if p.sinkFlag == "plain" || p.sinkFlag == "transactional" {
+	if p.dur.Store == sink.Kafka {
 		return createTopic(ctx, adm, p.outTopic, 1)
 	}
 	return nil

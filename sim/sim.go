@@ -354,7 +354,7 @@ func (w *world) appendCopy(c *pending, copyNo int32, fault uint8) error {
 	ref := g.enc.encode(w.arena, unsafeBytes(c.event), c.eventUs, idx)
 	off := g.top.append(int(c.part), ref)
 	w.h.Copies = append(w.h.Copies, history.Copy{Event: c.event, CopyNo: int(copyNo), Source: int(c.src), Partition: int(c.part),
-		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: floorDiv(c.atUs, 1000), Fault: faultNames[fault]})
+		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: intmath.FloorDiv(c.atUs, 1000), Fault: faultNames[fault]})
 	if fault != faultNone {
 		w.cov.Mark(faultNames[fault])
 	}
@@ -626,8 +626,3 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 	}
 	return nil
 }
-
-// floorDiv is intmath.FloorDiv (Java's Math.floorDiv, which Spark turns
-// micros into millis with) under the name the history-recording code here
-// uses.
-var floorDiv = intmath.FloorDiv

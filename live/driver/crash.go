@@ -2,8 +2,8 @@ package driver
 
 import (
 	"fmt"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,14 +23,11 @@ func ParseCrashAt(s string) (*CrashAt, error) {
 		return nil, nil
 	}
 	name, batch, hasBatch := strings.Cut(s, ":")
-	c := &CrashAt{Point: engine.CrashPoint(name), Batch: -1}
-	if !slices.Contains(engine.CrashPoints, c.Point) {
-		var names []string
-		for _, p := range engine.CrashPoints {
-			names = append(names, string(p))
-		}
-		return nil, fmt.Errorf("crash point %q: want one of %s, optionally :BATCH", name, strings.Join(names, ", "))
+	pt, ok := crashpoint.Parse(name)
+	if !ok {
+		return nil, fmt.Errorf("crash point %q: want one of %s, optionally :BATCH", name, crashpoint.List())
 	}
+	c := &CrashAt{Point: pt, Batch: -1}
 	if hasBatch {
 		n, err := strconv.ParseInt(batch, 10, 64)
 		if err != nil || n < 0 {

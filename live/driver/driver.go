@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dedupsim/dedupsim/engine/sink/durable"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -142,7 +143,7 @@ type process struct {
 	ckpt fsys.FS
 
 	srcs  []*kafkasource.Source
-	out   *engineSink
+	out   *durable.Sink
 	recs  *records.Writer // nil: no records file
 	eng   *engine.Engine
 	runID string
@@ -164,7 +165,7 @@ func (p *process) open() error {
 		}
 		p.srcs = append(p.srcs, src)
 	}
-	out, err := openEngineSink(p.o.Sink, p.q, p.o.Brokers, p.o.OutputTopic, p.o.AppID, p.o.Table, p.o.KafkaTimeout)
+	out, err := durable.Open(p.o.Sink, p.q, durable.Config{Brokers: p.o.Brokers, Topic: p.o.OutputTopic, AppID: p.o.AppID, TableDir: p.o.Table, Timeout: p.o.KafkaTimeout})
 	if err != nil {
 		return failed(fmt.Errorf("engine: %w", err))
 	}
@@ -185,7 +186,7 @@ func (p *process) start() error {
 		generic[i] = s
 	}
 	e, err := engine.Start(engine.Config{
-		Query: p.q, Checkpoint: p.ckpt, Sources: generic, Sink: &recordingSink{engineSink: p.out, p: p},
+		Query: p.q, Checkpoint: p.ckpt, Sources: generic, Sink: &recordingSink{Sink: p.out, p: p},
 		Clock: p.o.Clock, NewID: ids.Seeded(rand.Uint64()), NewStateProvider: stores.Open,
 		Crash: p.crash, BeforeSink: p.beforeSink, OnBatch: p.onBatch,
 	})
@@ -251,7 +252,7 @@ func (p *process) close() {
 		p.recs.Close()
 	}
 	if p.out != nil {
-		p.out.close()
+		p.out.Close()
 	}
 	for _, s := range p.srcs {
 		s.Close()
@@ -294,7 +295,7 @@ func (p *process) beforeSink(r *engine.BatchRecord) {
 func (p *process) onBatch(r *engine.BatchRecord) {
 	p.executed++
 	p.enc.Encode(Line{BatchID: r.BatchID, Replay: r.Replay, Input: len(r.Input), Output: len(r.Output),
-		RunID: p.runID, Skipped: p.out.skipped()})
+		RunID: p.runID, Skipped: p.out.Skipped()})
 	if p.recErr == nil {
 		p.recErr = p.record(records.Completed(r, p.runID, time.Now().UnixMilli()))
 	}

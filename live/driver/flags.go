@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"strconv"
 	"strings"
 	"time"
@@ -42,8 +43,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bootstrap, "bootstrap", "", "Kafka bootstrap addresses, comma-separated")
 	fs.StringArrayVar(&f.inTopics, "input-topic", nil, "topic a source reads; once per query source, in the query's order")
 	fs.StringVar(&f.outTopic, "output-topic", "", "topic the plain or transactional sink writes")
-	fs.StringVar(&f.sink, "sink", "transactional", "plain, transactional, table or merge")
-	fs.StringVar(&f.table, "table", "", "directory of the table or merge sink's Pebble store")
+	fs.StringVar(&f.sink, "sink", "transactional", sink.OrList(sink.Flags()))
+	fs.StringVar(&f.table, "table", "", "directory of the "+sink.OrList(sink.FlagsOn(sink.Pebble))+" sink's Pebble store")
 	fs.StringVar(&f.appID, "app-id", "", "transactional or table sink's app id (default: the query's, else the checkpoint's query id)")
 	fs.StringVar(&f.startingOffsets, "starting-offsets", "earliest", "where a new checkpoint starts: earliest, latest or a JSON offset")
 	fs.DurationVar(&f.trigger, "trigger-interval", 0, "processing-time trigger interval (0: next batch as soon as the last ends)")
@@ -62,12 +63,13 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // stands in for a flag left out); getenv reads the environment. An error
 // is an *Error with ExitBadInput.
 func (f *Flags) Options(changed func(flag string) bool, getenv func(string) string) (Options, error) {
-	tableSink := f.sink == "table" || f.sink == "merge"
+	_, x, known := sink.LookupFlag(f.sink)
+	tableSink := x.Store == sink.Pebble
 	switch {
 	case f.query == "" || f.ckpt == "" || f.bootstrap == "" || len(f.inTopics) == 0:
 		return Options{}, badInput(errors.New("engine: --query, --checkpoint, --bootstrap and --input-topic are required"))
-	case !tableSink && f.sink != "plain" && f.sink != "transactional":
-		return Options{}, badInput(fmt.Errorf("engine: --sink %q: want plain, transactional, table or merge", f.sink))
+	case !known:
+		return Options{}, badInput(fmt.Errorf("engine: --sink %q: want %s", f.sink, sink.OrList(sink.Flags())))
 	case tableSink && f.table == "":
 		return Options{}, badInput(fmt.Errorf("engine: --sink %s needs --table DIR", f.sink))
 	case !tableSink && f.outTopic == "":

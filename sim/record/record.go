@@ -8,6 +8,8 @@ package record
 
 import (
 	"encoding/json"
+	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"slices"
 
 	"github.com/dedupsim/dedupsim/engine"
@@ -70,17 +72,8 @@ func DescribeQuery(h *history.History, q *query.Query, text string) {
 	}
 	h.Partitions = q.ShufflePartitions
 	h.SinkKind = string(q.Sink.Kind)
-	h.HasTable = HasTable(q.Sink.Kind)
-}
-
-// HasTable says whether a sink kind keeps a table the checker reads (the
-// foreachBatch sink's deliveries are its output).
-func HasTable(k query.SinkKind) bool {
-	switch k {
-	case query.SinkTable, query.SinkMerge, query.SinkAppend:
-		return true
-	}
-	return false
+	d, _ := sink.Lookup(q.Sink.Kind)
+	h.HasTable = d.HasTable
 }
 
 // Execution is what a history records of one batch execution, however it
@@ -142,7 +135,7 @@ func Batch(atMs int64, x Execution, copies []history.Copy, q *query.Query) histo
 		}
 	}
 	if seen {
-		b.MaxEventTimeMs = floorDiv(maxUs, 1000)
+		b.MaxEventTimeMs = intmath.FloorDiv(maxUs, 1000)
 	}
 	return b
 }
@@ -264,14 +257,4 @@ func (p Positions) Index(data []byte, pos [3]int64, ok bool) int {
 		}
 	}
 	return CopyIndex(data)
-}
-
-// floorDiv is a/b rounded toward negative infinity (issue 12 folds the
-// copies of it into one).
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
