@@ -54,6 +54,14 @@ type batchResult struct {
 
 type execFunc func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error)
 
+// simExec runs a job on the simulator: the exec of run and sweep without
+// --kafka.
+func simExec(swarm, strict bool) execFunc {
+	return func(_ context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
+		return scenarios.Run(s, seed, scenarios.Options{Swarm: swarm, Strict: strict})
+	}
+}
+
 type batchOptions struct {
 	out         string
 	jobs        int

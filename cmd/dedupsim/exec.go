@@ -19,14 +19,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newExecCmd() *cobra.Command {
-	var queryPath, inputPath, ckptDir, outPath string
-	var seed uint64
-	var format string
-	cmd := &cobra.Command{
-		Use:   "exec --query QUERY.yaml --input STEPS.jsonl [--checkpoint DIR] [--out OUT.jsonl]",
-		Short: "Run one dedup query over explicit micro-batches and print every batch",
-		Long: `exec runs one streaming dedup query over the micro-batches of a steps file and prints,
+// execLong is exec's --help text.
+const execLong = `exec runs one streaming dedup query over the micro-batches of a steps file and prints,
 one JSON line per batch execution (replays included), what the sink received and Spark's
 StreamingQueryProgress. For table, merge and append sinks a final {"table": [...]} line
 follows. With --checkpoint holding an earlier run, the query resumes from it under Spark's
@@ -38,40 +32,54 @@ a second process on it is refused.
 
 Exit status (docs/exit-codes.md): 0 on success, 2 on bad input (flags, query, steps file,
 a corrupt or locked checkpoint; one line naming file, line and field), 1 on any other
-failure.`,
-		Args: cobra.NoArgs,
+failure.`
+
+// execOptions are exec's flags.
+type execOptions struct {
+	queryPath, inputPath, ckptDir, outPath, format string
+	seed                                           uint64
+}
+
+func newExecCmd() *cobra.Command {
+	var o execOptions
+	cmd := &cobra.Command{
+		Use:   "exec --query QUERY.yaml --input STEPS.jsonl [--checkpoint DIR] [--out OUT.jsonl]",
+		Short: "Run one dedup query over explicit micro-batches and print every batch",
+		Long:  execLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExec(queryPath, inputPath, ckptDir, outPath, format, seed)
+			return runExec(o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&queryPath, "query", "", "query file (YAML)")
-	f.StringVar(&inputPath, "input", "", "steps file (JSON Lines)")
-	f.StringVar(&ckptDir, "checkpoint", "", "checkpoint folder (default: a temporary one, removed at the end)")
-	f.StringVar(&outPath, "out", "", "where batch records go, written atomically (default: standard output)")
-	f.Uint64Var(&seed, "seed", 0, "seed for the query and run ids")
-	f.StringVar(&format, "format", "jsonl", "output format: jsonl (the exec interface) or table (for people)")
+	f.StringVar(&o.queryPath, "query", "", "query file (YAML)")
+	f.StringVar(&o.inputPath, "input", "", "steps file (JSON Lines)")
+	f.StringVar(&o.ckptDir, "checkpoint", "", "checkpoint folder (default: a temporary one, removed at the end)")
+	f.StringVar(&o.outPath, "out", "", "where batch records go, written atomically (default: standard output)")
+	f.Uint64Var(&o.seed, "seed", 0, "seed for the query and run ids")
+	f.StringVar(&o.format, "format", "jsonl", "output format: jsonl (the exec interface) or table (for people)")
 	return cmd
 }
 
-func runExec(queryPath, inputPath, ckptDir, outPath, format string, seed uint64) (err error) {
+// runExec is exec's RunE.
+func runExec(o execOptions) (err error) {
 	// Everything the user gave is checked before anything is written.
 	switch {
-	case queryPath == "" || inputPath == "":
+	case o.queryPath == "" || o.inputPath == "":
 		return badInput(errors.New("exec: --query and --input are required"))
-	case format != "jsonl" && format != "table":
-		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", format))
+	case o.format != "jsonl" && o.format != "table":
+		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.format))
 	}
-	q, err := query.ParseFile(queryPath)
+	q, err := query.ParseFile(o.queryPath)
 	if err != nil {
 		return badInput(err)
 	}
-	next, closeInput, err := openSteps(inputPath, q)
+	next, closeInput, err := openSteps(o.inputPath, q)
 	if err != nil {
 		return err
 	}
 	defer closeInput()
-	out, err := createOut(outPath)
+	out, err := createOut(o.outPath)
 	if err != nil {
 		return err
 	}
@@ -80,46 +88,69 @@ func runExec(queryPath, inputPath, ckptDir, outPath, format string, seed uint64)
 			out.discard()
 		}
 	}()
-
-	dir := ckptDir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "dedupsim-ckpt-"); err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
-		}
-		defer os.RemoveAll(dir)
-	} else if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
-		return badInput(fmt.Errorf("exec: --checkpoint %s is not a folder", dir))
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return badInput(fmt.Errorf("exec: --checkpoint: %w", err))
-	}
-	ckpt := fsys.NewOS(dir)
-	release, err := checkpoint.Lock(ckpt, dir)
+	dir, ckpt, release, err := openCheckpoint(o)
 	if err != nil {
-		return classify(queryPath, inputPath, dir, err)
+		return err
 	}
 	defer release()
-	if err := checkpoint.RemoveTemps(ckpt); err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
-	}
+	return execSteps(q, next, ckpt, dir, o, out)
+}
 
+// openCheckpoint opens exec's checkpoint (--checkpoint, created if absent,
+// or a temporary folder), takes its lock and removes the temp files a
+// killed writer left. release unlocks it and removes a temporary folder.
+func openCheckpoint(o execOptions) (dir string, ckpt *fsys.OS, release func(), err error) {
+	dir = o.ckptDir
+	removeTemp := func() {}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "dedupsim-ckpt-"); err != nil {
+			return "", nil, nil, &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
+		}
+		removeTemp = func() { os.RemoveAll(dir) }
+	} else if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+		return "", nil, nil, badInput(fmt.Errorf("exec: --checkpoint %s is not a folder", dir))
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, nil, badInput(fmt.Errorf("exec: --checkpoint: %w", err))
+	}
+	ckpt = fsys.NewOS(dir)
+	unlock, err := checkpoint.Lock(ckpt, dir)
+	if err != nil {
+		removeTemp()
+		return "", nil, nil, classify(o.queryPath, o.inputPath, dir, err)
+	}
+	release = func() {
+		unlock()
+		removeTemp()
+	}
+	if err := checkpoint.RemoveTemps(ckpt); err != nil {
+		release()
+		return "", nil, nil, &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
+	}
+	return dir, ckpt, release, nil
+}
+
+// execSteps runs q over the steps next yields on the checkpoint in dir and
+// writes every batch record, then the table, to out in o's format; out is
+// committed only when everything was written.
+func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, dir string, o execOptions, out *outFile) error {
 	bw := bufio.NewWriterSize(out, 256<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	tw := &tableWriter{w: bw}
 	emit := func(r *trace.Record) error {
-		if format == "table" {
+		if o.format == "table" {
 			return tw.Record(r)
 		}
 		return enc.Encode(r)
 	}
 	res, err := trace.RunSteps(q, next, trace.Options{
-		Checkpoint: ckpt, Seed: seed, Emit: emit, NewStateProvider: stores.Open,
+		Checkpoint: ckpt, Seed: o.seed, Emit: emit, NewStateProvider: stores.Open,
 		Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
 	})
 	if err != nil {
-		return classify(queryPath, inputPath, dir, err)
+		return classify(o.queryPath, o.inputPath, dir, err)
 	}
-	if format == "table" {
+	if o.format == "table" {
 		err = tw.End(res)
 	} else if res.HasTable {
 		err = enc.Encode(struct {

@@ -20,19 +20,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRunCmd() *cobra.Command {
-	var seed uint64
-	var out string
-	var swarm bool
-	var kafka string
-	var verbose bool
-	var bf batchFlags
-	var memBudget string
-	lo := liveOptions{}
-	cmd := &cobra.Command{
-		Use:   "run [--seed S] [--out DIR] [-j N] [--kafka kfake|local|external|testcontainers] [SCENARIO|DIR...]",
-		Short: "Run scenarios on the simulator (or against Kafka) and check their expected verdicts",
-		Long: `run simulates each scenario with one seed, checks the recorded history, and compares the
+// runLong is run's --help text.
+const runLong = `run simulates each scenario with one seed, checks the recorded history, and compares the
 findings with the scenario's expect section. A SCENARIO is a file or a catalogue name from
 'dedupsim list'; a DIR stands for every *.yaml and *.yml file below it (recursively, in sorted
 order; names that start with a dot, such as .github, are skipped). With no argument it runs the
@@ -63,121 +52,162 @@ table, records and logs under live/. It supports ` + live.ProcessSupported + `.
 Exit status: 0 when every scenario met its expectations, 1 otherwise, 2 on bad input.
 With --strict a run also fails when its table holds an event more than once or misses one that
 was not dropped as late or filtered, whatever the API promises and the scenario expects.
-Every failure prints the seed and the command that replays it.`,
+Every failure prints the seed and the command that replays it.`
+
+// runOptions are run's flags.
+type runOptions struct {
+	seed      uint64
+	out       string
+	swarm     bool
+	kafka     string
+	verbose   bool
+	memBudget string
+	bf        batchFlags
+	lo        liveOptions // the --kafka settings
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [--seed S] [--out DIR] [-j N] [--kafka kfake|local|external|testcontainers] [SCENARIO|DIR...]",
+		Short: "Run scenarios on the simulator (or against Kafka) and check their expected verdicts",
+		Long:  runLong,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lo.kind, lo.out, lo.strict = kafka, out, bf.strict
-			if err := checkRunFlags(cmd, kafka, swarm, verbose, lo, bf, out); err != nil {
-				return badInput(err)
-			}
-			var list []*scenarios.Scenario
-			var err error
-			if len(args) == 0 {
-				list, err = scenarios.Catalogue()
-			} else {
-				list, err = scenarios.Discover(args)
-			}
-			if err != nil {
-				return badInput(err)
-			}
-			for _, s := range list {
-				if err := checkRunName(s.Name); err != nil {
-					return badInput(fmt.Errorf("%s: %w", scenarios.Ref(s), err))
-				}
-			}
-			if err := checkMemory(list, memBudget, swarm, bf.jobs); err != nil {
-				return badInput(err)
-			}
-			o := batchOptions{out: out, jobs: bf.jobs, keepHistory: bf.keepHistory, canSkip: len(list) > 1,
-				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
-					return scenarios.Run(s, seed, scenarios.Options{Swarm: swarm, Strict: bf.strict})
-				}}
-			if kafka != "" {
-				if verbose {
-					lo.logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
-				}
-				cluster, err := startCluster(cmd.Context(), lo)
-				if err != nil {
-					return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
-				}
-				defer cluster.Close()
-				o.jobs = 1
-				o.exec = func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
-					return runKafka(ctx, cluster, lo, s, seed)
-				}
-			}
-			prog := newProgress(cmd.ErrOrStderr(), bf.quiet, "run", uint64(len(list)), bf.interval)
-			var runs []*result.Run
-			var entries []reports.IndexEntry
-			var skipped []string
-			i := 0
-			next := func() (batchJob, bool) {
-				if i == len(list) {
-					return batchJob{}, false
-				}
-				i++
-				return batchJob{seq: uint64(i - 1), s: list[i-1], seed: seed}, true
-			}
-			runErr := runBatch(cmd.Context(), o, next, func(r batchResult) {
-				if r.skip != nil {
-					prog.add(true)
-					skipped = append(skipped, r.job.s.Name)
-					prog.print(cmd.ErrOrStderr(), func(w io.Writer) { fmt.Fprintf(w, "dedupsim run: SKIP %s: %v\n", r.job.s.Name, r.skip) })
-					return
-				}
-				prog.add(r.run.Passed)
-				runs = append(runs, r.run)
-				entries = append(entries, reports.IndexEntry{Run: r.run, Dir: r.dir})
-				if len(list) == 1 {
-					prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.run) })
-				}
-			})
-			prog.finish()
-			w := cmd.OutOrStdout()
-			if len(skipped) > 0 {
-				fmt.Fprintf(w, "skipped %d scenario(s) this mode cannot run: %s\n", len(skipped), strings.Join(skipped, ", "))
-			}
-			if len(runs) == 0 {
-				if runErr != nil {
-					return runErr
-				}
-				return badInput(errors.New("run: no scenario could run in this mode"))
-			}
-			if len(list) > 1 {
-				printTable(w, runs)
-				for _, r := range runs {
-					if !r.Passed {
-						printRun(w, r)
-					}
-				}
-			}
-			if err := writeOutputs(out, runs, entries, true); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "reports: %s\n", filepath.Join(out, "index.html"))
-			if runErr != nil {
-				return runErr
-			}
-			return failed(runs)
+			return runRun(cmd, args, o)
 		},
 	}
-	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the run: the same seed gives the same run, byte for byte")
-	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
-	cmd.Flags().BoolVar(&swarm, "swarm", false, "swarm mode: switch the scenario's faults on and off and draw their knobs from the seed")
-	cmd.Flags().StringVar(&kafka, "kafka", "", "run against Kafka instead of the simulator: kfake (in process), local (a local broker; needs the jars, make kafka-fetch), external (--bootstrap) or testcontainers (needs a Docker engine)")
-	cmd.Flags().StringVar(&lo.bootstrap, "bootstrap", "", "bootstrap addresses of --kafka external")
-	cmd.Flags().StringVar(&lo.engine, "engine", "process", "with --kafka: process (the engine as a child process, killed with SIGKILL) or inproc (in this process, lock-step simulated time)")
-	cmd.Flags().StringVar(&lo.tableSink, "table-sink", "pebble", "with --kafka: a table sink is the engine's Pebble table (pebble) or the transactional Kafka sink (kafka)")
-	cmd.Flags().DurationVar(&lo.trigger, "live-trigger", 200*time.Millisecond, "with --kafka: the real time one trigger interval of the scenario takes (the timeline is scaled to it)")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "with --kafka: log the engine processes' starts, kills and restarts")
-	bf.register(cmd)
-	memoryBudgetFlag(cmd, &memBudget)
+	cmd.Flags().Uint64Var(&o.seed, "seed", 1, "seed of the run: the same seed gives the same run, byte for byte")
+	cmd.Flags().StringVar(&o.out, "out", "out", "folder for reports")
+	cmd.Flags().BoolVar(&o.swarm, "swarm", false, "swarm mode: switch the scenario's faults on and off and draw their knobs from the seed")
+	cmd.Flags().StringVar(&o.kafka, "kafka", "", "run against Kafka instead of the simulator: kfake (in process), local (a local broker; needs the jars, make kafka-fetch), external (--bootstrap) or testcontainers (needs a Docker engine)")
+	cmd.Flags().StringVar(&o.lo.bootstrap, "bootstrap", "", "bootstrap addresses of --kafka external")
+	cmd.Flags().StringVar(&o.lo.engine, "engine", "process", "with --kafka: process (the engine as a child process, killed with SIGKILL) or inproc (in this process, lock-step simulated time)")
+	cmd.Flags().StringVar(&o.lo.tableSink, "table-sink", "pebble", "with --kafka: a table sink is the engine's Pebble table (pebble) or the transactional Kafka sink (kafka)")
+	cmd.Flags().DurationVar(&o.lo.trigger, "live-trigger", 200*time.Millisecond, "with --kafka: the real time one trigger interval of the scenario takes (the timeline is scaled to it)")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "with --kafka: log the engine processes' starts, kills and restarts")
+	o.bf.register(cmd)
+	memoryBudgetFlag(cmd, &o.memBudget)
 	return cmd
+}
+
+// runRun is run's RunE: it checks the flags and the scenarios, picks the
+// simulator or a Kafka cluster, and runs the scenarios with one seed.
+func runRun(cmd *cobra.Command, args []string, o runOptions) error {
+	o.lo.kind, o.lo.out, o.lo.strict = o.kafka, o.out, o.bf.strict
+	if err := checkRunFlags(cmd, o); err != nil {
+		return badInput(err)
+	}
+	list, err := runScenarios(args)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs); err != nil {
+		return badInput(err)
+	}
+	bo := batchOptions{out: o.out, jobs: o.bf.jobs, keepHistory: o.bf.keepHistory, canSkip: len(list) > 1,
+		exec: simExec(o.swarm, o.bf.strict)}
+	if o.kafka != "" {
+		if o.verbose {
+			o.lo.logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
+		}
+		cluster, err := startCluster(cmd.Context(), o.lo)
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
+		}
+		defer cluster.Close()
+		lo := o.lo
+		bo.jobs = 1
+		bo.exec = func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
+			return runKafka(ctx, cluster, lo, s, seed)
+		}
+	}
+	return runList(cmd, list, o.seed, bo, o.bf)
+}
+
+// runScenarios are run's scenarios: those the arguments name, or the whole
+// embedded catalogue when there is none.
+func runScenarios(args []string) ([]*scenarios.Scenario, error) {
+	if len(args) == 0 {
+		return scenarios.Catalogue()
+	}
+	return scenarios.Discover(args)
+}
+
+// runTally is what run keeps of a batch, in job order.
+type runTally struct {
+	runs    []*result.Run
+	entries []reports.IndexEntry
+	skipped []string // scenarios this mode cannot run
+}
+
+// runList runs every scenario of list with seed on o's workers, prints each
+// result as it comes (one scenario) or a table at the end (several), and
+// writes the reports over all runs.
+func runList(cmd *cobra.Command, list []*scenarios.Scenario, seed uint64, o batchOptions, bf batchFlags) error {
+	prog := newProgress(cmd.ErrOrStderr(), bf.quiet, "run", uint64(len(list)), bf.interval)
+	var t runTally
+	i := 0
+	next := func() (batchJob, bool) {
+		if i == len(list) {
+			return batchJob{}, false
+		}
+		i++
+		return batchJob{seq: uint64(i - 1), s: list[i-1], seed: seed}, true
+	}
+	runErr := runBatch(cmd.Context(), o, next, func(r batchResult) {
+		if r.skip != nil {
+			prog.add(true)
+			t.skipped = append(t.skipped, r.job.s.Name)
+			prog.print(cmd.ErrOrStderr(), func(w io.Writer) { fmt.Fprintf(w, "dedupsim run: SKIP %s: %v\n", r.job.s.Name, r.skip) })
+			return
+		}
+		prog.add(r.run.Passed)
+		t.runs = append(t.runs, r.run)
+		t.entries = append(t.entries, reports.IndexEntry{Run: r.run, Dir: r.dir})
+		if len(list) == 1 {
+			prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.run) })
+		}
+	})
+	prog.finish()
+	return finishRun(cmd.OutOrStdout(), o.out, len(list) > 1, t, runErr)
+}
+
+// finishRun prints what a batch of run skipped, the table of several runs
+// and the failures among them, writes the reports over all runs, and gives
+// the exit status: the batch's error first, then the runs' expectations.
+func finishRun(w io.Writer, out string, several bool, t runTally, runErr error) error {
+	if len(t.skipped) > 0 {
+		fmt.Fprintf(w, "skipped %d scenario(s) this mode cannot run: %s\n", len(t.skipped), strings.Join(t.skipped, ", "))
+	}
+	if len(t.runs) == 0 {
+		if runErr != nil {
+			return runErr
+		}
+		return badInput(errors.New("run: no scenario could run in this mode"))
+	}
+	if several {
+		printTable(w, t.runs)
+		for _, r := range t.runs {
+			if !r.Passed {
+				printRun(w, r)
+			}
+		}
+	}
+	if err := writeOutputs(out, t.runs, t.entries, true); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "reports: %s\n", filepath.Join(out, "index.html"))
+	if runErr != nil {
+		return runErr
+	}
+	return failed(t.runs)
 }
 
 // checkRunFlags refuses run's flags out of their domain, and the --kafka
 // settings given without --kafka (they would be ignored).
-func checkRunFlags(cmd *cobra.Command, kafka string, swarm, verbose bool, lo liveOptions, bf batchFlags, out string) error {
+func checkRunFlags(cmd *cobra.Command, o runOptions) error {
 	set := cmd.Flags().Changed
+	kafka, lo := o.kafka, o.lo
 	switch {
 	case kafka != "" && !slices.Contains([]string{"kfake", "local", "external", "testcontainers"}, kafka):
 		return fmt.Errorf("run: --kafka %q: want kfake, local, external or testcontainers", kafka)
@@ -187,7 +217,7 @@ func checkRunFlags(cmd *cobra.Command, kafka string, swarm, verbose bool, lo liv
 		return errors.New("run: --kafka external needs --bootstrap HOST:PORT[,...]")
 	case set("bootstrap") && kafka != "external":
 		return errors.New("run: --bootstrap is for --kafka external only")
-	case kafka != "" && swarm:
+	case kafka != "" && o.swarm:
 		return fmt.Errorf("run: --kafka does not support --swarm; it supports %s", live.ProcessSupported)
 	case lo.engine != "process" && lo.engine != "inproc":
 		return fmt.Errorf("run: --engine %q: want process or inproc", lo.engine)
@@ -195,8 +225,8 @@ func checkRunFlags(cmd *cobra.Command, kafka string, swarm, verbose bool, lo liv
 		return fmt.Errorf("run: --table-sink %q: want pebble or kafka", lo.tableSink)
 	case lo.trigger <= 0:
 		return fmt.Errorf("run: --live-trigger %v: want a positive duration", lo.trigger)
-	case kafka != "" && set("jobs") && bf.jobs != 1:
-		return fmt.Errorf("run: -j %d: runs against Kafka go one at a time (-j 1)", bf.jobs)
+	case kafka != "" && set("jobs") && o.bf.jobs != 1:
+		return fmt.Errorf("run: -j %d: runs against Kafka go one at a time (-j 1)", o.bf.jobs)
 	}
 	if kafka == "" {
 		for _, f := range []string{"engine", "table-sink", "live-trigger", "verbose"} {
@@ -205,10 +235,10 @@ func checkRunFlags(cmd *cobra.Command, kafka string, swarm, verbose bool, lo liv
 			}
 		}
 	}
-	if err := bf.check("run"); err != nil {
+	if err := o.bf.check("run"); err != nil {
 		return err
 	}
-	return checkOut("run", out)
+	return checkOut("run", o.out)
 }
 
 // strictUsage is the help of --strict, the same for run, sweep and replay.
@@ -245,6 +275,18 @@ func (b batchFlags) check(verb string) error {
 // memoryBudgetFlag is --memory-budget, shared by run, replay and sweep.
 func memoryBudgetFlag(cmd *cobra.Command, v *string) {
 	cmd.Flags().StringVar(v, "memory-budget", "", "memory a run may use, such as 4g or 512m (default: GOMEMLIMIT when set, else 3/4 of the available memory); a scenario predicted above it is refused before it runs")
+}
+
+// checkScenarios refuses, before any of them runs, the scenarios of run
+// or sweep whose name is not a safe folder name for their reports, or that
+// are predicted above the memory budget.
+func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, jobs int) error {
+	for _, s := range list {
+		if err := checkRunName(s.Name); err != nil {
+			return fmt.Errorf("%s: %w", scenarios.Ref(s), err)
+		}
+	}
+	return checkMemory(list, memBudget, swarm, jobs)
 }
 
 // checkMemory refuses, up front, a scenario predicted above the budget.

@@ -11,18 +11,11 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/sizing"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func newSizeCmd() *cobra.Command {
-	var rate, bytesPerKey, fraction float64
-	var delay, api, memory, store, execMem string
-	var partitions, executors int
-	var eventTimeKey, measure bool
-	var seed uint64
-	cmd := &cobra.Command{
-		Use:   "size --rate R --delay D [--api API] [--partitions N] [--executors N --executor-memory 8g] [--measure]",
-		Short: "Estimate dedup state: rate x retention x bytes per key, per partition and per executor",
-		Long: `size applies seed 000's sizing rule: keys in state = arrival rate x retention, where retention
+// sizeLong is size's --help text.
+const sizeLong = `size applies seed 000's sizing rule: keys in state = arrival rate x retention, where retention
 is about the delay for dropDuplicates with the event time in its keys and about twice the delay
 for dropDuplicatesWithinWatermark; state = keys x bytes per key, spread over the state partitions
 (spark.sql.shuffle.partitions).
@@ -37,115 +30,156 @@ RocksDB keeps it on local disk and in native memory outside the heap. See docs/s
 
 --bytes-per-key defaults to seed 000's 100 B, a RocksDB figure. --measure runs a scaled-down
 simulation with the same ratios on --store (memory: dedupsim's HDFS-backed analogue; pebble: its
-RocksDB) and sizes from the bytes per key it measured instead, saying where the figure comes from.`,
-		Args: cobra.NoArgs,
+RocksDB) and sizes from the bytes per key it measured instead, saying where the figure comes from.`
+
+// sizeOptions are size's flags.
+type sizeOptions struct {
+	rate, bytesPerKey, fraction        float64
+	delay, api, memory, store, execMem string
+	partitions, executors              int
+	eventTimeKey, measure              bool
+	seed                               uint64
+}
+
+func newSizeCmd() *cobra.Command {
+	var o sizeOptions
+	cmd := &cobra.Command{
+		Use:   "size --rate R --delay D [--api API] [--partitions N] [--executors N --executor-memory 8g] [--measure]",
+		Short: "Estimate dedup state: rate x retention x bytes per key, per partition and per executor",
+		Long:  sizeLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := cmd.Flags()
-			bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
-			if !f.Changed("rate") {
-				return bad(errors.New("--rate is required: the arrival rate of distinct keys, keys/s (dedupsim analyze measures it)"))
-			}
-			if !f.Changed("delay") {
-				return bad(errors.New(`--delay is required: the watermark delay ("2h", "2 hours")`))
-			}
-			d, err := analyze.ParseDuration("delay", delay, 0, sizing.MaxDelay, sizing.DelayRange)
-			if err != nil {
-				return bad(err)
-			}
-			a, err := sizing.ParseAPI(api)
-			if err != nil {
-				return bad(err)
-			}
-			if measure || f.Changed("store") {
-				if _, err := sizing.ParseStore(store); err != nil {
-					return bad(err)
-				}
-			}
-			if measure {
-				if ret, unbounded := sizing.Retention(a, d, eventTimeKey); unbounded || ret == 0 {
-					return bad(fmt.Errorf("--measure: %s keeps no state with a plateau to measure (retention %s)", a, map[bool]string{true: "unbounded", false: "0"}[unbounded]))
-				}
-			}
-			mem := 0.0
-			if f.Changed("memory") {
-				if mem, err = sizing.ParseBytes(memory); err != nil {
-					return bad(err)
-				}
-			}
-			cl := sizing.Cluster{Executors: executors, MemoryFraction: fraction}
-			switch {
-			case f.Changed("memory") && (f.Changed("executor-memory") || f.Changed("executors")):
-				return bad(errors.New("give --memory (the total for state) or --executors and --executor-memory (per executor), not both"))
-			case f.Changed("executor-memory") && !f.Changed("executors"):
-				return bad(errors.New("--executor-memory needs --executors: the fit is per executor, for the partitions each one holds"))
-			case f.Changed("memory-fraction") && !f.Changed("executor-memory"):
-				return bad(errors.New("--memory-fraction needs --executor-memory: it is the share of each executor's heap state may take"))
-			}
-			if f.Changed("executor-memory") {
-				if cl.ExecutorMemory, err = sizing.ParseExecutorMemory(execMem); err != nil {
-					return bad(err)
-				}
-			}
-			if f.Changed("executors") {
-				if err := sizing.CheckExecutors("executors", executors); err != nil {
-					return bad(err)
-				}
-				if err := sizing.CheckFraction("memory-fraction", fraction); err != nil {
-					return bad(err)
-				}
-			}
-			p := sizing.Params{RatePerSec: rate, Delay: d, API: a, Partitions: partitions,
-				BytesPerKey: bytesPerKey, MemoryBytes: mem, EventTimeInKey: eventTimeKey}
-			if err := p.Check(); err != nil {
-				return bad(err)
-			}
-			bpkSource := "assumed (--bytes-per-key; seed 000's RocksDB figure: key, expiry and storage overhead)"
-			if f.Changed("bytes-per-key") {
-				bpkSource = "assumed (--bytes-per-key)"
-			}
-			var m *sizing.Measurement
-			if measure {
-				got, err := sizing.Measure(p, store, seed)
-				if err != nil {
-					return &exitError{code: 1, err: err}
-				}
-				bpk, src := got.BytesPerKey()
-				if err := sizing.CheckBytesPerKey("measure", bpk); err != nil {
-					return &exitError{code: 1, err: fmt.Errorf("size: the measured bytes per key are out of range: %w", err)}
-				}
-				m, p.BytesPerKey, bpkSource = &got, bpk, src
-			}
-			e, err := sizing.Compute(p)
-			if err != nil {
-				return bad(err)
-			}
-			w := cmd.OutOrStdout()
-			if e.Unbounded {
-				fmt.Fprintf(w, "state: unbounded\n%s\n%s\n", e.Formula, e.StoreReason)
-				return nil
-			}
-			writeSize(w, e, bpkSource, m == nil && !f.Changed("bytes-per-key"), cl, f.Changed("executors"))
-			if m != nil {
-				writeMeasurement(w, m, bytesPerKey)
-			}
-			return nil
+			return runSize(cmd.OutOrStdout(), cmd.Flags(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&rate, "rate", 0, "arrival rate of distinct keys "+sizing.RateRange)
-	f.StringVar(&delay, "delay", "", `watermark delay ("2h", "2 hours") `+sizing.DelayRange)
-	f.StringVar(&api, "api", "dropDuplicatesWithinWatermark", "dropDuplicatesWithinWatermark | dropDuplicates | batchDropDuplicates")
-	f.IntVar(&partitions, "partitions", 200, "spark.sql.shuffle.partitions "+sizing.PartitionsRange)
-	f.Float64Var(&bytesPerKey, "bytes-per-key", 100, "state bytes per key "+sizing.BytesPerKeyRange)
-	f.IntVar(&executors, "executors", 1, "executors the state partitions are spread over (spark-submit --num-executors) "+sizing.ExecutorsRange)
-	f.StringVar(&execMem, "executor-memory", "", `heap of each executor, in Spark's notation ("8g", "512m") `+sizing.ExecutorMemoryRange)
-	f.Float64Var(&fraction, "memory-fraction", sizing.DefaultMemoryFraction, "share of each executor's heap state may take "+sizing.FractionRange)
-	f.StringVar(&memory, "memory", "", `total memory for state across executors ("64GB", "512MiB"), instead of --executors and --executor-memory`)
-	f.BoolVar(&eventTimeKey, "event-time-in-key", true, "dropDuplicates: the keys include the event-time column (state is evicted)")
-	f.BoolVar(&measure, "measure", false, "measure bytes per key on a scaled-down simulation and size from them")
-	f.StringVar(&store, "store", "pebble", "state store for --measure: memory | pebble")
-	f.Uint64Var(&seed, "seed", 1, "seed of the --measure simulation")
+	f.Float64Var(&o.rate, "rate", 0, "arrival rate of distinct keys "+sizing.RateRange)
+	f.StringVar(&o.delay, "delay", "", `watermark delay ("2h", "2 hours") `+sizing.DelayRange)
+	f.StringVar(&o.api, "api", "dropDuplicatesWithinWatermark", "dropDuplicatesWithinWatermark | dropDuplicates | batchDropDuplicates")
+	f.IntVar(&o.partitions, "partitions", 200, "spark.sql.shuffle.partitions "+sizing.PartitionsRange)
+	f.Float64Var(&o.bytesPerKey, "bytes-per-key", 100, "state bytes per key "+sizing.BytesPerKeyRange)
+	f.IntVar(&o.executors, "executors", 1, "executors the state partitions are spread over (spark-submit --num-executors) "+sizing.ExecutorsRange)
+	f.StringVar(&o.execMem, "executor-memory", "", `heap of each executor, in Spark's notation ("8g", "512m") `+sizing.ExecutorMemoryRange)
+	f.Float64Var(&o.fraction, "memory-fraction", sizing.DefaultMemoryFraction, "share of each executor's heap state may take "+sizing.FractionRange)
+	f.StringVar(&o.memory, "memory", "", `total memory for state across executors ("64GB", "512MiB"), instead of --executors and --executor-memory`)
+	f.BoolVar(&o.eventTimeKey, "event-time-in-key", true, "dropDuplicates: the keys include the event-time column (state is evicted)")
+	f.BoolVar(&o.measure, "measure", false, "measure bytes per key on a scaled-down simulation and size from them")
+	f.StringVar(&o.store, "store", "pebble", "state store for --measure: memory | pebble")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the --measure simulation")
 	return cmd
+}
+
+// runSize is size's RunE: it checks the flags (f says which were given),
+// measures the bytes per key with --measure, and prints the estimate.
+func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
+	bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
+	p, err := o.params(f)
+	if err != nil {
+		return bad(err)
+	}
+	cl, err := o.cluster(f)
+	if err != nil {
+		return bad(err)
+	}
+	if err := p.Check(); err != nil {
+		return bad(err)
+	}
+	bpkSource := "assumed (--bytes-per-key; seed 000's RocksDB figure: key, expiry and storage overhead)"
+	if f.Changed("bytes-per-key") {
+		bpkSource = "assumed (--bytes-per-key)"
+	}
+	var m *sizing.Measurement
+	if o.measure {
+		got, err := sizing.Measure(p, o.store, o.seed)
+		if err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		bpk, src := got.BytesPerKey()
+		if err := sizing.CheckBytesPerKey("measure", bpk); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("size: the measured bytes per key are out of range: %w", err)}
+		}
+		m, p.BytesPerKey, bpkSource = &got, bpk, src
+	}
+	e, err := sizing.Compute(p)
+	if err != nil {
+		return bad(err)
+	}
+	if e.Unbounded {
+		fmt.Fprintf(w, "state: unbounded\n%s\n%s\n", e.Formula, e.StoreReason)
+		return nil
+	}
+	writeSize(w, e, bpkSource, m == nil && !f.Changed("bytes-per-key"), cl, f.Changed("executors"))
+	if m != nil {
+		writeMeasurement(w, m, o.bytesPerKey)
+	}
+	return nil
+}
+
+// params parses and checks the flags of the rule itself (--rate, --delay,
+// --api, --memory) and those of --measure; Params.Check then checks the
+// numbers against their ranges.
+func (o sizeOptions) params(f *pflag.FlagSet) (sizing.Params, error) {
+	if !f.Changed("rate") {
+		return sizing.Params{}, errors.New("--rate is required: the arrival rate of distinct keys, keys/s (dedupsim analyze measures it)")
+	}
+	if !f.Changed("delay") {
+		return sizing.Params{}, errors.New(`--delay is required: the watermark delay ("2h", "2 hours")`)
+	}
+	d, err := analyze.ParseDuration("delay", o.delay, 0, sizing.MaxDelay, sizing.DelayRange)
+	if err != nil {
+		return sizing.Params{}, err
+	}
+	a, err := sizing.ParseAPI(o.api)
+	if err != nil {
+		return sizing.Params{}, err
+	}
+	if o.measure || f.Changed("store") {
+		if _, err := sizing.ParseStore(o.store); err != nil {
+			return sizing.Params{}, err
+		}
+	}
+	if o.measure {
+		if ret, unbounded := sizing.Retention(a, d, o.eventTimeKey); unbounded || ret == 0 {
+			return sizing.Params{}, fmt.Errorf("--measure: %s keeps no state with a plateau to measure (retention %s)", a, map[bool]string{true: "unbounded", false: "0"}[unbounded])
+		}
+	}
+	mem := 0.0
+	if f.Changed("memory") {
+		if mem, err = sizing.ParseBytes(o.memory); err != nil {
+			return sizing.Params{}, err
+		}
+	}
+	return sizing.Params{RatePerSec: o.rate, Delay: d, API: a, Partitions: o.partitions,
+		BytesPerKey: o.bytesPerKey, MemoryBytes: mem, EventTimeInKey: o.eventTimeKey}, nil
+}
+
+// cluster parses and checks the executor flags: --memory or --executors
+// with --executor-memory, and --memory-fraction only with the latter.
+func (o sizeOptions) cluster(f *pflag.FlagSet) (sizing.Cluster, error) {
+	cl := sizing.Cluster{Executors: o.executors, MemoryFraction: o.fraction}
+	switch {
+	case f.Changed("memory") && (f.Changed("executor-memory") || f.Changed("executors")):
+		return cl, errors.New("give --memory (the total for state) or --executors and --executor-memory (per executor), not both")
+	case f.Changed("executor-memory") && !f.Changed("executors"):
+		return cl, errors.New("--executor-memory needs --executors: the fit is per executor, for the partitions each one holds")
+	case f.Changed("memory-fraction") && !f.Changed("executor-memory"):
+		return cl, errors.New("--memory-fraction needs --executor-memory: it is the share of each executor's heap state may take")
+	}
+	if f.Changed("executor-memory") {
+		var err error
+		if cl.ExecutorMemory, err = sizing.ParseExecutorMemory(o.execMem); err != nil {
+			return cl, err
+		}
+	}
+	if f.Changed("executors") {
+		if err := sizing.CheckExecutors("executors", o.executors); err != nil {
+			return cl, err
+		}
+		if err := sizing.CheckFraction("memory-fraction", o.fraction); err != nil {
+			return cl, err
+		}
+	}
+	return cl, nil
 }
 
 // writeSize prints the estimate, each figure once with where it comes from.

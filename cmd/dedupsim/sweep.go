@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,15 +17,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newSweepCmd() *cobra.Command {
-	var seeds, first uint64
-	var shard, out, memBudget string
-	var swarm bool
-	var bf batchFlags
-	cmd := &cobra.Command{
-		Use:   "sweep SCENARIO|DIR... --seeds N [--first-seed F] [--shard i/n|auto] [-j N] [--swarm]",
-		Short: "Run scenarios over many seeds",
-		Long: `sweep runs every scenario (a file, a catalogue name, or a DIR standing for every *.yaml and
+// sweepLong is sweep's --help text.
+const sweepLong = `sweep runs every scenario (a file, a catalogue name, or a DIR standing for every *.yaml and
 *.yml file below it) with seeds FIRST..FIRST+N-1, or with the i-th of n shards of them (seeds
 FIRST+k for k = i, i+n, ...) so that CI machines split a sweep; 'dedupsim merge' then combines
 the shards into one result. -j N runs N seeds at once (default: the number of CPUs); every
@@ -47,136 +39,204 @@ DEDUPSIM_SHARD_COUNT set to the Job's completions.
 
 The sweep fails (exit 1) when any seed misses its expectations, or when a fault a scenario asks
 for never fired in any seed: a fault that never fired proves nothing. A shard of several (n > 1)
-leaves that judgement to merge, which sees every seed.`,
-		Args: cobra.MinimumNArgs(1),
+leaves that judgement to merge, which sees every seed.`
+
+// sweepOptions are sweep's flags.
+type sweepOptions struct {
+	seeds, first          uint64
+	shard, out, memBudget string
+	swarm                 bool
+	bf                    batchFlags
+}
+
+func newSweepCmd() *cobra.Command {
+	var o sweepOptions
+	cmd := &cobra.Command{
+		Use:   "sweep SCENARIO|DIR... --seeds N [--first-seed F] [--shard i/n|auto] [-j N] [--swarm]",
+		Short: "Run scenarios over many seeds",
+		Long:  sweepLong,
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkSeedRange(first, seeds); err != nil {
-				return badInput(err)
-			}
-			idx, n, err := parseShard(shard, os.Getenv)
-			if err != nil {
-				return badInput(fmt.Errorf("sweep: %w", err))
-			}
-			if uint64(n) > seeds {
-				return badInput(fmt.Errorf("sweep: %d shards of %d seeds: some shards would run no seed; want at most %d shards", n, seeds, seeds))
-			}
-			if err := bf.check("sweep"); err != nil {
-				return badInput(err)
-			}
-			if err := checkOut("sweep", out); err != nil {
-				return badInput(err)
-			}
-			list, err := scenarios.Discover(args)
-			if err != nil {
-				return badInput(err)
-			}
-			for _, s := range list {
-				if err := checkRunName(s.Name); err != nil {
-					return badInput(fmt.Errorf("%s: %w", scenarios.Ref(s), err))
-				}
-			}
-			if err := checkMemory(list, memBudget, swarm, bf.jobs); err != nil {
-				return badInput(err)
-			}
-			per := shardSeeds(seeds, idx, n)
-			total := uint64(0) // unknown when it does not fit
-			if per <= math.MaxUint64/uint64(len(list)) {
-				total = per * uint64(len(list))
-			}
-			m := manifest{Format: manifestFormat, Dedupsim: buildVersion, Shard: idx, Shards: n, FirstSeed: first, Seeds: seeds, Swarm: swarm, Strict: bf.strict,
-				Runs: []manifestRun{}}
-			for _, s := range list {
-				m.Scenarios = append(m.Scenarios, manifestScenario{Name: s.Name, File: s.File, Expected: per, Faults: requestedFaults(s), Coverage: map[string]int{}})
-			}
-			label := "sweep"
-			if n > 1 {
-				label = fmt.Sprintf("sweep shard %d/%d", idx, n)
-			}
-			prog := newProgress(cmd.ErrOrStderr(), bf.quiet, label, total, bf.interval)
-			// Jobs: every seed of the first scenario, then of the next.
-			si, seq := 0, uint64(0)
-			cur := newSeedCursor(first, seeds, idx, n)
-			next := func() (batchJob, bool) {
-				for si < len(list) {
-					if seed, ok := cur.next(); ok {
-						seq++
-						return batchJob{seq: seq - 1, s: list[si], seed: seed}, true
-					}
-					si++
-					cur = newSeedCursor(first, seeds, idx, n)
-				}
-				return batchJob{}, false
-			}
-			var runs []*result.Run
-			var entries []reports.IndexEntry
-			passed := make([]uint64, len(list))
-			done := make([]uint64, len(list))
-			pos := map[*scenarios.Scenario]int{}
-			for i, s := range list {
-				pos[s] = i
-			}
-			o := batchOptions{out: out, jobs: bf.jobs, keepHistory: bf.keepHistory,
-				exec: func(_ context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
-					return scenarios.Run(s, seed, scenarios.Options{Swarm: swarm, Strict: bf.strict})
-				}}
-			runErr := runBatch(cmd.Context(), o, next, func(r batchResult) {
-				i := pos[r.job.s]
-				done[i]++
-				if r.run.Passed {
-					passed[i]++
-				}
-				faults.Coverage(m.Scenarios[i].Coverage).Merge(r.cov)
-				runs = append(runs, r.run)
-				entries = append(entries, reports.IndexEntry{Run: r.run, Dir: r.dir})
-				m.Runs = append(m.Runs, newManifestRun(r.run, r.dir))
-				prog.add(r.run.Passed)
-				if !r.run.Passed {
-					prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.run) })
-				}
-			})
-			prog.finish()
-			if runErr != nil {
-				m.Stopped = runErr.Error()
-			}
-			w := cmd.OutOrStdout()
-			index := filepath.Join(out, "index.html")
-			var missing []string
-			for i, s := range list {
-				fmt.Fprintf(w, "%s: %d of %d seeds met their expectations; report: %s\n", s.Name, passed[i], done[i], index)
-				if miss := faults.Missing(m.Scenarios[i].Faults, m.Scenarios[i].Coverage); len(miss) > 0 && runErr == nil {
-					if n > 1 {
-						fmt.Fprintf(w, "%s: faults that never fired in this shard: %s (merge judges coverage over every shard)\n", s.Name, strings.Join(miss, ", "))
-					} else {
-						missing = append(missing, fmt.Sprintf("%s: %s", s.Name, strings.Join(miss, ", ")))
-					}
-				}
-			}
-			if err := writeManifest(out, m); err != nil {
-				return err
-			}
-			if err := writeOutputs(out, runs, entries, true); err != nil {
-				return err
-			}
-			if runErr != nil {
-				return runErr
-			}
-			if err := failed(runs); err != nil {
-				return err
-			}
-			if len(missing) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("faults never fired in this sweep: %s", strings.Join(missing, "; "))}
-			}
-			return nil
+			return runSweep(cmd, args, o)
 		},
 	}
-	cmd.Flags().Uint64Var(&seeds, "seeds", 0, "number of seeds (required; up to 2^64-1)")
-	cmd.Flags().Uint64Var(&first, "first-seed", 1, "first seed")
-	cmd.Flags().StringVar(&shard, "shard", "0/1", "run only shard i of n (i/n, 0-based), or auto: from DEDUPSIM_SHARD_INDEX (or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX) and DEDUPSIM_SHARD_COUNT")
-	cmd.Flags().StringVar(&out, "out", "out", "folder for reports")
-	cmd.Flags().BoolVar(&swarm, "swarm", false, "swarm mode")
-	bf.register(cmd)
-	memoryBudgetFlag(cmd, &memBudget)
+	cmd.Flags().Uint64Var(&o.seeds, "seeds", 0, "number of seeds (required; up to 2^64-1)")
+	cmd.Flags().Uint64Var(&o.first, "first-seed", 1, "first seed")
+	cmd.Flags().StringVar(&o.shard, "shard", "0/1", "run only shard i of n (i/n, 0-based), or auto: from DEDUPSIM_SHARD_INDEX (or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX) and DEDUPSIM_SHARD_COUNT")
+	cmd.Flags().StringVar(&o.out, "out", "out", "folder for reports")
+	cmd.Flags().BoolVar(&o.swarm, "swarm", false, "swarm mode")
+	o.bf.register(cmd)
+	memoryBudgetFlag(cmd, &o.memBudget)
 	return cmd
+}
+
+// runSweep is sweep's RunE: it checks the flags and the scenarios, runs
+// every seed of the shard, and writes the reports and shard.json.
+func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
+	idx, n, err := checkSweepFlags(o)
+	if err != nil {
+		return badInput(err)
+	}
+	list, err := scenarios.Discover(args)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs); err != nil {
+		return badInput(err)
+	}
+	sw := newSweep(list, o, idx, n)
+	runErr := sw.run(cmd, o)
+	return sw.finish(cmd.OutOrStdout(), o.out, runErr)
+}
+
+// checkSweepFlags refuses sweep's flags out of their domain and returns the
+// shard: index idx of n.
+func checkSweepFlags(o sweepOptions) (idx, n int, err error) {
+	if err := checkSeedRange(o.first, o.seeds); err != nil {
+		return 0, 0, err
+	}
+	idx, n, err = parseShard(o.shard, os.Getenv)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sweep: %w", err)
+	}
+	if uint64(n) > o.seeds {
+		return 0, 0, fmt.Errorf("sweep: %d shards of %d seeds: some shards would run no seed; want at most %d shards", n, o.seeds, o.seeds)
+	}
+	if err := o.bf.check("sweep"); err != nil {
+		return 0, 0, err
+	}
+	if err := checkOut("sweep", o.out); err != nil {
+		return 0, 0, err
+	}
+	return idx, n, nil
+}
+
+// sweep is one sweep, or one shard of it, as it runs: its scenarios and
+// seeds, what it keeps of each run, and the manifest merge reads.
+type sweep struct {
+	list         []*scenarios.Scenario
+	pos          map[*scenarios.Scenario]int // index in list
+	first, seeds uint64
+	idx, n       int // shard idx of n
+	m            manifest
+	runs         []*result.Run
+	entries      []reports.IndexEntry
+	passed, done []uint64 // per scenario
+}
+
+func newSweep(list []*scenarios.Scenario, o sweepOptions, idx, n int) *sweep {
+	per := shardSeeds(o.seeds, idx, n)
+	m := manifest{Format: manifestFormat, Dedupsim: buildVersion, Shard: idx, Shards: n, FirstSeed: o.first, Seeds: o.seeds, Swarm: o.swarm, Strict: o.bf.strict,
+		Runs: []manifestRun{}}
+	for _, s := range list {
+		m.Scenarios = append(m.Scenarios, manifestScenario{Name: s.Name, File: s.File, Expected: per, Faults: requestedFaults(s), Coverage: map[string]int{}})
+	}
+	pos := map[*scenarios.Scenario]int{}
+	for i, s := range list {
+		pos[s] = i
+	}
+	return &sweep{list: list, pos: pos, first: o.first, seeds: o.seeds, idx: idx, n: n, m: m,
+		passed: make([]uint64, len(list)), done: make([]uint64, len(list))}
+}
+
+// total is the number of runs of the sweep, or 0 (unknown) when it does
+// not fit in a uint64.
+func (sw *sweep) total() uint64 {
+	per := shardSeeds(sw.seeds, sw.idx, sw.n)
+	if per <= math.MaxUint64/uint64(len(sw.list)) {
+		return per * uint64(len(sw.list))
+	}
+	return 0
+}
+
+// jobs yields every seed of the first scenario, then of the next.
+func (sw *sweep) jobs() func() (batchJob, bool) {
+	si, seq := 0, uint64(0)
+	cur := newSeedCursor(sw.first, sw.seeds, sw.idx, sw.n)
+	return func() (batchJob, bool) {
+		for si < len(sw.list) {
+			if seed, ok := cur.next(); ok {
+				seq++
+				return batchJob{seq: seq - 1, s: sw.list[si], seed: seed}, true
+			}
+			si++
+			cur = newSeedCursor(sw.first, sw.seeds, sw.idx, sw.n)
+		}
+		return batchJob{}, false
+	}
+}
+
+// run runs the sweep's jobs on o's workers, printing every run that missed
+// its expectations as it comes. It returns the batch's error, which the
+// manifest records as where the sweep stopped.
+func (sw *sweep) run(cmd *cobra.Command, o sweepOptions) error {
+	label := "sweep"
+	if sw.n > 1 {
+		label = fmt.Sprintf("sweep shard %d/%d", sw.idx, sw.n)
+	}
+	prog := newProgress(cmd.ErrOrStderr(), o.bf.quiet, label, sw.total(), o.bf.interval)
+	bo := batchOptions{out: o.out, jobs: o.bf.jobs, keepHistory: o.bf.keepHistory, exec: simExec(o.swarm, o.bf.strict)}
+	runErr := runBatch(cmd.Context(), bo, sw.jobs(), func(r batchResult) {
+		sw.add(r)
+		prog.add(r.run.Passed)
+		if !r.run.Passed {
+			prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.run) })
+		}
+	})
+	prog.finish()
+	if runErr != nil {
+		sw.m.Stopped = runErr.Error()
+	}
+	return runErr
+}
+
+// add keeps one run: its summary, its index entry, its line of the
+// manifest and the faults it fired.
+func (sw *sweep) add(r batchResult) {
+	i := sw.pos[r.job.s]
+	sw.done[i]++
+	if r.run.Passed {
+		sw.passed[i]++
+	}
+	faults.Coverage(sw.m.Scenarios[i].Coverage).Merge(r.cov)
+	sw.runs = append(sw.runs, r.run)
+	sw.entries = append(sw.entries, reports.IndexEntry{Run: r.run, Dir: r.dir})
+	sw.m.Runs = append(sw.m.Runs, newManifestRun(r.run, r.dir))
+}
+
+// finish prints a line per scenario, writes shard.json and the reports over
+// all runs, and gives the exit status: the batch's error, then the runs'
+// expectations, then the faults that never fired (an unsharded sweep only:
+// merge judges the coverage of a shard of several).
+func (sw *sweep) finish(w io.Writer, out string, runErr error) error {
+	index := filepath.Join(out, "index.html")
+	var missing []string
+	for i, s := range sw.list {
+		fmt.Fprintf(w, "%s: %d of %d seeds met their expectations; report: %s\n", s.Name, sw.passed[i], sw.done[i], index)
+		if miss := faults.Missing(sw.m.Scenarios[i].Faults, sw.m.Scenarios[i].Coverage); len(miss) > 0 && runErr == nil {
+			if sw.n > 1 {
+				fmt.Fprintf(w, "%s: faults that never fired in this shard: %s (merge judges coverage over every shard)\n", s.Name, strings.Join(miss, ", "))
+			} else {
+				missing = append(missing, fmt.Sprintf("%s: %s", s.Name, strings.Join(miss, ", ")))
+			}
+		}
+	}
+	if err := writeManifest(out, sw.m); err != nil {
+		return err
+	}
+	if err := writeOutputs(out, sw.runs, sw.entries, true); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if err := failed(sw.runs); err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("faults never fired in this sweep: %s", strings.Join(missing, "; "))}
+	}
+	return nil
 }
 
 // requestedFaults are the faults a scenario enables, sorted: a sweep fails
