@@ -222,23 +222,10 @@ func nondeterminism(t *testing.T, fset *token.FileSet, imp types.Importer, p pkg
 // 80 lines.
 const maxCmdFuncLines = 80
 
-// cmdFileException exempts one non-test file of cmd/ from rule 4, for a
-// reason that names when it ends.
-type cmdFileException struct {
-	file, reason string // file: relative to the module root
-}
-
-// cmdFileExceptions are temporary: once the file is short, the exception
-// matches nothing and fails the test, so that it is removed.
-var cmdFileExceptions = []cmdFileException{
-	{"cmd/dedupsim/engine.go", "being moved to live/driver (issue 12)"},
-}
-
 // Rule 4: cmd/ functions are under 80 lines (non-test files; a function's
 // lines run from func to its closing brace).
 func TestCmdFunctionLength(t *testing.T) {
 	var long []string
-	used := map[string]bool{}
 	for _, p := range goList(t, "./cmd/...") {
 		fset := token.NewFileSet()
 		for _, name := range p.GoFiles {
@@ -247,7 +234,6 @@ func TestCmdFunctionLength(t *testing.T) {
 				t.Fatal(err)
 			}
 			file := rel(p.ImportPath) + "/" + name
-			exempt := slices.ContainsFunc(cmdFileExceptions, func(e cmdFileException) bool { return e.file == file })
 			for _, d := range f.Decls {
 				fd, ok := d.(*ast.FuncDecl)
 				if !ok {
@@ -255,13 +241,7 @@ func TestCmdFunctionLength(t *testing.T) {
 				}
 				start, end := fset.Position(fd.Pos()), fset.Position(fd.End())
 				if n := end.Line - start.Line + 1; n >= maxCmdFuncLines {
-					line := fmt.Sprintf("%s:%d: %s is %d lines", file, start.Line, fd.Name.Name, n)
-					if exempt {
-						used[file] = true
-						t.Logf("exempt (cmdFileExceptions): %s", line)
-						continue
-					}
-					long = append(long, line)
+					long = append(long, fmt.Sprintf("%s:%d: %s is %d lines", file, start.Line, fd.Name.Name, n))
 				}
 			}
 		}
@@ -270,11 +250,6 @@ func TestCmdFunctionLength(t *testing.T) {
 		t.Errorf("%d functions in cmd/ are %d lines or more (want under %d): split them by what they do "+
 			"(a verb's help text as a constant, its RunE as a function over its flags, shared checks as helpers):\n\t%s",
 			len(long), maxCmdFuncLines, maxCmdFuncLines, strings.Join(long, "\n\t"))
-	}
-	for _, e := range cmdFileExceptions {
-		if !used[e.file] {
-			t.Errorf("exception %s (%s) matches nothing any more: remove it from cmdFileExceptions in arch_test.go", e.file, e.reason)
-		}
 	}
 }
 

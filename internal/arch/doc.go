@@ -33,7 +33,5 @@
 //     fails too, so the table cannot rot.
 //  4. cmd/ functions are under 80 lines (issue 12's bar; non-test files,
 //     from func to the closing brace): a verb's help text is a constant,
-//     its RunE a function over its flags. Exceptions are whole files, each
-//     with its reason, in one table (cmdFileExceptions); an exception whose
-//     file has no long function left fails too.
+//     its RunE a function over its flags. There are no exceptions.
 package arch
