@@ -10,6 +10,11 @@ package engine_test
 // duplicates (half of them copies of earlier batches' keys, half copies
 // inside the batch), each followed by the no-data batches Spark would run.
 // The reported rows/s counts input rows, duplicates included.
+//
+// The floor: every iteration also runs benchFloor, a bare Go map doing only
+// the lookup, insert and eviction of the same keys, and the benchmark
+// reports floorRows/s and floorRatio (rows/s over floorRows/s), both from
+// the same run, so the ratio means something on a shared, noisy machine.
 
 import (
 	"encoding/binary"
@@ -17,8 +22,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/fsys"
@@ -51,14 +58,28 @@ type benchCase struct {
 	name  string
 	query string
 	osFS  bool
+	floor floorSpec
 }
+
+// floorSpec says what the floor does for a case: evict (with the delay
+// added to the event time for WithinWatermark), or forget everything after
+// each batch (batchDropDuplicates).
+type floorSpec struct {
+	evicts, addDelay, batch bool
+	delayMicros             int64
+}
+
+const benchDelayMicros = 2_000_000 // the queries' 2 seconds
 
 var benchCases = []benchCase{
 	{name: "dropDuplicates", query: "dedup: {api: dropDuplicates, keys: [id]}\n"},
-	{name: "dropDuplicatesEventTimeKey", query: "dedup: {api: dropDuplicates, keys: [id, ts]}\nwatermark: {column: ts, delay: 2 seconds}\n"},
-	{name: "dropDuplicatesWithinWatermark", query: "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 2 seconds}\n"},
-	{name: "batchDropDuplicates", query: "dedup: {api: batchDropDuplicates, keys: [id]}\n"},
-	{name: "dropDuplicatesWithinWatermarkOnDisk", query: "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 2 seconds}\n", osFS: true},
+	{name: "dropDuplicatesEventTimeKey", query: "dedup: {api: dropDuplicates, keys: [id, ts]}\nwatermark: {column: ts, delay: 2 seconds}\n",
+		floor: floorSpec{evicts: true, delayMicros: benchDelayMicros}},
+	{name: "dropDuplicatesWithinWatermark", query: "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 2 seconds}\n",
+		floor: floorSpec{evicts: true, addDelay: true, delayMicros: benchDelayMicros}},
+	{name: "batchDropDuplicates", query: "dedup: {api: batchDropDuplicates, keys: [id]}\n", floor: floorSpec{batch: true}},
+	{name: "dropDuplicatesWithinWatermarkOnDisk", query: "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 2 seconds}\n", osFS: true,
+		floor: floorSpec{evicts: true, addDelay: true, delayMicros: benchDelayMicros}},
 }
 
 func BenchmarkEngine(b *testing.B) {
@@ -74,6 +95,7 @@ func BenchmarkEngine(b *testing.B) {
 				b.Fatal(err)
 			}
 			var executed int
+			var floor time.Duration
 			b.ResetTimer()
 			for range b.N {
 				var ckpt fsys.FS = fsys.NewMem()
@@ -83,11 +105,66 @@ func BenchmarkEngine(b *testing.B) {
 					b.StartTimer()
 				}
 				executed += benchRun(b, q, ckpt, batches)
+				b.StopTimer()
+				runtime.GC() // the floor should not pay for the run's garbage
+				floor += benchFloor(bc.floor, batches)
+				b.StartTimer()
 			}
-			b.ReportMetric(float64(rowsPerRun*b.N)/b.Elapsed().Seconds(), "rows/s")
+			reportRates(b, rowsPerRun, floor)
 			b.ReportMetric(float64(executed)/float64(b.N), "batches/op")
 		})
 	}
+}
+
+// reportRates reports rows/s and the ratio to the floor's rows/s, floor
+// being the time benchFloor took over the same b.N iterations.
+func reportRates(b *testing.B, rowsPerRun int, floor time.Duration) {
+	rate := float64(rowsPerRun*b.N) / b.Elapsed().Seconds()
+	floorRate := float64(rowsPerRun*b.N) / floor.Seconds()
+	b.ReportMetric(rate, "rows/s")
+	b.ReportMetric(floorRate, "floorRows/s")
+	b.ReportMetric(rate/floorRate, "floorRatio")
+}
+
+// benchFloor is the floor the engine is measured against: a bare Go map
+// over the same keys doing only what dedup must do per row, look the key
+// up and insert it when absent, and, for the flavours that evict, after
+// each batch delete the keys whose eviction time (event time, or event
+// time + delay) is at or below the watermark (max event time - delay).
+// Keys arrive in event-time order, so a FIFO of inserted keys stands in
+// for an expiry index. It returns the time taken.
+func benchFloor(f floorSpec, batches [][]row.Row) time.Duration {
+	start := time.Now()
+	m := map[string]int64{}
+	var fifo []string
+	var maxET int64
+	for _, rows := range batches {
+		if f.batch {
+			clear(m)
+		}
+		for i := range rows {
+			r := &rows[i]
+			if _, ok := m[string(r.Key)]; ok {
+				continue
+			}
+			k := string(r.Key)
+			at := r.EventTime
+			if f.addDelay {
+				at += f.delayMicros
+			}
+			m[k] = at
+			maxET = max(maxET, r.EventTime)
+			if f.evicts {
+				fifo = append(fifo, k)
+			}
+		}
+		for len(fifo) > 0 && m[fifo[0]] <= maxET-f.delayMicros {
+			delete(m, fifo[0])
+			fifo = fifo[1:]
+		}
+	}
+	runtime.KeepAlive(m)
+	return time.Since(start)
 }
 
 // benchRun feeds the batches one by one, running every batch that is due
