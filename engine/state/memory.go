@@ -1,17 +1,18 @@
 package state
 
 import (
+	"bytes"
 	"slices"
-	"strings"
-	"unsafe"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
 )
 
 // EntryOverheadBytes is the fixed per-entry cost in the memory estimate of
 // the memory provider: MemoryUsedBytes = Σ(len(key)+len(value)) +
-// EntryOverheadBytes × NumKeys. 64 is a round figure for a Go map slot plus
-// the string and slice headers and allocation rounding; it is an estimate,
+// EntryOverheadBytes × NumKeys. 64 is a round figure from when the store was
+// a Go map (a map slot plus the string and slice headers and allocation
+// rounding; the table of table.go needs less); it is kept because progress
+// reports and golden files carry it, and it is an estimate,
 // chosen to be deterministic, not a measurement. (Spark's figure comes from
 // its JVM SizeEstimator and cannot be reproduced byte for byte.)
 const EntryOverheadBytes = 64
@@ -21,15 +22,15 @@ const EntryOverheadBytes = 64
 type MemoryOptions = Options
 
 // MemoryProvider is the analogue of Spark's HDFS-backed state store
-// provider: every store is a Go map in memory, every commit writes the
+// provider: every store is a hash table in memory (table.go), every commit writes the
 // store's changes as <V>.delta under id.Dir(), and every
-// MinDeltasForSnapshot versions the whole map as <V>.snapshot (see files.go
+// MinDeltasForSnapshot versions the whole table as <V>.snapshot (see files.go
 // for the format). Versions, caching, snapshots and cleanup are the
 // Lifecycle's (lifecycle.go).
 //
-// The cached map of a store ID is changed in place by the next batch,
+// The cached table of a store ID is changed in place by the next batch,
 // which keeps an undo log for Abort, so a batch costs time proportional to
-// its changes, not to the state size. A map rebuilt from the files (a
+// its changes, not to the state size. A table rebuilt from the files (a
 // miss) becomes the cached one when its store commits.
 //
 // A MemoryProvider may be used from several goroutines for different IDs;
@@ -61,12 +62,12 @@ type MemoryProvider struct {
 	lc *Lifecycle[*memCopy]
 }
 
-// memCopy is one working copy of the memory provider: a version's map.
+// memCopy is one working copy of the memory provider: a version's table.
 type memCopy struct {
-	m         map[string][]byte
-	dataBytes int64 // Σ len(key)+len(value)
-	// idx indexes m by expiry for EvictUpTo; nil until first needed and
-	// after an abort (it is then rebuilt from m on the next use).
+	t *table
+	// idx indexes t by expiry for EvictUpTo; nil until first needed, and
+	// after an abort or a compaction of t (it is then rebuilt from t on
+	// the next use).
 	idx *expiryIndex
 	// undoBuf is the undo log of the last store on this copy, reused by
 	// the next one.
@@ -102,40 +103,62 @@ func (p *MemoryProvider) Load(id ID, version int64) (Store, error) {
 	if s.Hit() {
 		s.undo, s.w.undoBuf = s.w.undoBuf[:0], nil
 	}
-	s.loadedKeys, s.loadedBytes = int64(len(s.w.m)), s.w.dataBytes
+	s.loadedKeys, s.loadedBytes = int64(s.w.t.n), s.w.t.live
 	return s, nil
 }
 
-// memoryBackend materialises versions as maps.
+// memoryBackend materialises versions as tables.
 type memoryBackend struct{}
 
-func (memoryBackend) Empty(ID) (*memCopy, error) { return &memCopy{m: map[string][]byte{}}, nil }
+func (memoryBackend) Empty(ID) (*memCopy, error) { return &memCopy{t: newTable(0)}, nil }
 
 func (memoryBackend) ReadSnapshot(id ID, version int64, name string, data []byte) (*memCopy, error) {
 	data, err := CheckTrailer(name, data, KindSnapshot, id, version)
 	if err != nil {
 		return nil, err
 	}
-	c := &memCopy{m: make(map[string][]byte, countRecords(data))}
-	if err := applyFile(name, data, true, c.m, &c.dataBytes); err != nil {
+	c := &memCopy{t: newTable(countRecords(data))}
+	if err := c.t.apply(name, data, true); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 func (memoryBackend) ApplyDelta(c *memCopy, name string, records []byte) error {
-	return applyFile(name, records, false, c.m, &c.dataBytes)
+	return c.t.apply(name, records, false)
 }
 
 func (memoryBackend) Snapshot(c *memCopy, id ID, version int64, st BatchStamp) ([]byte, error) {
-	return AppendStampedTrailer(encodeSnapshot(c.m, c.dataBytes), KindSnapshot, id, version, st), nil
+	return AppendStampedTrailer(c.t.encode(), KindSnapshot, id, version, st), nil
 }
 
-func (memoryBackend) Tidy(*memCopy) error    { return nil }
+// Tidy compacts the arena once its dead bytes outweigh the live ones (and
+// a floor, so that a small table is not copied every batch).
+func (memoryBackend) Tidy(c *memCopy) error {
+	c.tidy()
+	return nil
+}
+
 func (memoryBackend) Dispose(*memCopy) error { return nil }
 
-// countRecords is a cheap pre-pass over a snapshot to size the map; it stops
-// at anything odd and leaves the diagnosis to applyFile.
+// minCompactionGarbage is the least number of dead arena bytes worth a
+// compaction.
+const minCompactionGarbage = 256 << 10
+
+func (c *memCopy) tidy() {
+	t := c.t
+	if g := t.garbage(); g < minCompactionGarbage || g <= t.live {
+		return
+	}
+	oldArena := t.arena
+	oldOffs := t.compact()
+	if c.idx != nil {
+		c.idx.translate(t, oldArena, oldOffs)
+	}
+}
+
+// countRecords is a cheap pre-pass over a snapshot to size the table; it
+// stops at anything odd and leaves the diagnosis to table.apply.
 func countRecords(data []byte) int {
 	n, off := 0, 0
 	for len(data)-off >= 4 {
@@ -154,8 +177,8 @@ func countRecords(data []byte) int {
 	return n
 }
 
-// memStore is a Store of the MemoryProvider. It changes its copy's map in
-// place; when that map is the provider's cached one (Hit), undo records
+// memStore is a Store of the MemoryProvider. It changes its copy's table in
+// place; when that table is the provider's cached one (Hit), undo records
 // how to put it back.
 type memStore struct {
 	StoreBase[*memCopy]
@@ -166,10 +189,12 @@ type memStore struct {
 	finalKeys, finalBytes   int64 // figures after Commit or Abort
 }
 
-// undoRecord restores one key to what it was before one change.
+// undoRecord restores one key to what it was before one change: entry e
+// when the key existed (e is the entry it held), else absent (e is the
+// entry the change inserted, whose key it names). Entries are immutable
+// and the arena is compacted only between batches, so e stays valid.
 type undoRecord struct {
-	key     string
-	old     []byte
+	e       tslot
 	existed bool
 }
 
@@ -179,7 +204,7 @@ func (s *memStore) Get(key []byte) ([]byte, bool, error) {
 	if !s.Updating() {
 		return nil, false, s.Done("Get")
 	}
-	v, ok := s.w.m[string(key)]
+	v, ok := s.w.t.get(key, keyHash(key))
 	return v, ok, nil
 }
 
@@ -188,29 +213,50 @@ func (s *memStore) Put(key, value []byte) error {
 	if !s.Updating() {
 		return s.Done("Put")
 	}
-	w := s.w
-	old, existed := w.m[string(key)]
-	k, v := string(key), cloneValue(value)
-	w.m[k] = v
-	if existed {
-		w.dataBytes += int64(len(v) - len(old))
-	} else {
-		w.dataBytes += int64(len(k) + len(v))
+	old, entry := s.w.t.put(key, value, keyHash(key))
+	s.changed(old, entry, key, value)
+	return nil
+}
+
+// PutIfAbsent implements Inserter with one probe of the table.
+func (s *memStore) PutIfAbsent(key, value []byte) (bool, error) {
+	if !s.Updating() {
+		return false, s.Done("PutIfAbsent")
 	}
+	t := s.w.t
+	hash := keyHash(key)
+	i, free := t.find(key, hash)
+	if i >= 0 {
+		return false, nil
+	}
+	entry := t.appendEntry(key, value, hash)
+	t.insertAt(free, entry)
+	s.changed(tslot{}, entry, key, value)
+	return true, nil
+}
+
+// changed records a Put of key and value, now entry, that replaced old
+// (off 0: the key was absent): undo, expiry index, delta.
+func (s *memStore) changed(old, entry tslot, key, value []byte) {
+	w := s.w
+	t := w.t
 	if s.Hit() {
-		s.undo = append(s.undo, undoRecord{key: k, old: old, existed: existed})
+		if old.off != 0 {
+			s.undo = append(s.undo, undoRecord{e: old, existed: true})
+		} else {
+			s.undo = append(s.undo, undoRecord{e: entry})
+		}
 	}
 	if x := w.idx; x != nil {
-		if at, ok := x.expiry(v); ok {
-			if len(x.h) >= 2*len(w.m)+minStaleCompaction {
+		if at, ok := x.expiry(value); ok {
+			if x.size() >= 2*t.n+minStaleCompaction {
 				w.idx = nil // mostly stale: rebuilt on the next EvictUpTo
 			} else {
-				x.push(expiryItem{at: at, key: k})
+				x.push(t, expiryItem{at: at, off: entry.off, klen: entry.klen})
 			}
 		}
 	}
 	s.Delta = AppendPut(s.Delta, key, value)
-	return nil
 }
 
 // Delete removes key; deleting an absent key changes nothing and, as in
@@ -219,160 +265,140 @@ func (s *memStore) Delete(key []byte) error {
 	if !s.Updating() {
 		return s.Done("Delete")
 	}
-	old, existed := s.w.m[string(key)]
-	if !existed {
-		return nil
+	if i, _ := s.w.t.find(key, keyHash(key)); i >= 0 {
+		s.remove(i)
 	}
-	s.remove(string(key), old)
 	return nil
 }
 
-// remove deletes key, which holds old; the index, if any, keeps its now
-// stale items.
-func (s *memStore) remove(key string, old []byte) {
-	delete(s.w.m, key)
-	s.w.dataBytes -= int64(len(key) + len(old))
+// remove deletes the entry in slot i; the index, if any, keeps its now
+// stale item.
+func (s *memStore) remove(i int) {
+	t := s.w.t
+	e := t.slots[i]
 	if s.Hit() {
-		s.undo = append(s.undo, undoRecord{key: key, old: old, existed: true})
+		s.undo = append(s.undo, undoRecord{e: e, existed: true})
 	}
-	s.Delta = AppendRemove(s.Delta, unsafe.Slice(unsafe.StringData(key), len(key)))
+	s.Delta = AppendRemove(s.Delta, t.key(&e))
+	t.removeAt(i)
 }
 
-// EvictUpTo implements Expirer. The first call on a map loaded from files
-// (or after an abort of a store on the cached map) builds a min-heap of
-// (expiry, key) over the map in O(n); after that Put pushes onto it and the
-// index is cached with the map, so a batch costs time proportional to its
-// changes and evictions. Delete leaves stale heap items behind: an item is
-// acted on only if its key still holds a value with that expiry. Every key
-// whose value has an expiry has an item with that expiry in the heap, so
-// nothing expired is missed.
+// EvictUpTo implements Expirer. The first call on a table loaded from
+// files (or after an abort of a store on the cached table, or a
+// compaction) builds the index from the table in O(n log n); after that
+// Put adds to it and the index is cached with the table, so a batch costs
+// time proportional to its changes and evictions. Delete and overwrites
+// leave stale items behind: an item is acted on only if its key still
+// holds the very entry the item was made for (entries are immutable, so
+// the same arena offset). Every key whose value has an expiry has an item
+// for its entry, so nothing expired is missed.
 func (s *memStore) EvictUpTo(limit int64, expiry func(value []byte) (int64, bool)) (int64, error) {
 	if !s.Updating() {
 		return 0, s.Done("EvictUpTo")
 	}
 	w := s.w
+	t := w.t
 	x := w.idx
-	if x == nil || len(x.h) >= 2*len(w.m)+minStaleCompaction {
-		x = buildExpiryIndex(w.m, expiry)
+	if x == nil || x.size() >= 2*t.n+minStaleCompaction {
+		x = buildExpiryIndex(t, expiry)
 		w.idx = x
 	}
 	var n int64
-	for len(x.h) > 0 && x.h[0].at <= limit {
-		it := x.pop()
-		v, ok := w.m[it.key]
-		if !ok {
-			continue // deleted since it was pushed
+	for {
+		if next, ok := x.min(); !ok || next.at > limit {
+			break
 		}
-		if at, ok := expiry(v); !ok || at != it.at {
-			continue // overwritten since; the current value has its own item
+		it := x.pop(t)
+		key := t.arena[it.off : it.off+uint64(it.klen)]
+		i, _ := t.find(key, keyHash(key))
+		if i < 0 || t.slots[i].off != it.off {
+			continue // deleted or overwritten since; a current value has its own item
 		}
-		s.remove(it.key, v)
+		s.remove(i)
 		n++
 	}
 	return n, nil
 }
 
-// Range calls fn for every entry, in unspecified (Go map) order, until fn
-// returns false. fn may Delete the current key (or any other; a deleted
-// entry not yet reached is not visited). An entry Put during Range may or
-// may not be visited. key and value are views into the store, valid only
-// during the call and never to be modified: key aliases the map's own
-// string, which is what makes a full scan allocation-free.
+// Range calls fn for every entry, in unspecified order, until fn returns
+// false. fn may Delete the current key (or any other; a deleted entry not
+// yet reached is not visited). An entry Put during Range may or may not be
+// visited. key and value are views into the store, valid only during the
+// call and never to be modified. Range walks a copy of the slots, so that
+// a Put that grows the table cannot make it skip or repeat an entry.
 func (s *memStore) Range(fn func(key, value []byte) bool) error {
 	if !s.Updating() {
 		return s.Done("Range")
 	}
-	for k, v := range s.w.m {
-		if !fn(unsafe.Slice(unsafe.StringData(k), len(k)), v) {
+	t := s.w.t
+	entries := make([]tslot, 0, t.n)
+	for _, e := range t.slots {
+		if e.off != 0 {
+			entries = append(entries, e)
+		}
+	}
+	for i := range entries {
+		key := t.key(&entries[i])
+		j, _ := t.find(key, entries[i].hash)
+		if j < 0 {
+			continue // deleted by fn
+		}
+		if !fn(key, t.value(&t.slots[j])) {
 			break
 		}
 	}
 	return nil
 }
 
-// ApplyLocked implements StoreHooks: the changes are in the map already.
+// ApplyLocked implements StoreHooks: the changes are in the table already.
 func (s *memStore) ApplyLocked() error { return nil }
 
-// RollbackLocked implements StoreHooks: on the cached map, the undo log is
-// replayed backwards; a map of its own the store just drops.
+// RollbackLocked implements StoreHooks: on the cached table, the undo log
+// is replayed backwards; a table of its own the store just drops.
 func (s *memStore) RollbackLocked() {
 	if !s.Hit() {
 		return
 	}
-	w := s.w
+	t := s.w.t
 	for i := len(s.undo) - 1; i >= 0; i-- {
-		u := s.undo[i]
+		u := &s.undo[i]
 		if u.existed {
-			w.m[u.key] = u.old
-		} else {
-			delete(w.m, u.key)
+			t.restore(u.e)
+		} else if j, _ := t.find(t.key(&u.e), u.e.hash); j >= 0 {
+			t.removeAt(j)
 		}
 	}
-	w.dataBytes = s.loadedBytes
-	// Evicted keys are back in the map without their heap items: rebuild
-	// the index on its next use.
-	w.idx = nil
+	// Evicted keys are back in the table without their index items:
+	// rebuild the index on its next use.
+	s.w.idx = nil
 }
 
 // FinishLocked implements StoreHooks: it keeps the figures for Metrics and
 // hands the undo log back to the copy for its next batch.
 func (s *memStore) FinishLocked(committed bool) {
 	if committed {
-		s.finalKeys, s.finalBytes = int64(len(s.w.m)), s.w.dataBytes
+		s.finalKeys, s.finalBytes = int64(s.w.t.n), s.w.t.live
 	} else {
 		s.finalKeys, s.finalBytes = s.loadedKeys, s.loadedBytes
 	}
 	if s.undo != nil && cap(s.undo) <= maxKeptUndoRecords {
-		clear(s.undo) // drop the references to old keys and values
 		s.w.undoBuf = s.undo[:0]
 	}
 	s.w, s.undo = nil, nil
 }
 
-// encodeSnapshot writes every entry of m in an order that depends only on
-// the keys, so that the bytes are deterministic although Go randomises map
-// iteration. The order is by a fixed 64-bit FNV-1a hash of the key, then by
-// key: at a million keys, sorting 16-byte (hash, index) pairs is several
-// times faster than sorting the keys themselves and looking their values up
-// again. Readers do not depend on the order.
-func encodeSnapshot(m map[string][]byte, dataBytes int64) []byte {
-	keys := make([]string, 0, len(m))
-	values := make([][]byte, 0, len(m))
-	order := make([]hashIndex, 0, len(m))
+// encodeSnapshot writes every entry of m as the records of a snapshot, in
+// the table's snapshot order (by 64-bit FNV-1a hash of the key, then by
+// key), which depends only on the keys, so that the bytes are
+// deterministic although Go randomises map iteration. Readers do not
+// depend on the order. (The store encodes its table directly; this is the
+// same encoding from a map.)
+func encodeSnapshot(m map[string][]byte, _ int64) []byte {
+	t := newTable(len(m))
 	for k, v := range m {
-		order = append(order, hashIndex{fnv1a(k), int32(len(keys))})
-		keys = append(keys, k)
-		values = append(values, v)
+		t.put([]byte(k), v, keyHash([]byte(k)))
 	}
-	slices.SortFunc(order, func(a, b hashIndex) int {
-		if a.hash != b.hash {
-			if a.hash < b.hash {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(keys[a.index], keys[b.index])
-	})
-	b := make([]byte, 0, dataBytes+8*int64(len(m))+4+int64(TrailerLen))
-	for _, o := range order {
-		k := keys[o.index]
-		b = AppendPut(b, unsafe.Slice(unsafe.StringData(k), len(k)), values[o.index])
-	}
-	return AppendEnd(b)
-}
-
-type hashIndex struct {
-	hash  uint64
-	index int32
-}
-
-func fnv1a(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
+	return t.encode()
 }
 
 // Metrics: NumKeys, the memory estimate (see EntryOverheadBytes) and the
@@ -381,7 +407,7 @@ func fnv1a(s string) uint64 {
 func (s *memStore) Metrics() Metrics {
 	keys, data := s.finalKeys, s.finalBytes
 	if s.Updating() {
-		keys, data = int64(len(s.w.m)), s.w.dataBytes
+		keys, data = int64(s.w.t.n), s.w.t.live
 	}
 	size := data + keys*EntryOverheadBytes
 	hits, misses := s.CacheCounts()
@@ -401,48 +427,110 @@ func (s *memStore) Metrics() Metrics {
 // items left by Delete or overwrites cannot pile up.
 const minStaleCompaction = 1024
 
-// expiryIndex is a binary min-heap of (expiry, key) over the entries of one
-// map, possibly with stale items (see EvictUpTo). expiry is the function it
+// expiryIndex orders the entries of one table by (expiry, key), possibly
+// with stale items (see EvictUpTo). Event times mostly arrive in order, so
+// most items go to run, a queue already in that order (push and pop in
+// O(1)); an item that would break its order goes to h, a binary min-heap.
+// The next item is the lesser of the two heads. expiry is the function it
 // was built with, used by Put.
 type expiryIndex struct {
 	expiry func([]byte) (int64, bool)
+	run    []expiryItem // run[head:] ascending
+	head   int
 	h      []expiryItem
 }
 
+// expiryItem names an entry by its arena offset (entries are immutable).
 type expiryItem struct {
-	at  int64
-	key string // the map's key string, shared
+	at   int64
+	off  uint64
+	klen uint32
 }
 
-// before orders the heap by expiry, then by key. The key makes the order
-// total, so the heap pops entries of equal expiry in one order whatever
-// order they were pushed in: buildExpiryIndex pushes in Go's randomised map
-// order, and the removals EvictUpTo makes are written to the delta in pop
-// order. Items equal in both are the same entry (a stale duplicate), whose
-// order does not matter.
-func (a expiryItem) before(b expiryItem) bool {
-	return a.at < b.at || (a.at == b.at && a.key < b.key)
+// translate points the items at the entries' new offsets after
+// t.compact, which returned oldOffs, the old offset of each slot's entry;
+// stale items, whose entries compact dropped, are dropped too. The order
+// of the items, by expiry and key, is unchanged.
+func (x *expiryIndex) translate(t *table, oldArena []byte, oldOffs []uint64) {
+	fix := func(items []expiryItem) []expiryItem {
+		kept := items[:0]
+		for _, it := range items {
+			key := oldArena[it.off : it.off+uint64(it.klen)]
+			if i, _ := t.find(key, keyHash(key)); i >= 0 && oldOffs[i] == it.off {
+				it.off = t.slots[i].off
+				kept = append(kept, it)
+			}
+		}
+		return kept
+	}
+	x.run, x.head = fix(x.run[x.head:]), 0
+	x.h = fix(x.h)
+	// Dropping items broke the heap property; restore it.
+	for i := len(x.h)/2 - 1; i >= 0; i-- {
+		x.down(t, i)
+	}
 }
 
-func buildExpiryIndex(m map[string][]byte, expiry func([]byte) (int64, bool)) *expiryIndex {
-	x := &expiryIndex{expiry: expiry, h: make([]expiryItem, 0, len(m)+len(m)/4)}
-	for k, v := range m {
-		if at, ok := expiry(v); ok {
-			x.h = append(x.h, expiryItem{at: at, key: k})
+func (x *expiryIndex) size() int { return len(x.run) - x.head + len(x.h) }
+
+// before orders items by expiry, then by key. The key makes the order
+// total, so entries of equal expiry are popped in one order whatever order
+// they were pushed in (buildExpiryIndex reads the table in slot order),
+// and the removals EvictUpTo makes are written to the delta in pop order.
+// Items equal in both are the same key (one of them stale), whose order
+// does not matter.
+func (t *table) before(a, b *expiryItem) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return t.keyBefore(a, b) // kept out of line, so that before inlines
+}
+
+func (t *table) keyBefore(a, b *expiryItem) bool {
+	return bytes.Compare(t.arena[a.off:a.off+uint64(a.klen)], t.arena[b.off:b.off+uint64(b.klen)]) < 0
+}
+
+func buildExpiryIndex(t *table, expiry func([]byte) (int64, bool)) *expiryIndex {
+	x := &expiryIndex{expiry: expiry, run: make([]expiryItem, 0, t.n+t.n/4)}
+	for i := range t.slots {
+		e := &t.slots[i]
+		if e.off == 0 {
+			continue
+		}
+		if at, ok := expiry(t.value(e)); ok {
+			x.run = append(x.run, expiryItem{at: at, off: e.off, klen: e.klen})
 		}
 	}
-	for i := len(x.h)/2 - 1; i >= 0; i-- {
-		x.down(i)
-	}
+	slices.SortFunc(x.run, func(a, b expiryItem) int {
+		if t.before(&a, &b) {
+			return -1
+		}
+		if t.before(&b, &a) {
+			return 1
+		}
+		return 0
+	})
 	return x
 }
 
-func (x *expiryIndex) push(it expiryItem) {
+func (x *expiryIndex) push(t *table, it expiryItem) {
+	if x.head == len(x.run) {
+		x.run, x.head = x.run[:0], 0
+	}
+	if n := len(x.run); n == x.head || !t.before(&it, &x.run[n-1]) {
+		if x.head > 0 && len(x.run) == cap(x.run) && x.head >= len(x.run)/2 {
+			// Reuse the popped front rather than grow.
+			x.run = x.run[:copy(x.run, x.run[x.head:])]
+			x.head = 0
+		}
+		x.run = append(x.run, it)
+		return
+	}
 	h := append(x.h, it)
 	i := len(h) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !it.before(h[parent]) {
+		if !t.before(&it, &h[parent]) {
 			break
 		}
 		h[i] = h[parent]
@@ -452,20 +540,58 @@ func (x *expiryIndex) push(it expiryItem) {
 	x.h = h
 }
 
-func (x *expiryIndex) pop() expiryItem {
+// fromRun reports whether the next item is the head of run (else of h;
+// false, false when the index is empty).
+func (x *expiryIndex) fromRun(t *table) (fromRun, ok bool) {
+	r, h := x.head < len(x.run), len(x.h) > 0
+	switch {
+	case r && h:
+		return !t.before(&x.h[0], &x.run[x.head]), true
+	case r:
+		return true, true
+	}
+	return false, h
+}
+
+// min returns the next item without taking it. It needs no table: it is
+// used only to compare expiries with a limit, and which head holds the
+// lesser expiry is decided by expiry alone unless the two are equal.
+func (x *expiryIndex) min() (expiryItem, bool) {
+	r, h := x.head < len(x.run), len(x.h) > 0
+	switch {
+	case r && h:
+		if x.h[0].at < x.run[x.head].at {
+			return x.h[0], true
+		}
+		return x.run[x.head], true
+	case r:
+		return x.run[x.head], true
+	case h:
+		return x.h[0], true
+	}
+	return expiryItem{}, false
+}
+
+// pop takes the next item.
+func (x *expiryIndex) pop(t *table) expiryItem {
+	fromRun, _ := x.fromRun(t)
+	if fromRun {
+		it := x.run[x.head]
+		x.head++
+		return it
+	}
 	h := x.h
 	top := h[0]
 	last := len(h) - 1
 	h[0] = h[last]
-	h[last] = expiryItem{} // drop the key reference
 	x.h = h[:last]
 	if last > 0 {
-		x.down(0)
+		x.down(t, 0)
 	}
 	return top
 }
 
-func (x *expiryIndex) down(i int) {
+func (x *expiryIndex) down(t *table, i int) {
 	h := x.h
 	n := len(h)
 	it := h[i]
@@ -474,10 +600,10 @@ func (x *expiryIndex) down(i int) {
 		if c >= n {
 			break
 		}
-		if r := c + 1; r < n && h[r].before(h[c]) {
+		if r := c + 1; r < n && t.before(&h[r], &h[c]) {
 			c = r
 		}
-		if !h[c].before(it) {
+		if !t.before(&h[c], &it) {
 			break
 		}
 		h[i] = h[c]
@@ -487,6 +613,7 @@ func (x *expiryIndex) down(i int) {
 }
 
 var (
+	_ Inserter = (*memStore)(nil)
 	_ Provider = (*MemoryProvider)(nil)
 	_ Stamper  = (*MemoryProvider)(nil)
 	_ Expirer  = (*memStore)(nil)

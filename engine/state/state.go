@@ -75,3 +75,11 @@ type Metrics struct {
 type Expirer interface {
 	EvictUpTo(limit int64, expiry func(value []byte) (int64, bool)) (int64, error)
 }
+
+// Inserter is implemented by stores that can look a key up and insert it
+// in one step, as the dedup operator does for every row: PutIfAbsent is
+// Get followed, when the key is absent, by Put(key, value), and reports
+// whether it stored value. It saves the second lookup of the key.
+type Inserter interface {
+	PutIfAbsent(key, value []byte) (stored bool, err error)
+}
