@@ -184,6 +184,14 @@ type workDB struct {
 	numKeys, dataBytes int64
 	garbage            int64 // deletes and overwrites since the last compaction
 	closed             bool
+
+	// absent answers "certainly not in the database" for PutIfAbsent, so
+	// that the first copy of a key, the common row, needs no Pebble
+	// lookup: every key Put into this database (or into a batch on it)
+	// since the filter was built from a scan is in it; deletes and aborted
+	// batches leave keys behind, which only cost a lookup. nil until the
+	// first PutIfAbsent, and on a database rebuilt from files.
+	absent *keyFilter
 }
 
 // New returns a provider that keeps its checkpoint files in fs.
@@ -436,6 +444,7 @@ func valueLen(r pebble.Reader, key []byte) (int, bool, error) {
 
 // replay applies one changelog, keeping the key count and data size.
 func (w *workDB) replay(name string, data []byte) error {
+	w.absent = nil // built by the next PutIfAbsent, from a scan
 	b := w.db.NewIndexedBatch()
 	defer b.Close()
 	keys, size, garbage := w.numKeys, w.dataBytes, w.garbage
@@ -605,6 +614,9 @@ func (s *store) Put(key, value []byte) error {
 	if err := s.batch.Set(s.ikey(key), value, nil); err != nil {
 		return s.fail("Put", err)
 	}
+	if f := s.w.absent; f != nil {
+		f.add(key)
+	}
 	if existed {
 		s.dataBytes += int64(len(value) - old)
 		s.garbage++
@@ -620,6 +632,61 @@ func (s *store) Put(key, value []byte) error {
 	}
 	s.Delta = state.AppendPut(s.Delta, key, value)
 	return nil
+}
+
+// PutIfAbsent implements state.Inserter: when the key filter says key is
+// absent, the key is set without any lookup; otherwise it is Get and Put.
+// The key count stays exact either way.
+func (s *store) PutIfAbsent(key, value []byte) (bool, error) {
+	if !s.Updating() {
+		return false, s.Done("PutIfAbsent")
+	}
+	f, err := s.filter()
+	if err != nil {
+		return false, s.fail("PutIfAbsent", err)
+	}
+	if f.mayHave(key) {
+		if _, found, err := s.Get(key); err != nil || found {
+			return false, err
+		}
+		return true, s.Put(key, value) // Get left key as lastMiss: no second lookup
+	}
+	if err := s.batch.Set(s.ikey(key), value, nil); err != nil {
+		return false, s.fail("PutIfAbsent", err)
+	}
+	f.add(key)
+	s.numKeys++
+	s.dataBytes += int64(len(key) + len(value))
+	if s.lastMissOK && bytes.Equal(key, s.lastMiss) {
+		s.lastMissOK = false
+	}
+	if len(s.ranges) > 0 {
+		s.changedInRanges(key)
+	}
+	s.Delta = state.AppendPut(s.Delta, key, value)
+	return true, nil
+}
+
+// filter returns the working database's key filter, built from a scan of
+// the batch over the database when there is none or it is full.
+func (s *store) filter() (*keyFilter, error) {
+	w := s.w
+	if w.absent != nil && !w.absent.full() {
+		return w.absent, nil
+	}
+	f := newKeyFilter(s.numKeys)
+	it, err := s.batch.NewIter(userKeys)
+	if err != nil {
+		return nil, err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		f.add(it.Key()[1:])
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	w.absent = f
+	return f, nil
 }
 
 // Delete removes key; deleting an absent key changes nothing and writes
@@ -767,6 +834,7 @@ func (s *store) Metrics() state.Metrics {
 var ByteMetrics = []string{"stateOnCurrentVersionSizeBytes", "rocksdbSstFileSize"}
 
 var (
+	_ state.Inserter         = (*store)(nil)
 	_ state.Provider         = (*Provider)(nil)
 	_ state.Stamper          = (*Provider)(nil)
 	_ state.Backend[*workDB] = backend{}

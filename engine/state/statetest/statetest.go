@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,7 @@ func Run(t *testing.T, s Store) {
 		{"CommittedSurvivesCrash", testCommittedSurvivesCrash},
 		{"CommitFailureRollsBack", testCommitFailureRollsBack},
 		{"MaintenanceErrorsDoNotFailCommit", testMaintenanceErrorsDoNotFailCommit},
+		{"PutIfAbsent", testPutIfAbsent},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, s) })
 	}
@@ -1012,4 +1014,73 @@ func testMaintenanceErrorsDoNotFailCommit(t *testing.T, s Store) {
 		t.Fatalf("version 7 has %d keys", got)
 	}
 	st.Abort()
+}
+
+// testPutIfAbsent: a store that implements state.Inserter stores exactly
+// what Get followed by Put would, over enough batches of inserts, deletes,
+// aborts and reloads (cache hits and misses) for a store's own shortcuts
+// (Pebble's key filter, rebuilt once full) to be exercised: contents, key
+// count and the bool it returns follow a map model.
+func testPutIfAbsent(t *testing.T, s Store) {
+	f := fsys.NewMem()
+	p := s.New(t, f, state.Options{})
+	st := MustLoad(t, p, id03, 0)
+	if _, ok := st.(state.Inserter); !ok {
+		st.Abort()
+		t.Skipf("%T does not implement state.Inserter", st)
+	}
+	st.Abort()
+	rng := rand.New(rand.NewPCG(7, 15))
+	model := map[string]string{}
+	version := int64(0)
+	for batch := range 8 {
+		if batch == 5 {
+			p = s.New(t, f, state.Options{}) // a restart: a miss, rebuilt from the files
+		}
+		st := MustLoad(t, p, id03, version)
+		ins := st.(state.Inserter)
+		work := maps.Clone(model)
+		for range 20_000 {
+			k := fmt.Sprintf("k%d", rng.IntN(60_000))
+			if rng.IntN(8) == 0 {
+				if err := st.Delete([]byte(k)); err != nil {
+					t.Fatal(err)
+				}
+				delete(work, k)
+				continue
+			}
+			v := fmt.Sprint(batch)
+			stored, err := ins.PutIfAbsent([]byte(k), []byte(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, had := work[k]
+			if stored == had {
+				t.Fatalf("batch %d: PutIfAbsent(%q) = %v, but the key was present: %v", batch, k, stored, had)
+			}
+			if !had {
+				work[k] = v
+			}
+		}
+		if batch%3 == 2 {
+			st.Abort()
+			continue
+		}
+		if got := Contents(t, st); !maps.Equal(got, work) {
+			t.Fatalf("batch %d: %d entries, want %d", batch, len(got), len(work))
+		}
+		if _, err := st.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if n := st.Metrics().NumKeys; n != int64(len(work)) {
+			t.Fatalf("batch %d: NumKeys = %d, want %d", batch, n, len(work))
+		}
+		model = work
+		version++
+	}
+	st = MustLoad(t, s.New(t, f, state.Options{}), id03, version)
+	defer st.Abort()
+	if got := Contents(t, st); !maps.Equal(got, model) {
+		t.Fatalf("reloaded: %d entries, want %d", len(got), len(model))
+	}
 }
