@@ -667,24 +667,31 @@ func (s *store) PutIfAbsent(key, value []byte) (bool, error) {
 	return true, nil
 }
 
-// filter returns the working database's key filter, built from a scan of
-// the batch over the database when there is none or it is full.
+// filter returns the working database's key filter, built when there is
+// none or it is full from a scan of the database and one of the batch
+// over it: a key this batch deleted is still in the database, and must
+// stay in the filter should the batch abort.
 func (s *store) filter() (*keyFilter, error) {
 	w := s.w
 	if w.absent != nil && !w.absent.full() {
 		return w.absent, nil
 	}
-	f := newKeyFilter(s.numKeys)
-	it, err := s.batch.NewIter(userKeys)
-	if err != nil {
-		return nil, err
+	f := newKeyFilter(max(s.numKeys, w.numKeys))
+	for _, r := range []pebble.Reader{w.db, s.batch} {
+		it, err := r.NewIter(userKeys)
+		if err != nil {
+			return nil, err
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			f.add(it.Key()[1:])
+		}
+		if err := it.Close(); err != nil {
+			return nil, err
+		}
 	}
-	for ok := it.First(); ok; ok = it.Next() {
-		f.add(it.Key()[1:])
-	}
-	if err := it.Close(); err != nil {
-		return nil, err
-	}
+	// The scans added most keys twice: count them once, so that full()
+	// reports the filter's design capacity reached.
+	f.added = uint(max(s.numKeys, w.numKeys))
 	w.absent = f
 	return f, nil
 }

@@ -9,8 +9,10 @@ package pebblestore_test
 // restarts drop the providers and may cut the power (fsys.Mem.Crash).
 
 import (
+	"bytes"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,8 +34,11 @@ type twin struct {
 	mp                *state.MemoryProvider
 	pp                *pebblestore.Provider
 	ms, ps            [2]state.Store // open stores, per slot
-	latest            int64
-	cov               *twinCoverage
+	// ranged: the slot's store ran an eviction through Range, whose
+	// removals follow each store's own visiting order.
+	ranged [2]bool
+	latest int64
+	cov    *twinCoverage
 }
 
 // twinCoverage counts what the runs exercised (go test -v).
@@ -72,6 +77,7 @@ func memName(pebbleName string) string {
 func (w *twin) load(t *rapid.T) { w.loadSlot(t, w.slot(t)) }
 
 func (w *twin) loadSlot(t *rapid.T, i int) {
+	w.ranged[i] = false
 	if w.ms[i] != nil {
 		w.ms[i].Abort()
 		w.ps[i].Abort()
@@ -170,7 +176,8 @@ func (w *twin) getPut(t *rapid.T) {
 // whether a key Put during Range is visited is unspecified, and the two
 // providers visit in different orders, so the final states could differ.)
 func (w *twin) evict(t *rapid.T) {
-	_, ms, ps := w.open(t)
+	slot, ms, ps := w.open(t)
+	w.ranged[slot] = true
 	limit := rapid.IntRange(0, 256).Draw(t, "limit")
 	other := []byte(rapid.SampledFrom(twinKeys).Draw(t, "other"))
 	otherOp := rapid.IntRange(0, 1).Draw(t, "otherOp") // 0 none, 1 delete
@@ -212,6 +219,33 @@ func (w *twin) evict(t *rapid.T) {
 	w.cov.Evictions++
 }
 
+// putIfAbsent runs state.Inserter's PutIfAbsent on both stores.
+func (w *twin) putIfAbsent(t *rapid.T) {
+	_, ms, ps := w.open(t)
+	k := []byte(rapid.SampledFrom(twinKeys).Draw(t, "key"))
+	v := rapid.SliceOfN(rapid.Byte(), 0, 3).Draw(t, "value")
+	mok, merr := ms.(state.Inserter).PutIfAbsent(k, v)
+	pok, perr := ps.(state.Inserter).PutIfAbsent(k, v)
+	if merr != nil || perr != nil || mok != pok {
+		t.Fatalf("PutIfAbsent(%q): memory %v %v, pebble %v %v", k, mok, merr, pok, perr)
+	}
+	w.compareMetrics(t, "putIfAbsent", ms, ps)
+}
+
+// compareDelta compares the records of version v's delta and changelog
+// (the files but for their trailers, which name their kind).
+func (w *twin) compareDelta(t *rapid.T, v int64) {
+	md, merr := w.mfs.ReadFile(w.id.Dir() + "/" + strconv.FormatInt(v, 10) + ".delta")
+	pd, perr := w.pfs.ReadFile(w.id.Dir() + "/" + strconv.FormatInt(v, 10) + ".changelog")
+	if merr != nil || perr != nil {
+		t.Fatalf("read version %d: %v, %v", v, merr, perr)
+	}
+	if len(md) < state.TrailerLen || len(pd) < state.TrailerLen ||
+		!bytes.Equal(md[:len(md)-state.TrailerLen], pd[:len(pd)-state.TrailerLen]) {
+		t.Fatalf("version %d records differ:\n  delta     %q\n  changelog %q", v, md, pd)
+	}
+}
+
 func (w *twin) commit(t *rapid.T) {
 	i, ms, ps := w.open(t)
 	mv, merr := ms.Commit()
@@ -225,6 +259,9 @@ func (w *twin) commit(t *rapid.T) {
 	w.cov.Commits++
 	w.cov.MaxVersion = max(w.cov.MaxVersion, mv)
 	w.compareFiles(t)
+	if !w.ranged[i] {
+		w.compareDelta(t, mv)
+	}
 }
 
 // batch is a whole micro-batch on slot 0: load, changes, commit or abort.
@@ -233,7 +270,7 @@ func (w *twin) batch(t *rapid.T) {
 	for w.ms[0] == nil {
 		w.loadSlot(t, 0)
 	}
-	ops := []func(*rapid.T){w.put, w.getPut, w.getPut, w.del, w.evict}
+	ops := []func(*rapid.T){w.put, w.getPut, w.getPut, w.del, w.evict, w.putIfAbsent}
 	for range rapid.IntRange(0, 8).Draw(t, "ops") {
 		ops[rapid.IntRange(0, len(ops)-1).Draw(t, "op")](t)
 	}
@@ -302,17 +339,18 @@ func TestTwinOfMemoryProvider(t *testing.T) {
 		w.start(t)
 		defer func() { w.pp.Close() }()
 		t.Repeat(map[string]func(*rapid.T){
-			"batch":   w.batch,
-			"batch2":  w.batch,
-			"load":    w.load,
-			"put":     w.put,
-			"delete":  w.del,
-			"getPut":  w.getPut,
-			"evict":   w.evict,
-			"commit":  w.commit,
-			"abort":   w.abort,
-			"restart": w.restart,
-			"":        func(t *rapid.T) { w.compareFiles(t) },
+			"batch":       w.batch,
+			"batch2":      w.batch,
+			"load":        w.load,
+			"put":         w.put,
+			"delete":      w.del,
+			"getPut":      w.getPut,
+			"evict":       w.evict,
+			"putIfAbsent": w.putIfAbsent,
+			"commit":      w.commit,
+			"abort":       w.abort,
+			"restart":     w.restart,
+			"":            func(t *rapid.T) { w.compareFiles(t) },
 		})
 	})
 	t.Logf("coverage over all checks: %+v", cov)
