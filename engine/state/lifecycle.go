@@ -60,7 +60,7 @@ var (
 )
 
 // Backend is what a provider plugs into a Lifecycle: how a version is
-// materialised as a working copy W (a Go map, a Pebble database) and how a
+// materialised as a working copy W (a hash table, a Pebble database) and how a
 // working copy is written as a snapshot. The changes themselves are
 // encoded by the lifecycle: every store appends put and remove records to
 // StoreBase.Delta. The Lifecycle calls a Backend with its lock held.

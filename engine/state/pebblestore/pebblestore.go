@@ -65,7 +65,8 @@
 //     RocksDB operations) instead of loadedMapCache*; this provider keeps
 //     the HDFS provider's cache counters so that both stores report the same
 //     count-valued metrics, and adds only byte figures.
-//   - Range visits keys in byte order (the memory provider: Go map order).
+//   - Range visits keys in byte order (the memory provider: its table's slot
+//     order).
 //
 // Keys: a store key k is kept in Pebble as the byte 0x01 followed by k.
 // Pebble v2.1.7 cannot flush a data block whose only key is the empty key
