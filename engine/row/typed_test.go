@@ -70,11 +70,11 @@ func TestTypedRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]string{
-		`{"k":"2024-01-02"}`:                       `column "k": invalid RFC 3339 timestamp`,
-		`{"k":"2024-01-02t03:04:05z"}`:             `column "k": timestamp "2024-01-02t03:04:05z": lower-case`,
-		`{"k":1,"ts":"soon"}`:                      `event-time column "ts": invalid RFC 3339`,
-		`{"k":1,"ts":99999999999999}`:              `event-time column "ts": event time 99999999999999 seconds is out of range`,
-		`{"k":1,"ts":1,"ts":2}`:                    `column "ts" appears twice`,
+		`{"k":"2024-01-02"}`:                      `column "k": invalid RFC 3339 timestamp`,
+		`{"k":"2024-01-02t03:04:05z"}`:            `column "k": timestamp "2024-01-02t03:04:05z": lower-case`,
+		`{"k":1,"ts":"soon"}`:                     `event-time column "ts": invalid RFC 3339`,
+		`{"k":1,"ts":99999999999999}`:             `event-time column "ts": event time 99999999999999 seconds is out of range`,
+		`{"k":1,"ts":1,"ts":2}`:                   `column "ts" appears twice`,
 		`{"k":"2024-01-02T03:04:05Z","ts":"bad"}`: `event-time column "ts"`,
 	} {
 		var r Row
