@@ -95,7 +95,9 @@ func (p *parser) schemaItem(item *yaml.Node, path string) (schema.Field, *yaml.N
 			if err != nil {
 				return schema.Field{}, nil, err
 			}
-			if k.Kind == yaml.ScalarNode && k.Value != "name" && k.Value != "type" {
+			// A one-pair map is {N: T}, even for a column called name or
+			// type (as conform's runner reads it).
+			if k.Kind == yaml.ScalarNode {
 				t, err := typ(item.Content[1], path+"."+k.Value)
 				return schema.Field{Name: k.Value, Type: t}, k, err
 			}
