@@ -136,7 +136,8 @@ func ParseTyped(filename string, data []byte, q *query.Query) ([]Step, error) {
 
 // InferSchema reads every row of a steps file and sets q.Schema to the
 // schema Spark's JSON source infers from them (row.Inferrer), with
-// q.SchemaInferred. A file with no rows leaves q untyped (nil schema). A
+// q.SchemaInferred. A file with no rows (or only empty objects) leaves q
+// untyped (nil schema). A
 // key or event-time column that no row has is an error, as Spark cannot
 // resolve it (UNRESOLVED_COLUMN). The file streams: memory holds one line.
 func InferSchema(filename string, r io.Reader, q *query.Query) error {
@@ -157,8 +158,8 @@ func InferSchema(filename string, r io.Reader, q *query.Query) error {
 		}
 	}
 	s := inf.Schema()
-	if s == nil {
-		return nil
+	if s == nil || len(s.Fields) == 0 {
+		return nil // no rows, or only {}: nothing to type
 	}
 	cols := append([]string(nil), q.Keys...)
 	if c := q.EventTimeColumn(); c != "" {
