@@ -362,7 +362,9 @@ func TestExecOutUntouchedOnBadInput(t *testing.T) {
 	dir := t.TempDir()
 	q := write(t, dir, "q.yaml", cq)
 	good := write(t, dir, "good.jsonl", cs)
-	bad := write(t, dir, "bad.jsonl", cs+strings.Repeat(cs, 100)+`{"rows": [{"id":"x"}]}`+"\n")
+	// The last row's event time is not a time (a row without one is read
+	// with a null event time, as Spark reads an absent field).
+	bad := write(t, dir, "bad.jsonl", cs+strings.Repeat(cs, 100)+`{"rows": [{"id":"x","ts":"soon"}]}`+"\n")
 	out := write(t, dir, "out.jsonl", "previous content\n")
 	for _, tc := range []struct {
 		name string
