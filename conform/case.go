@@ -159,7 +159,7 @@ func (c *Case) parse() (*parsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := steps.Parse("steps.jsonl", c.Steps, q)
+	st, err := steps.ParseTyped("steps.jsonl", c.Steps, q)
 	if err != nil {
 		return nil, err
 	}

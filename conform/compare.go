@@ -159,19 +159,11 @@ type ExpectedDifference struct {
 }
 
 // ExpectedDifferences lists every known, accepted difference between
-// dedupsim and Spark, with its reason (all from shared/spec/spark-oracle.md:
-// types). Nothing else is excused.
+// dedupsim and Spark, with its reason. Nothing else is excused. (The three
+// type differences of shared/spec/spark-oracle.md, typed key schema,
+// absent field and mixed JSON types, are gone since exec reads rows under
+// a schema, spark-semantics.md §15: such cases must now agree.)
 var ExpectedDifferences = []ExpectedDifference{
-	{
-		ID: "typed-key-schema",
-		Reason: "Spark compares the stored key schema with the new one by position and type " +
-			"(STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE); dedupsim types every non-event-time key column as string, " +
-			"so a restart whose key types changed is accepted (spark-semantics.md §14.1)",
-		Applies: func(c *Case, d *Diff) bool {
-			return c.Checkpoint != "" && d.Field == "error" && c.Engine.Err == "" &&
-				c.Spark.ErrClass == "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"
-		},
-	},
 	{
 		ID: "checkpoint-check-at-start",
 		Reason: "dedupsim checks a resumed checkpoint (key schema, operator metadata) when the query starts; Spark " +
@@ -181,24 +173,6 @@ var ExpectedDifferences = []ExpectedDifference{
 			return c.Checkpoint != "" && d.Field == "error" && c.Spark.Err == "" && len(c.Spark.Execs) == 0 &&
 				len(c.Engine.Execs) == 0 && (c.Engine.ErrClass == "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE" ||
 				c.Engine.ErrClass == "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA")
-		},
-	},
-	{
-		ID: "absent-field",
-		Reason: "Spark reads a stream under one schema and an absent JSON field as null; with an all-columns key " +
-			"dedupsim refuses a trace whose rows do not all have the same fields (spark-semantics.md §14.1)",
-		Applies: func(c *Case, d *Diff) bool {
-			return c.Engine.BadInput && strings.Contains(c.Engine.Err, "every row must have the same fields") &&
-				hasAbsentField(c)
-		},
-	},
-	{
-		ID: "mixed-json-types",
-		Reason: "one Spark column holds one type: JSON inference makes a column with strings and numbers a string " +
-			"column, so {\"k\":\"1\"} and {\"k\":1} are one key in Spark and two in dedupsim (spark-semantics.md §14.1)",
-		Applies: func(c *Case, d *Diff) bool {
-			return c.Engine.Err == "" && c.Spark.Err == "" && (d.Field == "rows" || strings.HasPrefix(d.Field, "stateOperators")) &&
-				hasCoincidingMixedKey(c)
 		},
 	},
 }

@@ -383,7 +383,9 @@ func (e *Engine) open() error {
 		}
 	}
 
-	e.decoder = row.NewDecoder(e.q.Keys, e.q.EventTimeColumn())
+	if e.decoder, err = row.NewTypedDecoder(e.q.StateKeys(), e.q.EventTimeColumn(), e.q.Schema); err != nil {
+		return err
+	}
 	e.op = e.operator()
 	if e.q.Stateful() {
 		newProvider := e.cfg.NewStateProvider
@@ -594,19 +596,25 @@ func (e *Engine) checkOperators() error {
 	return nil
 }
 
-// keySchema is the state key schema of the query. dedupsim rows are
-// untyped JSON, so key columns are typed "string" except the event-time
-// column ("timestamp"); with no key list (every column) the row schema is
-// not known when the query starts and one struct-typed field stands for it.
+// keySchema is the state key schema of the query: the key columns in
+// Spark's state order (query.StateKeyOrder) with Spark's type names from
+// the query's schema, the event-time column as "timestamp" (the watermark
+// is on a timestamp column). Untyped rows (no schema) type every other key
+// column "string", and an all-columns key, whose columns are not known
+// when the query starts, is one struct-typed field.
 func (e *Engine) keySchema() checkpoint.Schema {
 	s := checkpoint.Schema{Type: "struct"}
-	if len(e.q.Keys) == 0 {
+	keys := e.q.StateKeys()
+	if len(keys) == 0 {
 		s.Fields = []checkpoint.Field{{Name: "*", Type: "struct", Nullable: true}}
 		return s
 	}
 	col := e.q.EventTimeColumn()
-	for _, k := range e.q.Keys {
+	for _, k := range keys {
 		t := "string"
+		if e.q.Schema != nil {
+			t = e.q.Schema.Fields[e.q.Schema.Index(k)].Type.SparkName()
+		}
 		if k == col {
 			t = "timestamp"
 		}

@@ -86,7 +86,7 @@ func runExec(t *testing.T, d *datadriven.TestData, ckpts map[string]*fsys.Mem) s
 	if err != nil {
 		return "error: " + err.Error() + "\n"
 	}
-	st, err := steps.Parse("steps.jsonl", []byte(stepsText), q)
+	st, err := steps.ParseTyped("steps.jsonl", []byte(stepsText), q)
 	if err != nil {
 		return "error: " + err.Error() + "\n"
 	}

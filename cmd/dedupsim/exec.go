@@ -169,7 +169,8 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	return nil
 }
 
-// openSteps checks the whole steps file, then opens it again for the
+// openSteps infers the rows' schema when the query declares none (a
+// first pass), checks the whole steps file, then opens it again for the
 // run, so that a bad line anywhere is found before the checkpoint or
 // --out is touched. Both passes stream: memory holds one line. An input
 // that cannot be read twice (a pipe) is checked as it runs; its errors
@@ -190,6 +191,19 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
 		return nil, nil, badInput(fmt.Errorf("exec: --input %s is a directory", path))
+	}
+	if err == nil && st.Mode().IsRegular() && q.Schema == nil {
+		// No declared schema: infer one from every row, as Spark's JSON
+		// source does, before the rows are read under it.
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, badInput(fmt.Errorf("exec: --input: %w", err))
+		}
+		err = steps.InferSchema(path, f, q)
+		f.Close()
+		if err != nil {
+			return nil, nil, badInput(err)
+		}
 	}
 	if err == nil && st.Mode().IsRegular() {
 		r, f, err := open()

@@ -123,3 +123,60 @@ func TestRemoveTemps(t *testing.T) {
 		t.Fatalf("after RemoveTemps: %v", got)
 	}
 }
+
+// TestKeySchemaCompatible is Spark's rule, StateSchemaCompatibilityChecker's
+// equalsIgnoreNameAndCompatibleNullability(new, stored): by position and
+// type, names ignored, a non-nullable stored field only for a
+// non-nullable new one.
+func TestKeySchemaCompatible(t *testing.T) {
+	f := func(name, typ string, null bool) Field { return Field{Name: name, Type: typ, Nullable: null} }
+	st := func(fs ...Field) Schema { return Schema{Type: "struct", Fields: fs} }
+	kn := st(f("k", "string", true), f("n", "long", true))
+	for _, c := range []struct {
+		name         string
+		stored, next Schema
+		want         bool
+	}{
+		{"same", kn, kn, true},
+		{"renamed", kn, st(f("a", "string", true), f("b", "long", true)), true},
+		{"reorder of different types", kn, st(f("n", "long", true), f("k", "string", true)), false},
+		{"type change", kn, st(f("k", "string", true), f("n", "string", true)), false},
+		{"added", kn, st(f("k", "string", true), f("n", "long", true), f("m", "string", true)), false},
+		{"removed", kn, st(f("k", "string", true)), false},
+		{"nullable stored, non-nullable new", kn, st(f("k", "string", false), f("n", "long", false)), true},
+		{"non-nullable stored, nullable new", st(f("k", "string", false)), st(f("k", "string", true)), false},
+		{"non-nullable both", st(f("k", "string", false)), st(f("k", "string", false)), true},
+	} {
+		if got := c.stored.Compatible(c.next); got != c.want {
+			t.Errorf("%s: Compatible = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestTypedSchemaRoundTrip: every type name the engine writes reads back.
+func TestTypedSchemaRoundTrip(t *testing.T) {
+	l := New(fsys.NewMem())
+	var fields []Field
+	for _, typ := range []string{"string", "long", "integer", "double", "boolean", "timestamp", "decimal(21,0)", "decimal(38,0)", "struct", "array"} {
+		fields = append(fields, Field{Name: "c_" + typ, Type: typ, Nullable: true})
+	}
+	key := Schema{Type: "struct", Fields: fields}
+	value := Schema{Type: "struct", Fields: []Field{{Name: "__dummy__", Type: "null", Nullable: true}}}
+	if err := l.WriteSchema(0, StateSchemas{Key: key, Value: value}); err != nil {
+		t.Fatal(err)
+	}
+	s, ok, err := l.ReadSchema(0)
+	if err != nil || !ok || !s.Key.Compatible(key) || !key.Compatible(s.Key) {
+		t.Fatalf("read back %+v %v %v", s, ok, err)
+	}
+	for _, bad := range []string{"decimal(39,0)", "decimal(0,0)", "decimal(10,2)", "blob"} {
+		l := New(fsys.NewMem())
+		k := Schema{Type: "struct", Fields: []Field{{Name: "x", Type: bad, Nullable: true}}}
+		if err := l.WriteSchema(0, StateSchemas{Key: k, Value: value}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := l.ReadSchema(0); err == nil {
+			t.Errorf("type %q accepted", bad)
+		}
+	}
+}

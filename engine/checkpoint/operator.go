@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,15 +35,20 @@ func (s Schema) String() string {
 	return "StructType(" + strings.Join(parts, ",") + ")"
 }
 
-// Compatible reports whether a stored key schema accepts a new one: Spark
-// compares the number and the types of the fields, not their names
+// Compatible reports whether a stored key schema accepts a new one, as
+// StateSchemaCompatibilityChecker.schemasCompatible does
+// (DataType.equalsIgnoreNameAndCompatibleNullability(new, stored)): the
+// same number of fields, and field by field, by position, the same type;
+// names are not compared; a nullable stored field accepts either
+// nullability, a non-nullable one only a non-nullable field
 // (spark-semantics.md §10.1).
 func (s Schema) Compatible(o Schema) bool {
 	if len(s.Fields) != len(o.Fields) {
 		return false
 	}
 	for i := range s.Fields {
-		if s.Fields[i].Type != o.Fields[i].Type {
+		stored, next := s.Fields[i], o.Fields[i]
+		if stored.Type != next.Type || !(stored.Nullable || !next.Nullable) {
 			return false
 		}
 	}
@@ -67,8 +73,12 @@ func (l *Log) WriteSchema(op int, s StateSchemas) error {
 	return l.writeOnce(schemaPath(op), []byte(data))
 }
 
-// schemaTypes are the column types dedupsim's schemas use.
-var schemaTypes = []string{"string", "timestamp", "struct", "long", "null"}
+// schemaTypes are the column types dedupsim's schemas use (Spark's type
+// names, schema.Type.SparkName), besides decimal(p,0).
+var schemaTypes = []string{"string", "timestamp", "struct", "long", "null", "integer", "double", "boolean", "array"}
+
+// decimalType matches decimal(p,0) with p from 1 to 38.
+var decimalType = regexp.MustCompile(`^decimal\(([1-9]|[12][0-9]|3[0-8]),0\)$`)
 
 // ReadSchema reads the operator's state schemas; ok is false when absent.
 func (l *Log) ReadSchema(op int) (s StateSchemas, ok bool, err error) {
@@ -113,7 +123,7 @@ func parseSchema(line string) (Schema, error) {
 		if f.Name == "" {
 			return s, fmt.Errorf("field %d has no name", i)
 		}
-		if !contains(schemaTypes, f.Type) {
+		if !contains(schemaTypes, f.Type) && !decimalType.MatchString(f.Type) {
 			return s, fmt.Errorf("field %q: type %q is not one dedupsim writes (%s)", f.Name, f.Type, strings.Join(schemaTypes, ", "))
 		}
 	}

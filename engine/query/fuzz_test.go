@@ -55,6 +55,9 @@ func render(q *Query) string {
 	if q.Sink.Keys != nil {
 		fmt.Fprintf(&b, "  keys: %s\n", list(q.Sink.Keys))
 	}
+	if q.Schema != nil {
+		fmt.Fprintf(&b, "schema: %s\n", quote(q.Schema.String()))
+	}
 	return b.String()
 }
 
@@ -71,6 +74,9 @@ func printable(q *Query) bool {
 	}
 	all := append([]string{q.Name, q.Sink.AppID}, q.Keys...)
 	all = append(all, q.Sink.Keys...)
+	if q.Schema != nil {
+		all = append(all, q.Schema.Names()...)
+	}
 	for _, s := range q.Sources {
 		all = append(all, s.Name)
 		if s.Watermark != nil {
@@ -97,6 +103,9 @@ func FuzzParseQuery(f *testing.F) {
 		"dedup: {api: dropDuplicate}\n",
 		"dedup: {<<: {api: dropDuplicates}}\n",
 		"watermark: {column: ts, delay: INTERVAL '1' DAY}\ndedup: {api: dropDuplicates}\n",
+		"dedup: {api: dropDuplicates, keys: [id]}\nwatermark: {column: ts, delay: 1s}\nschema: \"id STRING, ts TIMESTAMP, `a b` DOUBLE NOT NULL\"\n",
+		"dedup: {api: dropDuplicates}\nschema: [\"id BIGINT\", {ts: timestamp}, {name: x, type: boolean}]\n",
+		"dedup: {api: dropDuplicates, keys: [idd]}\nschema: \"id STRING\"\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

@@ -19,7 +19,7 @@ import (
 // The schema, one list of field names per mapping. The order is the order
 // used when listing known fields in an error.
 var (
-	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events"}
+	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema"}
 	dedupFields     = []string{"api", "keys"}
 	watermarkFields = []string{"column", "delay"}
 	sourceFields    = []string{"name", "watermark"}
@@ -513,7 +513,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		Sink:              Sink{Kind: SinkForeachBatch},
 	}
 	// Key nodes of the fields that cross-field checks point at.
-	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey, futureKey *yaml.Node
+	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey, futureKey, schemaKey *yaml.Node
 	var sinkNodes sinkFieldNodes
 	var topWM *Watermark
 	var srcNodes []sourceNodes
@@ -545,6 +545,9 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		case "sink":
 			sinkKey = f.key
 			sinkNodes, err = p.sink(f.val, &q.Sink)
+		case "schema":
+			schemaKey = f.key
+			q.Schema, err = p.schema(f.val)
 		case "drop_future_events":
 			futureKey = f.key
 			var sc *yaml.Node
@@ -580,6 +583,9 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		return nil, p.errAt(apiNode, "dedup.api", "%s (add a top-level watermark: {column, delay} or one per source)", msgWithinWatermarkNoWatermark)
 	}
 	if err := p.checkSink(q, sinkKey, sinkNodes); err != nil {
+		return nil, err
+	}
+	if err := p.checkSchema(q, schemaKey); err != nil {
 		return nil, err
 	}
 	if futureKey != nil && q.EventTimeColumn() == "" {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dedupsim/dedupsim/engine/schema"
 	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
@@ -110,6 +111,11 @@ type Query struct {
 	// before withWatermark). Such rows count as filtered, not late.
 	DropFutureEvents   bool
 	DropFutureEventsMs int64
+	// Schema is the stream's schema: the `schema:` field, or one inferred
+	// from the rows (SchemaInferred) by the driver before the run; nil for
+	// untyped rows, each read by its JSON fields as they are.
+	Schema         *schema.Schema
+	SchemaInferred bool
 }
 
 // Values of Query.StateStore and Query.WatermarkPolicy.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+
+	"github.com/dedupsim/dedupsim/engine/schema"
 )
 
 // Decoder extracts what the dedup operator needs from a raw JSON row: the
@@ -24,6 +26,9 @@ type Decoder struct {
 	eventSlot int
 	// index replaces the linear search over names when there are many.
 	index map[string]int
+	// types are the columns' types, by names' index, for a decoder that
+	// reads rows under a schema (NewTypedDecoder); nil for untyped rows.
+	types []schema.Type
 }
 
 // linearMax is how many names are searched linearly; beyond it a map is
@@ -135,6 +140,9 @@ func (d *Decoder) decode(data []byte, r *Row) error {
 		slots[i] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
 	}
 
+	if d.types != nil {
+		return d.decodeTyped(data, r, slots)
+	}
 	size := 0
 	for _, i := range d.keySlot {
 		s := slots[i]
@@ -162,6 +170,45 @@ func (d *Decoder) decode(data []byte, r *Row) error {
 		}
 		s := slots[i]
 		key = appendValue(key, data[s.start:s.end], s.kind, s.esc)
+	}
+	r.Key = key
+	return nil
+}
+
+// decodeTyped is decode's second half under a schema: an absent column is
+// null, and each value is read under its column's type (appendTyped).
+func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot) error {
+	size := 0
+	for _, i := range d.keySlot {
+		size += slots[i].end - slots[i].start + 10
+	}
+	if d.eventSlot >= 0 {
+		s := slots[d.eventSlot]
+		if s.kind == kindNone {
+			r.EventTimeNull = true
+		} else {
+			var err error
+			r.EventTime, r.EventTimeNull, err = typedEventTime(data[s.start:s.end], s.kind, s.esc, d.types[d.eventSlot])
+			if err != nil {
+				return fmt.Errorf("event-time column %q: %w", d.eventCol, err)
+			}
+		}
+	}
+	key := make([]byte, 0, size)
+	for _, i := range d.keySlot {
+		if i == d.eventSlot {
+			key = AppendKeyEventTime(key, r.EventTime, r.EventTimeNull)
+			continue
+		}
+		s := slots[i]
+		if s.kind == kindNone {
+			key = append(key, tagNull)
+			continue
+		}
+		var err error
+		if key, err = appendTyped(key, data[s.start:s.end], s.kind, s.esc, d.types[i]); err != nil {
+			return fmt.Errorf("column %q: %w", d.names[i], err)
+		}
 	}
 	r.Key = key
 	return nil

@@ -114,12 +114,65 @@ func ParseFile(path string, q *query.Query) ([]Step, error) {
 // Parse parses a whole steps file for query q. filename is used in error
 // messages only. Errors for bad input are *Error. The file is split on
 // '\n' by hand, so a line may be any length up to MaxLineBytes.
+// Rows are read untyped unless q has a schema: exec's drivers call
+// InferSchema first (ParseTyped).
 func Parse(filename string, data []byte, q *query.Query) ([]Step, error) {
 	r, err := NewReader(filename, bytes.NewReader(data), q)
 	if err != nil {
 		return nil, err
 	}
 	return r.All()
+}
+
+// ParseTyped is Parse as `dedupsim exec` reads a steps file: when q
+// declares no schema, one is first inferred from every row of data
+// (InferSchema) and set on q, and the rows are read under it.
+func ParseTyped(filename string, data []byte, q *query.Query) ([]Step, error) {
+	if err := InferSchema(filename, bytes.NewReader(data), q); err != nil {
+		return nil, err
+	}
+	return Parse(filename, data, q)
+}
+
+// InferSchema reads every row of a steps file and sets q.Schema to the
+// schema Spark's JSON source infers from them (row.Inferrer), with
+// q.SchemaInferred. A file with no rows (or only empty objects) leaves q
+// untyped (nil schema). A
+// key or event-time column that no row has is an error, as Spark cannot
+// resolve it (UNRESOLVED_COLUMN). The file streams: memory holds one line.
+func InferSchema(filename string, r io.Reader, q *query.Query) error {
+	if q == nil || q.Schema != nil {
+		return nil
+	}
+	rd, err := NewReader(filename, r, q)
+	if err != nil {
+		return err
+	}
+	inf := row.NewInferrer()
+	rd.p.infer = inf
+	for {
+		if _, err := rd.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			return err
+		}
+	}
+	s := inf.Schema()
+	if s == nil || len(s.Fields) == 0 {
+		return nil // no rows, or only {}: nothing to type
+	}
+	cols := append([]string(nil), q.Keys...)
+	if c := q.EventTimeColumn(); c != "" {
+		cols = append(cols, c)
+	}
+	cols = append(cols, q.Sink.Keys...)
+	for _, c := range cols {
+		if s.Index(c) < 0 {
+			return &Error{File: filename, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", c, s)}
+		}
+	}
+	q.Schema, q.SchemaInferred = s, true
+	return nil
 }
 
 // Reader reads a steps file one step at a time, so that a run holds one
@@ -143,10 +196,15 @@ func NewReader(filename string, r io.Reader, q *query.Query) (*Reader, error) {
 	if len(q.Sources) == 0 {
 		return nil, errors.New("steps: the query has no sources")
 	}
-	p := &parser{
-		file: filename,
-		q:    q,
-		dec:  row.NewDecoder(q.Keys, q.EventTimeColumn()),
+	p := &parser{file: filename, q: q}
+	if q.Schema == nil {
+		p.dec = row.NewDecoder(q.StateKeys(), q.EventTimeColumn())
+	} else {
+		dec, err := row.NewTypedDecoder(q.StateKeys(), q.EventTimeColumn(), q.Schema)
+		if err != nil {
+			return nil, p.errorf(0, "", "%v", err)
+		}
+		p.dec = dec
 	}
 	// A sink with its own match columns (sink.keys: the parser admits them
 	// only for a kind that takes them, merge) would match a row that lacks
@@ -265,6 +323,8 @@ type parser struct {
 	// sinkDec decodes the merge sink's own match columns (sink.keys), nil
 	// when the sink has none of its own.
 	sinkDec *row.Decoder
+	// infer, when set, takes every row instead of the decoders (InferSchema).
+	infer *row.Inferrer
 
 	// For an all-columns key: the sorted field names of the file's first
 	// row, and where that row is, for messages.
@@ -474,6 +534,12 @@ func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, 
 		if err := json.Compact(&buf, e); err != nil {
 			return nil, p.errorf(lineNo, rpath, "%v", err)
 		}
+		if p.infer != nil {
+			if err := p.infer.Add(buf.Bytes()); err != nil {
+				return nil, p.errorf(lineNo, rpath, "%v", err)
+			}
+			continue
+		}
 		if err := p.dec.Decode(buf.Bytes(), &rows[i]); err != nil {
 			return nil, p.errorf(lineNo, rpath, "%v", err)
 		}
@@ -483,7 +549,7 @@ func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, 
 				return nil, p.errorf(lineNo, rpath, "sink.keys: %v (the merge sink matches rows on sink.keys)", err)
 			}
 		}
-		if len(p.q.Keys) == 0 {
+		if len(p.q.Keys) == 0 && p.q.Schema == nil {
 			if err := p.checkSchema(lineNo, rpath, rows[i].Data); err != nil {
 				return nil, err
 			}

@@ -285,3 +285,41 @@ func TestRowsMatchDecoder(t *testing.T) {
 		t.Errorf("key %q / %d, want %q / %d", r.Key, r.EventTime, want.Key, want.EventTime)
 	}
 }
+
+// TestInferSchema: exec's inference over a steps file sets the schema
+// Spark's JSON source infers, leaves a file without fields untyped, and
+// refuses a key column no row has.
+func TestInferSchema(t *testing.T) {
+	for _, c := range []struct{ query, steps, want string }{
+		{"dedup: {api: dropDuplicates, keys: [k]}\n", `{"rows": [{"k":"1"},{"k":1,"x":1.5}]}` + "\n" + `{"restart": true}` + "\n", "k STRING, x DOUBLE"},
+		{"dedup: {api: dropDuplicates}\n", `{"rows": [{}]}` + "\n", "<nil>"},
+		{"dedup: {api: dropDuplicates}\n", "", "<nil>"},
+		{"sources:\n  - name: a\n  - name: b\ndedup: {api: dropDuplicates, keys: [k]}\n", `{"sources": {"a": [{"k":1}], "b": [{"k":"x","z":true}]}}` + "\n", "k STRING, z BOOLEAN"},
+	} {
+		q, err := query.Parse("q.yaml", []byte(c.query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := InferSchema("s.jsonl", strings.NewReader(c.steps), q); err != nil {
+			t.Fatalf("%s: %v", c.steps, err)
+		}
+		got := "<nil>"
+		if q.Schema != nil {
+			got = q.Schema.String()
+			if !q.SchemaInferred {
+				t.Error("SchemaInferred not set")
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: schema %s, want %s", c.steps, got, c.want)
+		}
+		if _, err := Parse("s.jsonl", []byte(c.steps), q); err != nil {
+			t.Errorf("%s: rows do not read under the inferred schema: %v", c.steps, err)
+		}
+	}
+	q, _ := query.Parse("q.yaml", []byte("dedup: {api: dropDuplicates, keys: [id]}\n"))
+	err := InferSchema("s.jsonl", strings.NewReader(`{"rows": [{"k":1}]}`+"\n"), q)
+	if err == nil || !strings.Contains(err.Error(), `s.jsonl: [UNRESOLVED_COLUMN] column "id" is in no row`) {
+		t.Errorf("a key column in no row: %v", err)
+	}
+}

@@ -702,8 +702,12 @@ _jvm_pid = {}
 
 
 def error_class(msg):
-    m = re.search(r"\[([A-Z][A-Z0-9_]+(?:\.[A-Z0-9_]+)?)\]", msg)
-    return m.group(1) if m else ""
+    # A failed query's StreamingQueryException reads "[STREAM_FAILED] Query
+    # [...] terminated with exception: [CAUSE] ..." on one line; the cause's
+    # class is what exec reports (e.g. STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE).
+    classes = re.findall(r"\[([A-Z][A-Z0-9_]+(?:\.[A-Z0-9_]+)?)\]", msg)
+    inner = [c for c in classes if c != "STREAM_FAILED"]
+    return (inner or classes or [""])[0]
 
 
 def spark_message(e):

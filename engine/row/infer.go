@@ -1,0 +1,172 @@
+package row
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/dedupsim/dedupsim/engine/schema"
+)
+
+// Inferrer infers a stream's schema from its JSON rows as Spark's JSON
+// source does (JsonInferSchema, samplingRatio 1: every row is read):
+//
+//   - a value's type: null is null, true/false boolean, a string string
+//     (no timestamp inference: Spark's inferTimestamp is off by default),
+//     an integer literal bigint, or decimal(p,0) beyond bigint (p its
+//     digits, at most 38, else double), a literal with a fraction or an
+//     exponent double, an object struct, an array array;
+//   - a column's type merges the types of its values over every row
+//     (schema.Merge): bigint and double make double, any other mix makes
+//     string; a field absent from a row does not take part, so a field
+//     present in some rows only is a column of the schema (null in the
+//     other rows); a column seen only as null is string;
+//   - columns are sorted by name (Java's String order, UTF-16 code units).
+//
+// Two names that differ only in case are refused, as are repeated names in
+// one row.
+type Inferrer struct {
+	types map[string]schema.Type
+	lower map[string]string
+	rows  int64
+}
+
+// NewInferrer makes an empty Inferrer.
+func NewInferrer() *Inferrer {
+	return &Inferrer{types: map[string]schema.Type{}, lower: map[string]string{}}
+}
+
+// Add merges one row (a JSON object) into the schema.
+func (in *Inferrer) Add(data []byte) error {
+	var it objectIter
+	if err := it.begin(data); err != nil {
+		return err
+	}
+	var seen []string
+	for {
+		m, ok, err := it.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		name := string(plainName(m.name, m.nameEsc))
+		if slices.Contains(seen, name) {
+			return fmt.Errorf("column %q appears twice in the row", name)
+		}
+		seen = append(seen, name)
+		t, err := inferValue(data[m.start:m.end], m.kind)
+		if err != nil {
+			return fmt.Errorf("column %q: %w", name, err)
+		}
+		prev, ok := in.types[name]
+		if !ok {
+			low := strings.ToLower(name)
+			if other, clash := in.lower[low]; clash {
+				return fmt.Errorf("columns %q and %q differ only in case: Spark resolves names case-insensitively and could not tell them apart", other, name)
+			}
+			if len(in.types) == schema.MaxFields {
+				return fmt.Errorf("more than %d distinct columns over the rows", schema.MaxFields)
+			}
+			in.lower[low] = name
+			in.types[name] = t
+			continue
+		}
+		in.types[name] = schema.Merge(prev, t)
+	}
+	in.rows++
+	return nil
+}
+
+// Rows is how many rows were added.
+func (in *Inferrer) Rows() int64 { return in.rows }
+
+// Schema is the inferred schema; nil when no row was added.
+func (in *Inferrer) Schema() *schema.Schema {
+	if in.rows == 0 {
+		return nil
+	}
+	s := &schema.Schema{}
+	for n, t := range in.types {
+		s.Fields = append(s.Fields, schema.Field{Name: n, Type: schema.Canonical(t)})
+	}
+	slices.SortFunc(s.Fields, func(a, b schema.Field) int { return CompareJava(a.Name, b.Name) })
+	return s
+}
+
+// CompareJava orders strings as java.lang.String.compareTo does, by UTF-16
+// code units (which differs from byte order only between characters
+// beyond U+FFFF and those from U+E000 to U+FFFF).
+func CompareJava(a, b string) int {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	return slices.Compare(ua, ub)
+}
+
+func inferValue(raw []byte, kind valueKind) (schema.Type, error) {
+	switch kind {
+	case kindNull:
+		return schema.Type{Kind: schema.Null}, nil
+	case kindTrue, kindFalse:
+		return schema.Type{Kind: schema.Boolean}, nil
+	case kindString:
+		return schema.Type{Kind: schema.String}, nil
+	case kindObject:
+		return schema.Type{Kind: schema.Struct}, nil
+	case kindArray:
+		return schema.Type{Kind: schema.Array}, nil
+	}
+	if !isIntegerLiteral(raw) {
+		return schema.Type{Kind: schema.Double}, nil
+	}
+	if _, ok := parseInt64(raw); ok {
+		return schema.Type{Kind: schema.Long}, nil
+	}
+	digits := len(raw)
+	if raw[0] == '-' {
+		digits--
+	}
+	if digits > schema.MaxDecimalPrecision {
+		return schema.Type{Kind: schema.Double}, nil
+	}
+	return schema.Type{Kind: schema.Decimal, Precision: digits}, nil
+}
+
+// isIntegerLiteral reports whether a valid JSON number has neither a
+// fraction nor an exponent (Jackson's VALUE_NUMBER_INT).
+func isIntegerLiteral(raw []byte) bool {
+	for _, c := range raw {
+		if c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseInt64 reads an integer literal; ok is false when it does not fit.
+func parseInt64(raw []byte) (int64, bool) {
+	neg := raw[0] == '-'
+	digits := raw
+	if neg {
+		digits = raw[1:]
+	}
+	var u uint64
+	for _, c := range digits {
+		d := uint64(c - '0')
+		if u > (1<<63)/10 || u*10 > 1<<63-d {
+			return 0, false
+		}
+		u = u*10 + d
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u-1) - 1, true
+	}
+	if u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
+}
