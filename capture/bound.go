@@ -105,10 +105,10 @@ func ParsePartitions(s string) ([]int32, error) {
 	for _, f := range strings.Split(s, ",") {
 		p, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
 		if err != nil || p < 0 {
-			return nil, fmt.Errorf("--partitions %q: %q is not a partition number (want 0,1,2: whole numbers >= 0)", s, f)
+			return nil, fmt.Errorf("--topic-partitions %q: %q is not a partition number (want 0,1,2: whole numbers >= 0)", s, f)
 		}
 		if slices.Contains(out, int32(p)) {
-			return nil, fmt.Errorf("--partitions %q: partition %d given twice", s, p)
+			return nil, fmt.Errorf("--topic-partitions %q: partition %d given twice", s, p)
 		}
 		out = append(out, int32(p))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
@@ -84,7 +85,7 @@ func (s *Source) Plan(ctx context.Context, next map[int32]int64) ([]kafkasource.
 	}
 	for _, p := range parts {
 		if _, ok := ends[p]; !ok {
-			return nil, fmt.Errorf("--partitions: topic %s has no partition %d (it has %d: 0 to %d)", s.Topic, p, len(ends), len(ends)-1)
+			return nil, inputErrorf("--topic-partitions: topic %s has no partition %d (it has %d: 0 to %d)", s.Topic, p, len(ends), len(ends)-1)
 		}
 	}
 	from, err := s.resolve(ctx, adm, s.Start, starts, ends, true)
@@ -99,7 +100,7 @@ func (s *Source) Plan(ctx context.Context, next map[int32]int64) ([]kafkasource.
 	for _, p := range parts {
 		f, t := from[p], min(to[p], ends[p])
 		if f < starts[p] {
-			return nil, fmt.Errorf("--start: partition %d offset %d is before the log start offset %d: the records were deleted (retention or compaction)", p, f, starts[p])
+			return nil, inputErrorf("--start: partition %d offset %d is before the log start offset %d: the records were deleted (retention or compaction)", p, f, starts[p])
 		}
 		if n, ok := next[p]; ok && n > f {
 			f = n
@@ -110,6 +111,9 @@ func (s *Source) Plan(ctx context.Context, next map[int32]int64) ([]kafkasource.
 }
 
 func (s *Source) listError(what string, err error) error {
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return inputErrorf("--topic %s: no such topic at %s", s.Topic, strings.Join(s.Brokers, ","))
+	}
 	return fmt.Errorf("kafka: list the %s of topic %s at %s: %w", what, s.Topic, strings.Join(s.Brokers, ","), err)
 }
 
@@ -136,7 +140,7 @@ func (s *Source) resolve(ctx context.Context, adm *kadm.Client, b Bound, starts,
 		}
 		for p := range b.PerPartition {
 			if _, ok := ends[p]; !ok {
-				return nil, fmt.Errorf("--%s: topic %s has no partition %d", flag, s.Topic, p)
+				return nil, inputErrorf("--%s: topic %s has no partition %d", flag, s.Topic, p)
 			}
 		}
 		return out, nil
