@@ -80,12 +80,14 @@ func runCapture(ctx context.Context, w io.Writer, o captureOptions, changed func
 	switch {
 	case o.out == "":
 		return bad("--out is required")
-	case o.asSteps && o.trigger == 0 && o.maxOffsets == 0:
-		return bad("--as-steps needs --trigger (a processing-time trigger) or --max-offsets (maxOffsetsPerTrigger)")
 	case !o.asSteps && (changed("trigger") || changed("max-offsets")):
 		return bad("--trigger and --max-offsets cut micro-batches: they need --as-steps")
-	case changed("trigger") && o.trigger == 0, changed("max-offsets") && o.maxOffsets <= 0:
-		return bad("--trigger %v / --max-offsets %d: out of range, want a trigger in %s or at least 1 offset", o.trigger, o.maxOffsets, capture.TriggerRange)
+	case changed("trigger") && o.trigger == 0:
+		return bad("--trigger 0s: out of range, want %s", capture.TriggerRange)
+	case changed("max-offsets") && o.maxOffsets <= 0:
+		return bad("--max-offsets %d: out of range, want [1, 2^40]", o.maxOffsets)
+	case o.asSteps && o.trigger == 0 && o.maxOffsets == 0:
+		return bad("--as-steps needs --trigger (a processing-time trigger) or --max-offsets (maxOffsetsPerTrigger)")
 	}
 	src, err := o.kafka.source("capture")
 	if err != nil {
