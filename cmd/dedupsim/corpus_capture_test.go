@@ -7,9 +7,11 @@ import "testing"
 // one line naming it, before any broker is dialled (port 1 has none).
 func TestCaptureBadInput(t *testing.T) {
 	k := []string{"--bootstrap", "127.0.0.1:1", "--topic", "payments"}
-	c := func(args ...string) []string { return append(append([]string{"capture", "--out", "$DIR/out.jsonl"}, k...), args...) }
+	c := func(args ...string) []string {
+		return append(append([]string{"capture", "--out", "$DIR/out.jsonl"}, k...), args...)
+	}
 	exp := map[string]string{
-		"q.yaml": "dedup: {api: dropDuplicates, keys: [id]}\n",
+		"q.yaml":  "dedup: {api: dropDuplicates, keys: [id]}\n",
 		"s.jsonl": `{"rows": [{"id": 1}]}` + "\n",
 	}
 	with := func(name, body string) map[string]string {
