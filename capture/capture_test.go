@@ -16,6 +16,7 @@ import (
 	"github.com/dedupsim/dedupsim/capture"
 	"github.com/dedupsim/dedupsim/capture/capturetest"
 	"github.com/dedupsim/dedupsim/live"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // cluster starts kfake with the workload's topic and produces it.
@@ -272,5 +273,82 @@ func TestCaptureMaxOffsets(t *testing.T) {
 	// 43 data offsets + 3 of the aborted transaction (2 records, 1 marker).
 	if rows != len(p.Events) || res.Batches != int64(len(steps)) || len(steps) != 5 {
 		t.Fatalf("%d rows in %d batches (result %d), want %d rows in 5", rows, len(steps), res.Batches, len(p.Events))
+	}
+}
+
+// A capture stopped part way (ctx ends, as on SIGINT) keeps its partial
+// file, synced, and --resume finishes it as one capture.
+func TestCaptureInterrupted(t *testing.T) {
+	addrs, _ := cluster(t)
+	for _, mode := range []capture.Options{{}, {Trigger: 30 * time.Second}, {MaxOffsets: 7}} {
+		dir := t.TempDir()
+		opt := mode
+		opt.Source, opt.Out = src(addrs), filepath.Join(dir, "full")
+		_, full := run(t, opt)
+		name := fmt.Sprintf("trigger=%v max-offsets=%d", mode.Trigger, mode.MaxOffsets)
+
+		opt.Out = filepath.Join(dir, "stopped")
+		ctx, cancel := context.WithCancel(t.Context())
+		calls := 0
+		opt.Progress = func(done, total int64) {
+			if calls++; calls == 1 {
+				cancel()
+			}
+		}
+		_, err := capture.Run(ctx, opt)
+		cancel()
+		if err == nil && opt.MaxOffsets == 0 {
+			// The whole slice came in the first fetch, before ctx ended:
+			// nothing to stop (--max-offsets reads batch by batch).
+			t.Logf("%s: complete before the stop", name)
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: stopped capture: %v", name, err)
+		}
+		if _, err := os.Stat(opt.Out); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("--out written by a stopped capture: %v", err)
+		}
+		partial, err := os.ReadFile(capture.PartialPath(opt.Out))
+		if err != nil || len(partial) == 0 {
+			t.Fatalf("no partial file: %v", err)
+		}
+		opt.Progress, opt.Resume = nil, true
+		res, got := run(t, opt)
+		if !sameLines(got, full) || (opt.Steps() && !bytes.Equal(got, full)) {
+			t.Fatalf("%s: resumed (%v) capture differs:\n%s\nwant:\n%s", name, res.Resumed, got, full)
+		}
+	}
+}
+
+// A record whose value is not a JSON object stops the capture with its
+// place, and --value-format raw captures it.
+func TestCaptureBadValue(t *testing.T) {
+	k, err := live.StartKfake(t.Context(), map[string]int32{"t": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Addrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, v := range []string{`{"id":1}`, `not json`} {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "t", Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := capture.Source{Brokers: k.Addrs(), Topic: "t", Start: capture.Bound{Kind: capture.Earliest}, End: capture.Bound{Kind: capture.Latest}}
+	out := filepath.Join(t.TempDir(), "e.jsonl")
+	_, err = capture.Run(t.Context(), capture.Options{Source: s, Out: out})
+	var re *capture.RecordError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "topic t partition 0 offset 1: value: not JSON; give --value-format raw") {
+		t.Fatalf("bad value: %v", err)
+	}
+	os.Remove(capture.PartialPath(out))
+	_, data := run(t, capture.Options{Source: s, Out: out, ValueFormat: capture.RawValues})
+	if !strings.Contains(string(data), `"_offset":1,`) || !strings.Contains(string(data), `"value":"not json"}`) {
+		t.Fatalf("raw capture:\n%s", data)
 	}
 }

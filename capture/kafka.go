@@ -179,6 +179,9 @@ func list(l kadm.ListedOffsets, err error) (kafkasource.Offsets, error) {
 				}
 				return nil, fmt.Errorf("partition %d: %w", p, o.Err)
 			}
+			if o.Offset < 0 {
+				return nil, fmt.Errorf("partition %d: the broker gave offset %d (not available yet?)", p, o.Offset)
+			}
 			out[p] = o.Offset
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -109,5 +110,35 @@ func Produce(ctx context.Context, addrs []string, opts ...kgo.Opt) (Produced, er
 	if err := tx.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		return p, fmt.Errorf("abort: %w", err)
 	}
-	return p, nil
+	return p, settle(ctx, kadm.NewClient(cl))
+}
+
+// settle waits until the abort marker is written: the broker writes it
+// after EndTransaction returns, and until then the last stable offset of
+// partition 0 stays at the transaction's first record.
+func settle(ctx context.Context, adm *kadm.Client) error {
+	for {
+		lso, err := adm.ListCommittedOffsets(ctx, Topic)
+		if err != nil {
+			return err
+		}
+		hwm, err := adm.ListEndOffsets(ctx, Topic)
+		if err != nil {
+			return err
+		}
+		settled := len(hwm[Topic]) == Partitions
+		for part, o := range hwm[Topic] {
+			if l, ok := lso.Lookup(Topic, part); !ok || o.Err != nil || l.Err != nil || l.Offset != o.Offset {
+				settled = false
+			}
+		}
+		if settled {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the aborted transaction never settled: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
