@@ -21,8 +21,6 @@ const (
 	Partitions = 2
 )
 
-// Epoch is the event time of the first event, in Unix seconds.
-const Epoch = 1_700_000_000
 
 // Event is one produced record.
 type Event struct {
@@ -49,10 +47,11 @@ type Produced struct {
 // Workload is the events: 40 ids five seconds apart, with a quiet
 // stretch of two minutes after the 30th, and three ids sent again by a
 // retrying producer that stamped the copy anew, 10 s, 40 s and 90 s later.
-// Each record arrives half a second after its event time.
-func Workload() Produced {
+// Each record arrives half a second after its event time. The first
+// event time is base, a whole minute.
+func Workload(base time.Time) Produced {
 	p := Produced{Gaps: map[string]int64{"e03": 10, "e07": 40, "e20": 90}, MaxGap: 90, Aborted: 2}
-	t := int64(Epoch)
+	t := base.Truncate(time.Minute).Unix()
 	for i := range 40 {
 		if i == 30 {
 			t += 120
@@ -77,9 +76,11 @@ func (e Event) Value() []byte { return fmt.Appendf(nil, `{"id":%q,"ts":%d}`, e.I
 
 // Produce writes the workload to Topic (which must exist with Partitions
 // partitions) at addrs: every event with its arrival as the record
-// timestamp, then a transaction of Aborted records that is aborted.
+// timestamp, then a transaction of Aborted records that is aborted. The
+// workload starts an hour ago, so that a real broker's retention (7 days
+// of record timestamps) keeps it.
 func Produce(ctx context.Context, addrs []string, opts ...kgo.Opt) (Produced, error) {
-	p := Workload()
+	p := Workload(time.Now().Add(-time.Hour))
 	base := append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)
 	cl, err := kgo.NewClient(base...)
 	if err != nil {
