@@ -7,7 +7,9 @@
 //
 // A capture reads offset ranges fixed when it begins (Source.Plan): it
 // never follows the topic. Memory is bounded: the client buffers at most
-// two fetches of 16 MiB; JSON Lines are written as they arrive; a steps
+// two fetches of 4 MiB (as fetched: compressed batches grow by their
+// compression ratio once decoded, kgo's own caveat) and a poll takes at
+// most 10,000 records; JSON Lines are written as they arrive; a steps
 // batch is held until its line is written (at most 256 MiB, exec's
 // limit), and with --trigger the partitions ahead of the batch being cut
 // are paused, so that only a fetch or so of each waits.

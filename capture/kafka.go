@@ -206,10 +206,12 @@ type reader struct {
 
 // fetchBytes bounds one fetch (kgo FetchMaxBytes) and partBytes one
 // partition's share (FetchMaxPartitionBytes); with at most two fetches in
-// flight, the client buffers at most about 2 x 16 MiB of records.
+// flight or buffered, the client holds about 2 x 4 MiB of records as fetched (times the compression ratio once decompressed). A poll
+// takes at most pollRecords of them.
 const (
-	fetchBytes = 16 << 20
-	partBytes  = 4 << 20
+	fetchBytes  = 4 << 20
+	partBytes   = 1 << 20
+	pollRecords = 10_000
 )
 
 func newReader(s *Source, ranges []kafkasource.Range) (*reader, error) {
@@ -260,7 +262,7 @@ func (r *reader) poll(ctx context.Context) ([]*kgo.Record, error) {
 	if r.done() {
 		return nil, nil
 	}
-	fs := r.cl.PollFetches(ctx)
+	fs := r.cl.PollRecords(ctx, pollRecords)
 	if err := ctx.Err(); err != nil {
 		return nil, r.incomplete(err)
 	}

@@ -34,8 +34,9 @@ past the partition's end at that moment). --out is written atomically: the recor
 .<name>.capture-partial beside it, renamed over --out when complete. An interrupted capture
 (SIGINT, a Kafka failure, SIGKILL) keeps that file; --resume continues it from the last
 complete record or batch, or extends a finished --out with the records after it. Memory
-is bounded (about 32 MiB of fetches; with --as-steps one batch, at most 256 MiB). A
-progress bar is shown when standard error is a terminal.
+is bounded: two fetches of 4 MiB as fetched (times their compression ratio once decoded)
+and, with --as-steps, one batch (at most 256 MiB). A progress bar is shown when standard
+error is a terminal.
 
 Exit status (docs/exit-codes.md): 0 on success, 2 on bad input (flags, a record value that
 cannot be captured, a partial file of other settings), 1 on any other failure.`
