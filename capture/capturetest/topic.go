@@ -21,7 +21,6 @@ const (
 	Partitions = 2
 )
 
-
 // Event is one produced record.
 type Event struct {
 	ID        string
