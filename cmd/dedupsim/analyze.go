@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/analyze"
+	"github.com/dedupsim/dedupsim/capture"
 	"github.com/dedupsim/dedupsim/sizing"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -46,7 +48,12 @@ unit. Memory is bounded: about 40 bytes per distinct key, and at most --max-keys
 the key seen first is evicted and its later copies are counted as beyond the window. A line may
 hold at most 16 MiB. A progress bar appears on stderr past 1,000,000 lines. A bad line fails with
 file:line: column: reason (exit 2) unless --skip-bad, which counts and quotes them in the report.
-See docs/sizing.md.`
+See docs/sizing.md.
+
+With --kafka it reads a topic instead of a file (--bootstrap, --topic and the other flags of
+dedupsim capture that choose the records: --topic-partitions, --start, --end,
+--read-uncommitted, TLS and SASL), the events being what capture would write, with
+--arrival _timestamp (the record timestamp) unless --arrival says otherwise.`
 
 // analyzeOptions are analyze's flags.
 type analyzeOptions struct {
@@ -54,17 +61,29 @@ type analyzeOptions struct {
 	maxKeys, partitions                                     int
 	skipBad, asJSON, quiet                                  bool
 	percentile, margin, bytesPerKey, ratePercentile, rate   float64
+	kafka                                                   bool
+	kafkaFlags                                              kafkaFlags
+	valueFormat                                             string
 }
 
 func newAnalyzeCmd() *cobra.Command {
 	var o analyzeOptions
 	cmd := &cobra.Command{
-		Use:   "analyze EVENTS [--key id] [--time ts] [--time-unit s] [--arrival COL] [--percentile 99.99] [--margin 0.25] [--json]",
+		Use:   "analyze (EVENTS | --kafka --bootstrap HOST:PORT --topic T) [--key id] [--time ts] [--time-unit s] [--arrival COL] [--percentile 99.99] [--margin 0.25] [--json]",
 		Short: "Measure duplicates and the gap between copies in a trace, and recommend a watermark delay",
 		Long:  analyzeLong,
-		Args:  cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return fmt.Errorf("accepts 1 arg(s), received %d", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAnalyze(cmd.OutOrStdout(), cmd.Flags(), args[0], o)
+			file, err := o.eventsArg(cmd.Flags(), args)
+			if err != nil {
+				return err
+			}
+			return runAnalyze(cmd.OutOrStdout(), cmd.Flags(), file, o)
 		},
 	}
 	f := cmd.Flags()
@@ -84,7 +103,33 @@ func newAnalyzeCmd() *cobra.Command {
 	f.BoolVar(&o.skipBad, "skip-bad", false, "count and report bad lines instead of failing on the first")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	f.BoolVar(&o.kafka, "kafka", false, "read the events from a Kafka topic (--bootstrap, --topic) instead of a file")
+	f.StringVar(&o.valueFormat, "value-format", "json", "with --kafka: record values, json or raw (as capture)")
+	o.kafkaFlags.register(f)
 	return cmd
+}
+
+// eventsArg checks that analyze has one input, a file or --kafka, and
+// names it for messages ("kafka:TOPIC" for a topic). With --kafka the
+// arrival column defaults to the record timestamp.
+func (o *analyzeOptions) eventsArg(f *pflag.FlagSet, args []string) (string, error) {
+	switch {
+	case o.kafka && len(args) == 1:
+		return "", badInput(fmt.Errorf("analyze: --kafka reads a topic: give no EVENTS file (got %q)", args[0]))
+	case o.kafka:
+		if !f.Changed("arrival") {
+			o.arrival = capture.ColTimestamp
+		}
+		return "kafka:" + o.kafkaFlags.topic, nil
+	case len(args) == 0:
+		return "", badInput(errors.New("analyze: accepts 1 arg(s), received 0: give an EVENTS file, or --kafka"))
+	}
+	for _, name := range []string{"bootstrap", "topic", "topic-partitions", "start", "end", "read-uncommitted", "value-format"} {
+		if f.Changed(name) {
+			return "", badInput(fmt.Errorf("analyze: --%s reads a topic: it needs --kafka", name))
+		}
+	}
+	return args[0], nil
 }
 
 // runAnalyze is analyze's RunE: it checks the flags (f says which were
@@ -100,9 +145,9 @@ func runAnalyze(w io.Writer, f *pflag.FlagSet, file string, o analyzeOptions) er
 	if err != nil {
 		return badInput(err)
 	}
-	in, size, closeIn, err := openEvents(file)
+	in, size, closeIn, err := o.openInput(file)
 	if err != nil {
-		return bad(err)
+		return err
 	}
 	defer closeIn()
 	pb := &eventsBar{name: file, size: size}
@@ -119,6 +164,8 @@ func runAnalyze(w io.Writer, f *pflag.FlagSet, file string, o analyzeOptions) er
 	switch {
 	case errors.As(err, &le):
 		return badInput(err)
+	case o.kafka && err != nil:
+		return kafkaExit("analyze", err)
 	case err != nil:
 		return &exitError{code: 1, err: err} // reading
 	}
@@ -181,6 +228,26 @@ func (o analyzeOptions) checkZeros(f *pflag.FlagSet) error {
 		}
 	}
 	return nil
+}
+
+// openInput opens analyze's input: the topic with --kafka, else the file.
+func (o analyzeOptions) openInput(file string) (io.Reader, int64, func(), error) {
+	if !o.kafka {
+		in, size, closeIn, err := openEvents(file)
+		if err != nil {
+			return nil, 0, nil, badInput(fmt.Errorf("analyze: %w", err))
+		}
+		return in, size, closeIn, nil
+	}
+	src, err := o.kafkaFlags.source("analyze")
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if o.valueFormat != capture.JSONValues && o.valueFormat != capture.RawValues {
+		return nil, 0, nil, badInput(fmt.Errorf("analyze: --value-format %q: want json or raw", o.valueFormat))
+	}
+	rc := capture.Stream(context.Background(), src, o.valueFormat)
+	return rc, -1, func() { rc.Close() }, nil
 }
 
 // openEvents opens analyze's input: standard input for "-", else the file,

@@ -38,6 +38,8 @@ failure.`
 type execOptions struct {
 	queryPath, inputPath, ckptDir, outPath, format string
 	seed                                           uint64
+	checkPath, recordPath                          string // docs/expectations.md
+	expect                                         *expectHook
 }
 
 func newExecCmd() *cobra.Command {
@@ -58,6 +60,8 @@ func newExecCmd() *cobra.Command {
 	f.StringVar(&o.outPath, "out", "", "where batch records go, written atomically (default: standard output)")
 	f.Uint64Var(&o.seed, "seed", 0, "seed for the query and run ids")
 	f.StringVar(&o.format, "format", "jsonl", "output format: jsonl (the exec interface) or table (for people)")
+	f.StringVar(&o.checkPath, "check", "", "expectations file the run must meet (docs/expectations.md); exit 1 with the differences")
+	f.StringVar(&o.recordPath, "record", "", "write this run's outcome as an expectations file")
 	return cmd
 }
 
@@ -86,8 +90,12 @@ func runExec(o execOptions) (err error) {
 	defer func() {
 		if err != nil {
 			out.discard()
+			o.expect.discard()
 		}
 	}()
+	if o.expect, err = newExpectHook(o, q); err != nil {
+		return err
+	}
 	dir, ckpt, release, err := openCheckpoint(o)
 	if err != nil {
 		return err
@@ -138,6 +146,9 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	enc.SetEscapeHTML(false)
 	tw := &tableWriter{w: bw}
 	emit := func(r *trace.Record) error {
+		if err := o.expect.observe(r); err != nil {
+			return err
+		}
 		if o.format == "table" {
 			return tw.Record(r)
 		}
@@ -166,7 +177,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("exec: write %s: %w", out.name, err)}
 	}
-	return nil
+	return o.expect.finish(res)
 }
 
 // openSteps infers the rows' schema when the query declares none (a
