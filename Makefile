@@ -25,7 +25,7 @@ demo: build
 	done
 
 test: lint
-	RAPID_NOFAILFILE=1 $(GO) test -count=1 ./...
+	RAPID_NOFAILFILE=1 $(GO) test -count=1 -timeout 45m ./...
 	@$(MAKE) --no-print-directory test-kafka-if-java
 	@echo "note: the real-Spark conformance suite is not part of make test yet (issue 13: not green, over its time budget); run make test-spark"
 
