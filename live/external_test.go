@@ -43,7 +43,7 @@ func TestExternal(t *testing.T) {
 // scenario against the container instead.
 func TestContainerNeedsDocker(t *testing.T) {
 	if os.Getenv("DEDUPSIM_KAFKA") == "testcontainers" {
-		c, err := live.StartContainer(t.Context())
+		c, err := live.StartContainer(t.Context(), live.ContainerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestContainerNeedsDocker(t *testing.T) {
 	if _, err := os.Stat("/var/run/docker.sock"); err == nil {
 		t.Skip("a Docker socket exists: set DEDUPSIM_KAFKA=testcontainers to run against the container")
 	}
-	_, err := live.StartContainer(t.Context())
+	_, err := live.StartContainer(t.Context(), live.ContainerOptions{})
 	if err == nil || !strings.Contains(err.Error(), "no Docker engine") || !strings.Contains(err.Error(), "--kafka local") {
 		t.Fatalf("StartContainer without Docker: %v", err)
 	}

@@ -325,7 +325,7 @@ func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
 	case "external":
 		return live.External(ctx, strings.Split(o.bootstrap, ","))
 	case "testcontainers":
-		return live.StartContainer(ctx)
+		return live.StartContainer(ctx, live.ContainerOptions{})
 	}
 	return live.StartKfake(ctx, nil)
 }
