@@ -264,6 +264,12 @@ func (c *Container) Addrs() []string {
 	return addrs
 }
 
+// CreateTopic creates a topic with the default replication factor (one per
+// broker) and waits until every partition has a leader.
+func (c *Container) CreateTopic(ctx context.Context, name string, partitions int32) error {
+	return createTopicReady(ctx, c.Addrs(), name, partitions)
+}
+
 // Brokers is the number of brokers.
 func (c *Container) Brokers() int { return len(c.nodes) }
 

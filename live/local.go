@@ -20,9 +20,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // FetchScript is the script that fetches the broker's jars.
@@ -219,44 +216,10 @@ func (l *Local) LogTail(n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// CreateTopic creates a topic with replication factor 1 and waits until
-// every partition has a leader.
+// CreateTopic creates a topic with the default replication factor and
+// waits until every partition has a leader.
 func (l *Local) CreateTopic(ctx context.Context, name string, partitions int32) error {
-	if name == "" || partitions < 1 {
-		return fmt.Errorf("live: topic %q with %d partitions", name, partitions)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(l.Addrs()...))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, name)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return fmt.Errorf("live: create topic %s: %w", name, err)
-	}
-	for {
-		md, err := adm.Metadata(ctx, name)
-		if err == nil {
-			if td, ok := md.Topics[name]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
-				ready := true
-				for _, p := range td.Partitions {
-					ready = ready && p.Err == nil && p.Leader >= 0
-				}
-				if ready {
-					return nil
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("live: topic %s has no leaders yet: %w", name, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return createTopicReady(ctx, l.Addrs(), name, partitions)
 }
 
 // Kill kills the broker with SIGKILL (no controlled shutdown, the

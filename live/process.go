@@ -62,7 +62,7 @@ type Restartable interface {
 // ProcessSupported lists what RunProcess supports.
 const ProcessSupported = "every producer, clock and source fault (the simulator's workload for the seed, produced to Kafka), " +
 	"the crash faults crash-after-* (the engine process kills itself at that point) and crash-random (SIGKILL at a random moment), " +
-	"broker-restart (with --kafka local), and table, merge, append and foreachBatch sinks; not the disk faults, query-shape-change or swarm mode"
+	"broker-restart (with --kafka local or testcontainers), and table, merge, append and foreachBatch sinks; not the disk faults, query-shape-change or swarm mode"
 
 // RunProcess runs the scenario configuration cfg against cluster with the
 // engine as a child process (`dedupsim engine`), and returns the history
@@ -127,7 +127,7 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 		case name == faults.BrokerRestart:
 			rs, ok := cluster.(Restartable)
 			if !ok {
-				return nil, unsupported("broker-restart on this cluster (it needs --kafka local)")
+				return nil, unsupported("broker-restart on this cluster (it needs --kafka local or testcontainers)")
 			}
 			p.broker = rs
 		default:

@@ -154,6 +154,21 @@ func TestRunProcessLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	runProcessReal(t, l)
+}
+
+// TestRunProcessContainer runs the live scenarios against Kafka in a
+// container (DEDUPSIM_KAFKA=testcontainers, make test-containers), the
+// broker restart done the container way: docker stop, docker start on the
+// same volume.
+func TestRunProcessContainer(t *testing.T) {
+	c := startContainer(t, 1)
+	runProcessReal(t, c)
+}
+
+// runProcessReal is the live suite on a real cluster l that can restart
+// its brokers.
+func runProcessReal(t *testing.T, l live.Restartable) {
 	name := func(c liveCase) string {
 		n := strings.TrimSuffix(filepath.Base(c.scenario), ".yaml")
 		if c.tableSink != "" {

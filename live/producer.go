@@ -11,8 +11,11 @@ import (
 	"github.com/dedupsim/dedupsim/faults"
 )
 
+// createTopic creates a topic with the cluster's default replication
+// factor (-1: default.replication.factor, 1 on one broker, 3 on three,
+// with min.insync.replicas 2; see kraftSettings).
 func createTopic(ctx context.Context, adm *kadm.Client, name string, parts int32) error {
-	resp, err := adm.CreateTopic(ctx, parts, 1, nil, name)
+	resp, err := adm.CreateTopic(ctx, parts, -1, nil, name)
 	if err == nil {
 		err = resp.Err
 	}
@@ -20,6 +23,42 @@ func createTopic(ctx context.Context, adm *kadm.Client, name string, parts int32
 		return fmt.Errorf("live: create topic %s: %w", name, err)
 	}
 	return nil
+}
+
+// createTopicReady creates a topic at the cluster at addrs with the
+// default replication factor and waits until every partition has a leader.
+func createTopicReady(ctx context.Context, addrs []string, name string, partitions int32) error {
+	if name == "" || partitions < 1 {
+		return fmt.Errorf("live: topic %q with %d partitions", name, partitions)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if err := createTopic(ctx, adm, name, partitions); err != nil {
+		return err
+	}
+	for {
+		md, err := adm.Metadata(ctx, name)
+		if err == nil {
+			if td, ok := md.Topics[name]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
+				ready := true
+				for _, p := range td.Partitions {
+					ready = ready && p.Err == nil && p.Leader >= 0
+				}
+				if ready {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("live: topic %s has no leaders yet: %w", name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // produce appends the workload's copies in order as the scaled clock
