@@ -29,6 +29,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -80,6 +81,7 @@ type Container struct {
 	host      string // the Docker host as seen from here
 	net       *testcontainers.DockerNetwork
 	nodes     []*containerNode
+	cli       *testcontainers.DockerClient // pause, kill, network (dis)connect
 
 	mu sync.Mutex
 }
@@ -95,7 +97,7 @@ type containerNode struct {
 	c      *testcontainers.DockerContainer
 }
 
-var _ Restartable = (*Container)(nil)
+var _ Partitionable = (*Container)(nil)
 
 // The container's listeners, those of testcontainers' Kafka module:
 // PLAINTEXT on 9093 is published and advertised with the host's address;
@@ -166,6 +168,9 @@ func StartContainer(ctx context.Context, opts ContainerOptions) (_ *Container, e
 			c.Close()
 		}
 	}()
+	if c.cli, err = testcontainers.NewDockerClientWithOpts(ctx); err != nil {
+		return nil, fail(err)
+	}
 	c.net, err = tcnetwork.New(ctx, tcnetwork.WithLabels(c.labels()))
 	if err != nil {
 		return nil, fail(fmt.Errorf("create network: %w", err))
@@ -387,5 +392,103 @@ func (c *Container) Close() error {
 		cancel()
 		c.net = nil
 	}
+	if c.cli != nil {
+		errs = append(errs, c.cli.Close())
+		c.cli = nil
+	}
 	return errors.Join(errs...)
+}
+
+// NodeIDs are the brokers' node ids (1..n).
+func (c *Container) NodeIDs() []int32 {
+	var ids []int32
+	for _, n := range c.nodes {
+		ids = append(ids, int32(n.id))
+	}
+	return ids
+}
+
+func (c *Container) node(id int32) (*containerNode, error) {
+	for _, n := range c.nodes {
+		if int32(n.id) == id && n.c != nil {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("live: no broker %d", id)
+}
+
+// nodeOp runs op on broker id's container with a 30 s deadline.
+func (c *Container) nodeOp(id int32, what string, op func(ctx context.Context, n *containerNode) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.node(id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := op(ctx, n); err != nil {
+		return fmt.Errorf("live: %s broker %d: %w", what, id, err)
+	}
+	return nil
+}
+
+// KillNode kills broker id's container with SIGKILL (docker kill); its
+// volume stays.
+func (c *Container) KillNode(id int32) error {
+	return c.nodeOp(id, "kill", func(ctx context.Context, n *containerNode) error {
+		_, err := c.cli.ContainerKill(ctx, n.c.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"})
+		return err
+	})
+}
+
+// RestartNode starts broker id's container again (docker start, same
+// volume and port) and waits until every broker has registered.
+func (c *Container) RestartNode(ctx context.Context, id int32) error {
+	err := c.nodeOp(id, "start", func(ctx context.Context, n *containerNode) error { return n.c.Start(ctx) })
+	if err != nil {
+		return err
+	}
+	return c.waitReady(ctx)
+}
+
+// PauseNode freezes broker id's container (docker pause: the cgroup
+// freezer, every process stopped, connections open).
+func (c *Container) PauseNode(id int32) error {
+	return c.nodeOp(id, "pause", func(ctx context.Context, n *containerNode) error {
+		_, err := c.cli.ContainerPause(ctx, n.c.GetContainerID(), client.ContainerPauseOptions{})
+		return err
+	})
+}
+
+// ResumeNode thaws a paused broker (docker unpause).
+func (c *Container) ResumeNode(id int32) error {
+	return c.nodeOp(id, "unpause", func(ctx context.Context, n *containerNode) error {
+		_, err := c.cli.ContainerUnpause(ctx, n.c.GetContainerID(), client.ContainerUnpauseOptions{})
+		return err
+	})
+}
+
+// IsolateNode cuts broker id off from the cluster's network (docker
+// network disconnect): from the other brokers, and from clients, whose
+// published port goes with the network.
+func (c *Container) IsolateNode(id int32) error {
+	return c.nodeOp(id, "disconnect", func(ctx context.Context, n *containerNode) error {
+		_, err := c.cli.NetworkDisconnect(ctx, c.net.ID, client.NetworkDisconnectOptions{Container: n.c.GetContainerID(), Force: true})
+		return err
+	})
+}
+
+// ReconnectNode connects broker id to the network again, under its alias,
+// and waits until every broker has registered.
+func (c *Container) ReconnectNode(ctx context.Context, id int32) error {
+	err := c.nodeOp(id, "connect", func(ctx context.Context, n *containerNode) error {
+		_, err := c.cli.NetworkConnect(ctx, c.net.ID, client.NetworkConnectOptions{Container: n.c.GetContainerID(),
+			EndpointConfig: &network.EndpointSettings{Aliases: []string{n.alias}}})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitReady(ctx)
 }

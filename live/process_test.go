@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,10 @@ type liveCase struct {
 	armedKills, randomKills, brokerRestarts int
 	// a sink must have skipped replayed batches (idempotent sinks)
 	skips bool
+	// fired: broker faults that must have fired; knobs: pinned knob
+	// values that replace the scenario's (fault -> knob -> value)
+	fired []string
+	knobs map[string]faults.Knobs
 }
 
 // runProcessCase runs c against cluster and checks the scenario's own
@@ -56,6 +61,22 @@ type liveCase struct {
 func runProcessCase(t *testing.T, cluster live.Cluster, c liveCase, trigger time.Duration) *history.History {
 	t.Helper()
 	s := loadScenario(t, c.scenario)
+	if c.knobs != nil {
+		// A copy: the catalogue's scenarios are shared.
+		cp := *s
+		s = &cp
+		fs := map[string]faults.Knobs{}
+		for name, ks := range s.Config.Plan.Faults {
+			fs[name] = maps.Clone(ks)
+		}
+		for name, ks := range c.knobs {
+			if fs[name] == nil {
+				fs[name] = faults.Knobs{}
+			}
+			maps.Copy(fs[name], ks)
+		}
+		s.Config.Plan.Faults = fs
+	}
 	dir := t.TempDir()
 	began := time.Now()
 	h, err := live.RunProcess(t.Context(), cluster, s.Config, 1, live.ProcessOptions{Binary: dedupsimBinary(t), Dir: dir,
@@ -86,6 +107,13 @@ func runProcessCase(t *testing.T, cluster live.Cluster, c liveCase, trigger time
 	if armed < c.armedKills || random < c.randomKills || h.Coverage[faults.BrokerRestart] < c.brokerRestarts {
 		t.Errorf("kills: %d armed, %d random, %d broker restarts; want at least %d, %d, %d",
 			armed, random, h.Coverage[faults.BrokerRestart], c.armedKills, c.randomKills, c.brokerRestarts)
+	}
+	for _, f := range c.fired {
+		if h.Coverage[f] == 0 {
+			t.Errorf("%s never fired", f)
+		} else {
+			t.Logf("%s fired %d times", f, h.Coverage[f])
+		}
 	}
 	if c.skips && skipped == 0 {
 		t.Errorf("no replayed write was skipped by the sink")
@@ -164,6 +192,64 @@ func TestRunProcessLocal(t *testing.T) {
 func TestRunProcessContainer(t *testing.T) {
 	c := startContainer(t, 1)
 	runProcessReal(t, c)
+}
+
+// TestRunProcessContainerBrokers3 runs the broker-fault scenarios against
+// three brokers in containers (DEDUPSIM_KAFKA=testcontainers): the leader
+// of an input partition, of the output topic or of the transaction
+// coordinator killed, paused or cut off; the table and transactional
+// sinks stay exactly once; a plain sink shows its replay duplicates.
+func TestRunProcessContainerBrokers3(t *testing.T) {
+	c := startContainer(t, 3)
+	runBrokerFaults(t, c, []string{faults.LeaderKill, faults.BrokerPause, faults.BrokerPartition})
+}
+
+// TestRunProcessLocalBrokers3 runs the broker-fault scenarios a local
+// cluster of three broker processes can do (DEDUPSIM_KAFKA=local, make
+// test-kafka): leader-kill (SIGKILL) and broker-pause (SIGSTOP/SIGCONT).
+func TestRunProcessLocalBrokers3(t *testing.T) {
+	needLocalKafka(t)
+	began := time.Now()
+	l, err := live.StartLocal(t.Context(), live.LocalOptions{DataDir: t.TempDir(), Brokers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("3 brokers %v ready in %v", l.Addrs(), time.Since(began).Round(time.Millisecond))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("broker logs:\n%s", l.LogTail(40))
+		}
+		l.Close()
+	})
+	runBrokerFaults(t, l, []string{faults.LeaderKill, faults.BrokerPause})
+}
+
+// runBrokerFaults runs the scenario of each broker fault on c, in turn
+// with the Pebble table sink aimed at an input leader and with the
+// transactional sink aimed at the transaction coordinator's leader
+// (leader-kill) or the output's; then replay-append-sink (the plain
+// sink, which shows its replay duplicates) with the first fault aimed at
+// the output's leader. One run per fault keeps the suite short.
+func runBrokerFaults(t *testing.T, c live.Cluster, names []string) {
+	for i, name := range names {
+		lc := liveCase{scenario: "../scenarios/live/" + name + ".yaml", fired: []string{name}}
+		sinkName := "table"
+		if i%2 == 0 {
+			target := faults.TargetOutput
+			if name == faults.LeaderKill {
+				target = faults.TargetCoordinator
+			}
+			lc.tableSink, lc.knobs = "kafka", map[string]faults.Knobs{name: {"target": target}}
+			sinkName = "transactional-" + target
+		}
+		t.Run(name+"/"+sinkName, func(t *testing.T) {
+			runProcessCase(t, c, lc, 100*time.Millisecond)
+		})
+	}
+	t.Run("plain/"+names[0], func(t *testing.T) {
+		runProcessCase(t, c, liveCase{scenario: "replay-append-sink", armedKills: 1, fired: []string{names[0]},
+			knobs: map[string]faults.Knobs{names[0]: {"at_frac": 0.3, "for": "6s", "target": faults.TargetOutput}}}, 100*time.Millisecond)
+	})
 }
 
 // runProcessReal is the live suite on a real cluster l that can restart
