@@ -54,6 +54,8 @@ type liveCase struct {
 	// values that replace the scenario's (fault -> knob -> value)
 	fired []string
 	knobs map[string]faults.Knobs
+	// droppedAcks: duplicate-appends must have come from lost acks
+	droppedAcks bool
 }
 
 // runProcessCase runs c against cluster and checks the scenario's own
@@ -108,6 +110,13 @@ func runProcessCase(t *testing.T, cluster live.Cluster, c liveCase, trigger time
 		t.Errorf("kills: %d armed, %d random, %d broker restarts; want at least %d, %d, %d",
 			armed, random, h.Coverage[faults.BrokerRestart], c.armedKills, c.randomKills, c.brokerRestarts)
 	}
+	if c.droppedAcks {
+		if h.Live == nil || h.Live.DroppedAcks == 0 || h.Coverage[faults.DuplicateAppend] == 0 {
+			t.Errorf("no produce ack was dropped (%d duplicate-appends in the workload)", h.Coverage[faults.DuplicateAppend])
+		} else {
+			t.Logf("%d produce acks dropped for %d duplicate-appends", h.Live.DroppedAcks, h.Coverage[faults.DuplicateAppend])
+		}
+	}
 	for _, f := range c.fired {
 		if h.Coverage[f] == 0 {
 			t.Errorf("%s never fired", f)
@@ -148,8 +157,8 @@ func checkRun(t *testing.T, r *result.Run) {
 // and the watermark stall and state bound judged from the engine
 // processes' own progress records.
 var liveKfakeCases = []liveCase{
-	{scenario: "../scenarios/live/kill-anywhere-table.yaml", armedKills: 5, randomKills: 1, skips: true},
-	{scenario: "../scenarios/live/kill-anywhere-table.yaml", tableSink: "kafka", armedKills: 5, randomKills: 1, skips: true},
+	{scenario: "../scenarios/live/kill-anywhere-table.yaml", armedKills: 5, randomKills: 1, skips: true, droppedAcks: true},
+	{scenario: "../scenarios/live/kill-anywhere-table.yaml", tableSink: "kafka", armedKills: 5, randomKills: 1, skips: true, droppedAcks: true},
 	{scenario: "replay-append-sink", armedKills: 1},
 	{scenario: "quiet-source-stalls-watermark"},
 }
