@@ -8,7 +8,9 @@
 # an image from a registry: it is disabled, and every container, network
 # and volume labelled org.dedupsim.live is removed before the suite (the
 # leftovers of a killed run) and after it, also after a failure.
-# Without Docker at all it skips loudly, except under CI=true.
+# Without Docker at all it skips loudly, except under CI=true; so it does,
+# outside CI, with an engine it cannot start when make test calls it
+# (TEST_CONTAINERS_OPTIONAL=1).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +34,12 @@ if ! $docker info >/dev/null 2>&1; then
     exit 1
   fi
   if [[ $(id -u) != 0 ]] || ! command -v dockerd >/dev/null; then
-    echo "FAIL: no Docker engine answers: start one (sudo dockerd, or systemctl start docker) or set DOCKER_HOST, then run make test-containers" >&2
+    what="no Docker engine answers: start one (sudo dockerd, or systemctl start docker) or set DOCKER_HOST, then run make test-containers"
+    if [[ -n ${TEST_CONTAINERS_OPTIONAL:-} && ${CI:-} != true ]]; then
+      echo "!!! SKIPPING the container suite: $what"
+      exit 0
+    fi
+    echo "FAIL: $what" >&2
     exit 1
   fi
   echo "test-containers: starting dockerd (log /var/log/dockerd.log)"
