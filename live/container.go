@@ -60,7 +60,7 @@ type ContainerOptions struct {
 	// (default) or 3.
 	Brokers int
 	// ReadyTimeout bounds the wait for every broker to register after a
-	// start or restart (default 2 min).
+	// start or restart (default 2 min, 4 min for three brokers).
 	ReadyTimeout time.Duration
 }
 
@@ -130,7 +130,7 @@ func StartContainer(ctx context.Context, opts ContainerOptions) (_ *Container, e
 		return nil, fmt.Errorf("live: --brokers %d: want 1 or 3", opts.Brokers)
 	}
 	if opts.ReadyTimeout <= 0 {
-		opts.ReadyTimeout = 2 * time.Minute
+		opts.ReadyTimeout = time.Duration(1+opts.Brokers) * time.Minute
 	}
 	fail := func(err error) error {
 		return fmt.Errorf("live: --kafka testcontainers (image %s): %w", opts.Image, err)

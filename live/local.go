@@ -64,8 +64,8 @@ type LocalOptions struct {
 	// LogLevel is the broker's log4j2 root level in broker.log (default
 	// INFO).
 	LogLevel string
-	// ReadyTimeout bounds the wait for the broker to answer ListBrokers
-	// after a start or restart (default 60 s).
+	// ReadyTimeout bounds the wait for the brokers to answer ListBrokers
+	// after a start or restart (default 60 s per broker).
 	ReadyTimeout time.Duration
 	// StopTimeout is how long Close waits after SIGTERM before SIGKILL
 	// (default 20 s).
@@ -144,7 +144,8 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
 		opts.LogLevel = "INFO"
 	}
 	if opts.ReadyTimeout <= 0 {
-		opts.ReadyTimeout = 60 * time.Second
+		// three JVMs starting at once on a small, busy machine take long
+		opts.ReadyTimeout = time.Duration(opts.Brokers) * time.Minute
 	}
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = 20 * time.Second
