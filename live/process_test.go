@@ -248,7 +248,10 @@ func runBrokerFaults(t *testing.T, c live.Cluster, names []string) {
 			if name == faults.LeaderKill {
 				target = faults.TargetCoordinator
 			}
-			lc.tableSink, lc.knobs = "kafka", map[string]faults.Knobs{name: {"target": target}}
+			// A dead or stalled leader holds the transactional sink up for
+			// a while: few batches run in the 12 s fault phase, so the
+			// scenario's crash-after-sink-write is made likelier to fire.
+			lc.tableSink, lc.knobs = "kafka", map[string]faults.Knobs{name: {"target": target}, faults.CrashAfterSinkWrite: {"rate": 0.3}}
 			sinkName = "transactional-" + target
 		}
 		t.Run(name+"/"+sinkName, func(t *testing.T) {
