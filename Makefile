@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: all build demo test test-kafka test-kafka-if-java kafka-fetch bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
+.PHONY: all build demo test test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
@@ -27,6 +27,7 @@ demo: build
 test: lint
 	RAPID_NOFAILFILE=1 $(GO) test -count=1 -timeout 45m ./...
 	@$(MAKE) --no-print-directory test-kafka-if-java
+	@$(MAKE) --no-print-directory test-containers-if-docker
 	@echo "note: the real-Spark conformance suite is not part of make test yet (issue 13: not green, over its time budget); run make test-spark"
 
 # The real-broker suite needs Java 17+ and Maven. Without them it is skipped
@@ -48,9 +49,37 @@ kafka-fetch:
 # The live tests against a real Kafka broker (a JVM started by
 # live.StartLocal; needs mvn and Java 17+): the crash suites, 20 SIGKILLs of
 # the engine process per sink, the live scenarios (a broker restart among
-# them). `make test` runs it when Java is there.
+# them), and leader-kill and broker-pause on three broker JVMs. -p 1: one
+# Kafka cluster at a time. `make test` runs it when Java is there.
 test-kafka: kafka-fetch
-	DEDUPSIM_KAFKA=local $(GO) test ./live/ ./cmd/dedupsim/ -run Local -count=1 -v
+	DEDUPSIM_KAFKA=local $(GO) test -p 1 ./live/ ./cmd/dedupsim/ -run Local -count=1 -v
+
+# The Kafka 4.1.1 image --kafka testcontainers runs where no image registry
+# is reachable (DEDUPSIM_KAFKA_IMAGE=dedupsim/kafka:4.1.1): a Debian base
+# with Java 17 made by debootstrap from the machine's apt mirror, plus the
+# kafka-fetch jars; skipped when the image exists. Needs root and Docker.
+kafka-image:
+	./scripts/kafka-image.sh
+
+# The container suite: the kill -9 suite (20 SIGKILLs per sink), the live
+# scenarios and a broker restart the container way (docker stop/start on
+# its volume), through --kafka testcontainers. Starts dockerd when none runs
+# and the user is root, builds the image, removes every labelled container,
+# network and volume before and after (Ryuk disabled: no registry).
+test-containers: kafka-fetch
+	./scripts/test-containers.sh
+
+# Without Docker (or, outside CI, with an engine that is not running and
+# cannot be started) the container suite is skipped loudly, except under
+# CI=true, where that is a failure (.ci/run installs docker.io).
+test-containers-if-docker:
+	@if command -v docker >/dev/null 2>&1 || [ -n "$$DOCKER_HOST" ]; then \
+	  TEST_CONTAINERS_OPTIONAL=1 $(MAKE) --no-print-directory test-containers; \
+	elif [ "$$CI" = "true" ]; then \
+	  echo "FAIL: the container suite needs Docker (make test-containers)"; exit 1; \
+	else \
+	  echo "!!! SKIPPING the container suite: docker not found; install Docker (docker.io), then run make test-containers"; \
+	fi
 
 # Real Apache Spark as the oracle (docs/conformance.md). spark-env installs
 # the pinned pyspark into .cache/spark/venv-$(SPARK_VERSION) (git-ignored;

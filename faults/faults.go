@@ -71,7 +71,42 @@ const (
 	// BrokerRestart: the Kafka broker is killed with SIGKILL and started
 	// again while producers and the engine run. Live runs only.
 	BrokerRestart = "broker-restart"
+	// LeaderKill: on a three-broker cluster, the leader of an input or
+	// output partition, or of the transaction state log (the transaction
+	// coordinator), is killed with SIGKILL mid-run and started again after
+	// a while. Live runs only.
+	LeaderKill = "leader-kill"
+	// BrokerPause: on a three-broker cluster, a partition leader is frozen
+	// (SIGSTOP, docker pause) for a while, then thawed: a stalled broker
+	// whose connections stay open. Live runs only.
+	BrokerPause = "broker-pause"
+	// BrokerPartition: on a three-broker cluster of containers, a partition
+	// leader is cut off from the network (docker network disconnect) for
+	// a while, then reconnected. Live runs only.
+	BrokerPartition = "broker-partition"
 )
+
+// The partitions whose leader a broker fault aims at (its target knob).
+const (
+	TargetInput       = "input"       // partition 0 of the first input topic
+	TargetOutput      = "output"      // the output topic (a Kafka sink)
+	TargetCoordinator = "coordinator" // the transaction state log (the transactional sink)
+)
+
+// BrokerTargets are the choices of a broker fault's target knob.
+var BrokerTargets = []string{TargetInput, TargetOutput, TargetCoordinator}
+
+// brokerFaultKnobs are the knobs of leader-kill, broker-pause and
+// broker-partition. The duration is real time: the brokers' own timeouts
+// (a 3 s session, elections) do not scale with a live run's trigger.
+func brokerFaultKnobs(verb string) []Knob {
+	return []Knob{
+		{Name: "at_frac", Kind: Float, Default: 0.3, Min: 0.05, Max: 0.95, Doc: "when, as a fraction of the fault phase"},
+		{Name: "for", Kind: DurationMs, Default: 6000, Min: 500, Max: 120000, Doc: "how long the broker stays " + verb + ", in real time"},
+		{Name: "target", Kind: Choice, Default: 0, Choices: BrokerTargets, Fixed: true,
+			Doc: "whose leader: partition 0 of the input, the output topic, or the transaction coordinator"},
+	}
+}
 
 // crashPrefix makes a crash point's fault name.
 const crashPrefix = "crash-"
@@ -285,6 +320,15 @@ var catalogue = slices.Concat([]Fault{
 		Knobs: []Knob{
 			{Name: "at_frac", Kind: Float, Default: 0.5, Min: 0.05, Max: 0.95, Doc: "when, as a fraction of the fault phase"},
 		}},
+	{Name: LeaderKill, Class: ClassBroker, LiveOnly: true,
+		Doc:   "A partition leader of a three-broker cluster is killed with SIGKILL and restarted after a while (live runs with --brokers 3 only).",
+		Knobs: brokerFaultKnobs("down")},
+	{Name: BrokerPause, Class: ClassBroker, LiveOnly: true,
+		Doc:   "A partition leader of a three-broker cluster is frozen (SIGSTOP or docker pause) for a while, its connections open (live runs with --brokers 3 only).",
+		Knobs: brokerFaultKnobs("frozen")},
+	{Name: BrokerPartition, Class: ClassBroker, LiveOnly: true,
+		Doc:   "A partition leader of a three-broker cluster of containers is cut off from the network for a while (live runs with --kafka testcontainers --brokers 3 only).",
+		Knobs: brokerFaultKnobs("cut off")},
 })
 
 // crashFaults is a crash-after-* fault per crash point, in the points' order.

@@ -5,8 +5,11 @@ package live
 // kafka-fetch) copies from Maven Central into .cache/kafka/lib. One
 // combined broker+controller KRaft node listens on free 127.0.0.1 ports;
 // its storage is formatted with --standalone (dynamic quorum) and a
-// cluster id generated here. Kill and Restart give the broker-crash fault
-// (SIGKILL, then a new process on the same data dir and ports).
+// cluster id generated here. With Brokers 3, three such nodes form a
+// static controller quorum (controller.quorum.voters), each in its own
+// folder and process. Kill and Restart give the broker-crash fault
+// (SIGKILL, then a new process on the same data dir and ports); KillNode,
+// PauseNode (SIGSTOP) and their inverses fault one node.
 
 import (
 	"bytes"
@@ -17,12 +20,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // FetchScript is the script that fetches the broker's jars.
@@ -44,8 +45,10 @@ type LocalOptions struct {
 	// when there is none.
 	Dir string
 	// DataDir holds the broker's state: server.properties, cluster-id,
-	// ports.json, broker.log and the log dirs (kraft/). The default is
-	// Dir/data, kept between runs; tests pass a temporary directory. A
+	// ports.json, broker.log and the log dirs (kraft/); with three
+	// brokers, ports.json and a node-N folder per broker. The default is
+	// Dir/data (Dir/data-3 for three brokers), kept between runs; tests
+	// pass a temporary directory. A
 	// data dir is bound to its cluster id and ports: a later StartLocal on
 	// it reuses both.
 	DataDir string
@@ -61,12 +64,15 @@ type LocalOptions struct {
 	// LogLevel is the broker's log4j2 root level in broker.log (default
 	// INFO).
 	LogLevel string
-	// ReadyTimeout bounds the wait for the broker to answer ListBrokers
-	// after a start or restart (default 60 s).
+	// ReadyTimeout bounds the wait for the brokers to answer ListBrokers
+	// after a start or restart (default 60 s per broker).
 	ReadyTimeout time.Duration
 	// StopTimeout is how long Close waits after SIGTERM before SIGKILL
 	// (default 20 s).
 	StopTimeout time.Duration
+	// Brokers is the number of combined broker+controller nodes: 1
+	// (default) or 3. Three nodes keep their state in DataDir/node-N.
+	Brokers int
 }
 
 // DefaultJVMOpts are the JVM options used when LocalOptions.JVMOpts is nil.
@@ -76,23 +82,30 @@ var DefaultJVMOpts = []string{
 	"-Djava.awt.headless=true",
 }
 
-// Local is a broker started by StartLocal.
+// Local is a cluster started by StartLocal.
 type Local struct {
-	opts       LocalOptions
-	lib        string
-	dataDir    string
-	props      string
-	logPath    string
-	clusterID  string
-	brokerPort int
-	ctrlPort   int
+	opts      LocalOptions
+	lib       string
+	dataDir   string
+	clusterID string
+	nodes     []*localNode
 
 	mu     sync.Mutex
-	proc   *process
 	closed bool
 }
 
-var _ Cluster = (*Local)(nil)
+// localNode is one broker process and its folder.
+type localNode struct {
+	id         int
+	dir        string // server.properties, log4j2.properties, broker.log, kraft/
+	props      string
+	logPath    string
+	brokerPort int
+	ctrlPort   int
+	proc       *process
+}
+
+var _ Nodes = (*Local)(nil)
 
 // process is one run of the broker JVM.
 type process struct {
@@ -111,8 +124,15 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
 	if opts.Dir == "" {
 		opts.Dir = filepath.Join(moduleRoot(), DefaultLocalDir)
 	}
+	if opts.Brokers == 0 {
+		opts.Brokers = 1
+	}
 	if opts.DataDir == "" {
+		// A data dir is bound to its number of brokers.
 		opts.DataDir = filepath.Join(opts.Dir, "data")
+		if opts.Brokers > 1 {
+			opts.DataDir += "-" + strconv.Itoa(opts.Brokers)
+		}
 	}
 	if opts.Java == "" {
 		opts.Java = "java"
@@ -124,10 +144,14 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
 		opts.LogLevel = "INFO"
 	}
 	if opts.ReadyTimeout <= 0 {
-		opts.ReadyTimeout = 60 * time.Second
+		// three JVMs starting at once on a small, busy machine take long
+		opts.ReadyTimeout = time.Duration(opts.Brokers) * time.Minute
 	}
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = 20 * time.Second
+	}
+	if opts.Brokers != 1 && opts.Brokers != 3 {
+		return nil, fmt.Errorf("live: --brokers %d: want 1 or 3", opts.Brokers)
 	}
 	lib, err := filepath.Abs(filepath.Join(opts.Dir, "lib"))
 	if err != nil {
@@ -146,20 +170,16 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
-	l := &Local{
-		opts:    opts,
-		lib:     lib,
-		dataDir: dataDir,
-		props:   filepath.Join(dataDir, "server.properties"),
-		logPath: filepath.Join(dataDir, "broker.log"),
-	}
+	l := &Local{opts: opts, lib: lib, dataDir: dataDir}
 	if err := l.prepare(); err != nil {
 		return nil, err
 	}
-	if err := l.format(ctx); err != nil {
-		return nil, err
+	for _, n := range l.nodes {
+		if err := l.format(ctx, n); err != nil {
+			return nil, err
+		}
 	}
-	if err := l.start(ctx); err != nil {
+	if err := l.start(ctx, l.nodes...); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -184,8 +204,14 @@ func moduleRoot() string {
 	}
 }
 
-// Addrs returns the broker's bootstrap address.
-func (l *Local) Addrs() []string { return []string{"127.0.0.1:" + strconv.Itoa(l.brokerPort)} }
+// Addrs returns the brokers' bootstrap addresses.
+func (l *Local) Addrs() []string {
+	var addrs []string
+	for _, n := range l.nodes {
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(n.brokerPort))
+	}
+	return addrs
+}
 
 // ClusterID is the id the data dir was formatted with.
 func (l *Local) ClusterID() string { return l.clusterID }
@@ -193,121 +219,169 @@ func (l *Local) ClusterID() string { return l.clusterID }
 // DataDir is the broker's data directory.
 func (l *Local) DataDir() string { return l.dataDir }
 
-// LogPath is the broker's log file (stdout and stderr of every run).
-func (l *Local) LogPath() string { return l.logPath }
+// LogPath is the first broker's log file (stdout and stderr of every run).
+func (l *Local) LogPath() string { return l.nodes[0].logPath }
 
-// Pid is the broker's process id, or 0 when it is not running.
+// Pid is the first broker's process id, or 0 when it is not running.
 func (l *Local) Pid() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.proc == nil {
-		return 0
+	if p := l.nodes[0].proc; p != nil {
+		return p.cmd.Process.Pid
 	}
-	return l.proc.cmd.Process.Pid
+	return 0
 }
 
-// LogTail returns the last n lines of the broker's log.
+// LogTail returns the last n lines of every broker's log.
 func (l *Local) LogTail(n int) string {
-	data, err := os.ReadFile(l.logPath)
-	if err != nil {
-		return err.Error()
+	var b strings.Builder
+	for _, node := range l.nodes {
+		if len(l.nodes) > 1 {
+			fmt.Fprintf(&b, "--- broker %d (%s)\n", node.id, node.logPath)
+		}
+		data, err := os.ReadFile(node.logPath)
+		if err != nil {
+			b.WriteString(err.Error() + "\n")
+			continue
+		}
+		lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		b.Write(bytes.Join(lines, []byte("\n")))
+		b.WriteString("\n")
 	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// CreateTopic creates a topic with replication factor 1 and waits until
-// every partition has a leader.
+// CreateTopic creates a topic with the default replication factor and
+// waits until every partition has a leader.
 func (l *Local) CreateTopic(ctx context.Context, name string, partitions int32) error {
-	if name == "" || partitions < 1 {
-		return fmt.Errorf("live: topic %q with %d partitions", name, partitions)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(l.Addrs()...))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, name)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return fmt.Errorf("live: create topic %s: %w", name, err)
-	}
-	for {
-		md, err := adm.Metadata(ctx, name)
-		if err == nil {
-			if td, ok := md.Topics[name]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
-				ready := true
-				for _, p := range td.Partitions {
-					ready = ready && p.Err == nil && p.Leader >= 0
-				}
-				if ready {
-					return nil
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("live: topic %s has no leaders yet: %w", name, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return createTopicReady(ctx, l.Addrs(), name, partitions)
 }
 
-// Kill kills the broker with SIGKILL (no controlled shutdown, the
-// broker-crash fault) and waits for it to exit. The data dir stays; Restart
-// starts a new broker on it.
+// Kill kills every broker with SIGKILL (no controlled shutdown, the
+// broker-crash fault) and waits for them to exit. The data dirs stay;
+// Restart starts new brokers on them.
 func (l *Local) Kill() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.proc == nil {
+	running := false
+	for _, n := range l.nodes {
+		running = running || n.proc != nil
+		l.killLocked(n, syscall.SIGKILL)
+	}
+	if !running {
 		return errors.New("live: local broker not running")
 	}
-	l.killLocked(syscall.SIGKILL)
 	return nil
 }
 
-// killLocked signals the broker's process group and waits for the process.
-func (l *Local) killLocked(sig syscall.Signal) {
-	p := l.proc
+// killLocked signals node n's process group and waits for the process.
+func (l *Local) killLocked(n *localNode, sig syscall.Signal) {
+	p := n.proc
 	if p == nil {
 		return
 	}
 	syscall.Kill(-p.cmd.Process.Pid, sig)
+	if sig == syscall.SIGSTOP {
+		// a stopped process would not die of what follows
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
+	}
 	<-p.done
-	l.proc = nil
+	n.proc = nil
 }
 
-// Restart starts a new broker process on the same data dir and ports (after
-// Kill) and waits until it answers.
+// Restart starts new broker processes on the same data dirs and ports
+// (after Kill) and waits until every broker answers.
 func (l *Local) Restart(ctx context.Context) error {
-	return l.start(ctx)
+	return l.start(ctx, l.nodes...)
 }
 
-// Close stops the broker: SIGTERM (a controlled shutdown), then SIGKILL
+// NodeIDs are the brokers' node ids (1..n).
+func (l *Local) NodeIDs() []int32 {
+	var ids []int32
+	for _, n := range l.nodes {
+		ids = append(ids, int32(n.id))
+	}
+	return ids
+}
+
+func (l *Local) node(id int32) (*localNode, error) {
+	for _, n := range l.nodes {
+		if int32(n.id) == id {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("live: no broker %d", id)
+}
+
+// KillNode kills broker id with SIGKILL and waits for it to exit.
+func (l *Local) KillNode(id int32) error {
+	return l.signalNode(id, syscall.SIGKILL)
+}
+
+// RestartNode starts broker id again on its data dir and ports and waits
+// until every broker answers.
+func (l *Local) RestartNode(ctx context.Context, id int32) error {
+	n, err := l.node(id)
+	if err != nil {
+		return err
+	}
+	return l.start(ctx, n)
+}
+
+// PauseNode freezes broker id (SIGSTOP to its process group): its sockets
+// stay open, nothing answers.
+func (l *Local) PauseNode(id int32) error { return l.signalNode(id, syscall.SIGSTOP) }
+
+// ResumeNode thaws broker id (SIGCONT).
+func (l *Local) ResumeNode(id int32) error { return l.signalNode(id, syscall.SIGCONT) }
+
+func (l *Local) signalNode(id int32, sig syscall.Signal) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.node(id)
+	if err != nil {
+		return err
+	}
+	if n.proc == nil {
+		return fmt.Errorf("live: broker %d not running", id)
+	}
+	if sig == syscall.SIGKILL {
+		l.killLocked(n, sig)
+		return nil
+	}
+	return syscall.Kill(-n.proc.cmd.Process.Pid, sig)
+}
+
+// Close stops the brokers: SIGTERM (a controlled shutdown), then SIGKILL
 // after StopTimeout. It is safe to call more than once.
 func (l *Local) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	p := l.proc
-	if p == nil {
-		return nil
+	for _, n := range l.nodes {
+		if p := n.proc; p != nil {
+			pgid := p.cmd.Process.Pid
+			syscall.Kill(-pgid, syscall.SIGCONT) // a paused broker
+			syscall.Kill(-pgid, syscall.SIGTERM)
+		}
 	}
-	pgid := p.cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(l.opts.StopTimeout):
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.done
+	deadline := time.Now().Add(l.opts.StopTimeout)
+	for _, n := range l.nodes {
+		p := n.proc
+		if p == nil {
+			continue
+		}
+		select {
+		case <-p.done:
+		case <-time.After(time.Until(deadline)):
+			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+		n.proc = nil
+		os.Remove(filepath.Join(n.dir, "broker.pid"))
 	}
-	l.proc = nil
-	os.Remove(filepath.Join(l.dataDir, "broker.pid"))
 	return nil
 }

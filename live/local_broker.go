@@ -24,25 +24,42 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// localState is what a data dir remembers between runs (ports.json).
+// localState is what a data dir remembers between runs (ports.json): the
+// cluster id and the first node's ports, and with three nodes every
+// node's.
 type localState struct {
-	ClusterID  string `json:"clusterId"`
-	BrokerPort int    `json:"brokerPort"`
-	CtrlPort   int    `json:"controllerPort"`
+	ClusterID  string      `json:"clusterId"`
+	BrokerPort int         `json:"brokerPort"`
+	CtrlPort   int         `json:"controllerPort"`
+	Nodes      []nodePorts `json:"nodes,omitempty"`
 }
 
-// prepare picks (or reloads) the cluster id and ports and writes
-// server.properties and log4j2.properties.
+type nodePorts struct {
+	BrokerPort int `json:"brokerPort"`
+	CtrlPort   int `json:"controllerPort"`
+}
+
+// prepare picks (or reloads) the cluster id and ports and writes each
+// node's server.properties and log4j2.properties.
 func (l *Local) prepare() error {
 	statePath := filepath.Join(l.dataDir, "ports.json")
+	n := l.opts.Brokers
 	var st localState
 	if data, err := os.ReadFile(statePath); err == nil {
 		if err := json.Unmarshal(data, &st); err != nil {
 			return fmt.Errorf("live: %s: %w", statePath, err)
 		}
-		for _, p := range []int{st.BrokerPort, st.CtrlPort} {
-			if !portFree(p) {
-				return fmt.Errorf("live: port %d of the data dir %s is in use (is a broker from an earlier run still running? see its pid in broker.pid)", p, l.dataDir)
+		if len(st.Nodes) == 0 {
+			st.Nodes = []nodePorts{{st.BrokerPort, st.CtrlPort}}
+		}
+		if len(st.Nodes) != n {
+			return fmt.Errorf("live: the data dir %s holds a cluster of %d brokers, not %d: use another folder", l.dataDir, len(st.Nodes), n)
+		}
+		for _, np := range st.Nodes {
+			for _, p := range []int{np.BrokerPort, np.CtrlPort} {
+				if !portFree(p) {
+					return fmt.Errorf("live: port %d of the data dir %s is in use (is a broker from an earlier run still running? see its pid in broker.pid)", p, l.dataDir)
+				}
 			}
 		}
 	} else if errors.Is(err, os.ErrNotExist) {
@@ -50,19 +67,37 @@ func (l *Local) prepare() error {
 		if err != nil {
 			return err
 		}
-		ports, err := freePorts(2)
+		ports, err := freePorts(2 * n)
 		if err != nil {
 			return err
 		}
 		st = localState{ClusterID: id, BrokerPort: ports[0], CtrlPort: ports[1]}
-		data, _ := json.MarshalIndent(st, "", "  ")
+		for i := range n {
+			st.Nodes = append(st.Nodes, nodePorts{ports[2*i], ports[2*i+1]})
+		}
+		saved := st
+		if n == 1 {
+			saved.Nodes = nil // the single-node format of earlier versions
+		}
+		data, _ := json.MarshalIndent(saved, "", "  ")
 		if err := os.WriteFile(statePath, append(data, '\n'), 0o644); err != nil {
 			return err
 		}
 	} else {
 		return err
 	}
-	l.clusterID, l.brokerPort, l.ctrlPort = st.ClusterID, st.BrokerPort, st.CtrlPort
+	l.clusterID = st.ClusterID
+	for i, np := range st.Nodes {
+		dir := l.dataDir
+		if n > 1 {
+			dir = filepath.Join(l.dataDir, fmt.Sprintf("node-%d", i+1))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+		l.nodes = append(l.nodes, &localNode{id: i + 1, dir: dir, props: filepath.Join(dir, "server.properties"),
+			logPath: filepath.Join(dir, "broker.log"), brokerPort: np.BrokerPort, ctrlPort: np.CtrlPort})
+	}
 
 	log4j := fmt.Sprintf(`status = warn
 appender.out.type = Console
@@ -74,47 +109,42 @@ rootLogger.appenderRef.out.ref = STDOUT
 logger.state.name = state.change.logger
 logger.state.level = WARN
 `, l.opts.LogLevel)
-	if err := os.WriteFile(filepath.Join(l.dataDir, "log4j2.properties"), []byte(log4j), 0o644); err != nil {
-		return err
+	for _, node := range l.nodes {
+		if err := os.WriteFile(filepath.Join(node.dir, "log4j2.properties"), []byte(log4j), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(node.props, []byte(l.serverProperties(node)), 0o644); err != nil {
+			return err
+		}
 	}
-	return os.WriteFile(l.props, []byte(l.serverProperties()), 0o644)
+	return nil
 }
 
-// serverProperties renders the single-node KRaft configuration.
-func (l *Local) serverProperties() string {
-	broker := "127.0.0.1:" + strconv.Itoa(l.brokerPort)
-	ctrl := "127.0.0.1:" + strconv.Itoa(l.ctrlPort)
+// serverProperties renders node n's KRaft configuration: a single node
+// with a dynamic quorum of itself, or one of three static voters.
+func (l *Local) serverProperties(n *localNode) string {
+	broker := "127.0.0.1:" + strconv.Itoa(n.brokerPort)
+	ctrl := "127.0.0.1:" + strconv.Itoa(n.ctrlPort)
+	quorum := [2]string{"controller.quorum.bootstrap.servers", ctrl}
+	if len(l.nodes) > 1 {
+		var voters []string
+		for _, o := range l.nodes {
+			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", o.id, o.ctrlPort))
+		}
+		quorum = [2]string{"controller.quorum.voters", strings.Join(voters, ",")}
+	}
 	kv := [][2]string{
 		{"process.roles", "broker,controller"},
-		{"node.id", "1"},
-		{"controller.quorum.bootstrap.servers", ctrl},
+		{"node.id", strconv.Itoa(n.id)},
+		quorum,
 		{"listeners", "PLAINTEXT://" + broker + ",CONTROLLER://" + ctrl},
 		{"advertised.listeners", "PLAINTEXT://" + broker + ",CONTROLLER://" + ctrl},
 		{"controller.listener.names", "CONTROLLER"},
 		{"inter.broker.listener.name", "PLAINTEXT"},
 		{"listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"},
-		{"log.dirs", filepath.Join(l.dataDir, "kraft")},
-		{"num.partitions", "1"},
-		{"default.replication.factor", "1"},
-		{"min.insync.replicas", "1"},
-		{"auto.create.topics.enable", "false"},
-		{"offsets.topic.replication.factor", "1"},
-		{"offsets.topic.num.partitions", "1"},
-		{"transaction.state.log.replication.factor", "1"},
-		{"transaction.state.log.min.isr", "1"},
-		{"transaction.state.log.num.partitions", "1"},
-		{"share.coordinator.state.topic.replication.factor", "1"},
-		{"share.coordinator.state.topic.min.isr", "1"},
-		{"group.initial.rebalance.delay.ms", "0"},
-		{"transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000"},
-		// After a SIGKILL the controller refuses the restarted broker's
-		// registration until the old incarnation's session times out
-		// (default 9 s); 3 s keeps Restart quick.
-		{"broker.heartbeat.interval.ms", "500"},
-		{"broker.session.timeout.ms", "3000"},
-		{"num.network.threads", "2"},
-		{"num.io.threads", "2"},
+		{"log.dirs", filepath.Join(n.dir, "kraft")},
 	}
+	kv = append(kv, kraftSettings(len(l.nodes))...)
 	var b strings.Builder
 	b.WriteString("# Generated by dedupsim live.StartLocal; rewritten at every start.\n")
 	seen := map[string]bool{}
@@ -184,54 +214,83 @@ func portFree(p int) bool {
 	return true
 }
 
-// java builds a JVM command for mainClass with the broker's classpath.
-func (l *Local) java(ctx context.Context, mainClass string, args ...string) *exec.Cmd {
+// java builds a JVM command for mainClass with the broker's classpath,
+// run in node n's folder.
+func (l *Local) java(ctx context.Context, n *localNode, mainClass string, args ...string) *exec.Cmd {
 	all := append([]string{}, l.opts.JVMOpts...)
 	all = append(all,
-		"-Dlog4j2.configurationFile="+filepath.Join(l.dataDir, "log4j2.properties"),
-		"-Dkafka.logs.dir="+l.dataDir,
+		"-Dlog4j2.configurationFile="+filepath.Join(n.dir, "log4j2.properties"),
+		"-Dkafka.logs.dir="+n.dir,
 		"-cp", filepath.Join(l.lib, "*"),
 		mainClass)
 	all = append(all, args...)
 	cmd := exec.CommandContext(ctx, l.opts.Java, all...)
-	cmd.Dir = l.dataDir
+	cmd.Dir = n.dir
 	return cmd
 }
 
-// format runs StorageTool format --standalone --ignore-formatted.
-func (l *Local) format(ctx context.Context) error {
-	cmd := l.java(ctx, "kafka.tools.StorageTool", "format", "--standalone", "--ignore-formatted",
-		"--cluster-id="+l.clusterID, "--config", l.props)
-	out, err := cmd.CombinedOutput()
+// format runs StorageTool format --ignore-formatted on node n (with
+// --standalone for a single node's dynamic quorum).
+func (l *Local) format(ctx context.Context, n *localNode) error {
+	args := []string{"format", "--ignore-formatted", "--cluster-id=" + l.clusterID, "--config", n.props}
+	if len(l.nodes) == 1 {
+		args = append(args, "--standalone")
+	}
+	out, err := l.java(ctx, n, "kafka.tools.StorageTool", args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("live: kafka storage format: %w\n%s", err, out)
+		return fmt.Errorf("live: kafka storage format (broker %d): %w\n%s", n.id, err, out)
 	}
 	return nil
 }
 
-// start launches the broker JVM in its own process group, logging to
-// broker.log, and waits until it answers ListBrokers.
-func (l *Local) start(ctx context.Context) error {
+// start launches the JVMs of nodes, each in its own process group logging
+// to its broker.log, and waits until every broker of the cluster answers
+// ListBrokers (three static voters need each other: they start together).
+func (l *Local) start(ctx context.Context, nodes ...*localNode) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return errors.New("live: local broker closed")
 	}
-	if l.proc != nil {
-		return errors.New("live: local broker already running")
+	for _, n := range nodes {
+		if n.proc != nil {
+			return fmt.Errorf("live: local broker %d already running", n.id)
+		}
 	}
-	logf, err := os.OpenFile(l.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+	var procs []*process
+	for _, n := range nodes {
+		p, err := l.launch(n)
+		if err != nil {
+			for _, m := range nodes {
+				l.killLocked(m, syscall.SIGKILL)
+			}
+			return err
+		}
+		procs = append(procs, p)
+	}
+	if err := l.waitReady(ctx, procs); err != nil {
+		for _, n := range nodes {
+			l.killLocked(n, syscall.SIGKILL)
+		}
 		return err
 	}
+	return nil
+}
+
+// launch starts node n's broker JVM.
+func (l *Local) launch(n *localNode) (*process, error) {
+	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(logf, "=== dedupsim: start %s ===\n", time.Now().Format(time.RFC3339Nano))
-	// Not tied to ctx: the broker outlives the start call.
-	cmd := l.java(context.Background(), "kafka.Kafka", l.props)
+	// Not tied to a context: the broker outlives the start call.
+	cmd := l.java(context.Background(), n, "kafka.Kafka", n.props)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("live: start kafka broker: %w", err)
+		return nil, fmt.Errorf("live: start kafka broker %d: %w", n.id, err)
 	}
 	p := &process{cmd: cmd, log: logf, done: make(chan struct{})}
 	go func() {
@@ -239,19 +298,14 @@ func (l *Local) start(ctx context.Context) error {
 		logf.Close()
 		close(p.done)
 	}()
-	l.proc = p
-	os.WriteFile(filepath.Join(l.dataDir, "broker.pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
-
-	if err := l.waitReady(ctx, p); err != nil {
-		l.killLocked(syscall.SIGKILL)
-		return err
-	}
-	return nil
+	n.proc = p
+	os.WriteFile(filepath.Join(n.dir, "broker.pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	return p, nil
 }
 
-// waitReady polls ListBrokers until it succeeds, the process exits, or
-// ReadyTimeout passes.
-func (l *Local) waitReady(ctx context.Context, p *process) error {
+// waitReady polls ListBrokers until every broker is listed, one of procs
+// exits, or ReadyTimeout passes.
+func (l *Local) waitReady(ctx context.Context, procs []*process) error {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.ReadyTimeout)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(l.Addrs()...), kgo.DialTimeout(time.Second))
@@ -265,18 +319,23 @@ func (l *Local) waitReady(ctx context.Context, p *process) error {
 		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
 		bs, err := adm.ListBrokers(rctx)
 		rcancel()
-		if err == nil && len(bs) > 0 {
+		if err == nil && len(bs) >= len(l.nodes) {
 			return nil
 		}
 		if err == nil {
-			err = errors.New("no brokers listed")
+			err = fmt.Errorf("%d of %d brokers listed", len(bs), len(l.nodes))
 		}
 		last = err
+		for _, p := range procs {
+			select {
+			case <-p.done:
+				return fmt.Errorf("live: kafka broker exited during startup (%v); last lines of its log:\n%s", p.err, l.LogTail(30))
+			default:
+			}
+		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("live: kafka broker exited during startup (%v); last lines of %s:\n%s", p.err, l.logPath, l.LogTail(30))
 		case <-ctx.Done():
-			return fmt.Errorf("live: kafka broker not ready after %v (%v); last lines of %s:\n%s", l.opts.ReadyTimeout, last, l.logPath, l.LogTail(30))
+			return fmt.Errorf("live: kafka not ready after %v (%v); last lines of the broker logs:\n%s", l.opts.ReadyTimeout, last, l.LogTail(30))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -74,6 +74,16 @@ func TestLocalEngineCrashAfterSinkWrite(t *testing.T) {
 // read_committed, and the broker takes writes again on the same address.
 func TestLocalBrokerRestart(t *testing.T) {
 	l := startLocal(t, map[string]int32{"in": 2})
+	runBrokerRestart(t, l, func() {
+		if l.Pid() != 0 {
+			t.Fatal("broker still has a pid after Kill")
+		}
+	})
+}
+
+// runBrokerRestart is TestLocalBrokerRestart on l, which holds the topic
+// "in" with 2 partitions; killed checks l after the kill.
+func runBrokerRestart(t *testing.T, l live.Restartable, killed func()) {
 	p := producer(t, l)
 	produce(t, p, 0, "k1", "k2")
 	produce(t, p, 1, "k3")
@@ -97,9 +107,7 @@ func TestLocalBrokerRestart(t *testing.T) {
 	if err := l.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if l.Pid() != 0 {
-		t.Fatal("broker still has a pid after Kill")
-	}
+	killed()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	began := time.Now()

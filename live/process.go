@@ -62,7 +62,7 @@ type Restartable interface {
 // ProcessSupported lists what RunProcess supports.
 const ProcessSupported = "every producer, clock and source fault (the simulator's workload for the seed, produced to Kafka), " +
 	"the crash faults crash-after-* (the engine process kills itself at that point) and crash-random (SIGKILL at a random moment), " +
-	"broker-restart (with --kafka local), and table, merge, append and foreachBatch sinks; not the disk faults, query-shape-change or swarm mode"
+	"broker-restart (with --kafka local or testcontainers), leader-kill and broker-pause (with --brokers 3), broker-partition (with --kafka testcontainers --brokers 3), and table, merge, append and foreachBatch sinks; not the disk faults, query-shape-change or swarm mode"
 
 // RunProcess runs the scenario configuration cfg against cluster with the
 // engine as a child process (`dedupsim engine`), and returns the history
@@ -115,6 +115,7 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 	}
 	p := &procRun{ctx: ctx, cluster: cluster, cfg: cfg, q: q, opt: opt, settings: settings,
 		rng: rand.New(rand.NewPCG(seed, 0x70726f63))}
+	var nodeFaults []string
 	for _, name := range settings.Names() {
 		f, _ := faults.Lookup(name)
 		switch {
@@ -127,9 +128,11 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 		case name == faults.BrokerRestart:
 			rs, ok := cluster.(Restartable)
 			if !ok {
-				return nil, unsupported("broker-restart on this cluster (it needs --kafka local)")
+				return nil, unsupported("broker-restart on this cluster (it needs --kafka local or testcontainers)")
 			}
 			p.broker = rs
+		case name == faults.LeaderKill || name == faults.BrokerPause || name == faults.BrokerPartition:
+			nodeFaults = append(nodeFaults, name)
 		default:
 			return nil, unsupported("fault " + name)
 		}
@@ -139,6 +142,9 @@ func RunProcess(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint6
 		return nil, fmt.Errorf("live: %w", err)
 	}
 	if err := p.setup(seed); err != nil {
+		return nil, err
+	}
+	if err := p.nodeFaultsFor(nodeFaults); err != nil {
 		return nil, err
 	}
 	if err := p.run(); err != nil {
@@ -161,6 +167,8 @@ type procRun struct {
 	armable    []engine.CrashPoint
 	randomRate float64
 	broker     Restartable
+	nodeFaults []brokerFault // leader-kill, broker-pause, broker-partition
+	nodes      Nodes
 
 	inTopics []string
 	outTopic string

@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,12 @@ type liveCase struct {
 	armedKills, randomKills, brokerRestarts int
 	// a sink must have skipped replayed batches (idempotent sinks)
 	skips bool
+	// fired: broker faults that must have fired; knobs: pinned knob
+	// values that replace the scenario's (fault -> knob -> value)
+	fired []string
+	knobs map[string]faults.Knobs
+	// droppedAcks: duplicate-appends must have come from lost acks
+	droppedAcks bool
 }
 
 // runProcessCase runs c against cluster and checks the scenario's own
@@ -56,6 +63,22 @@ type liveCase struct {
 func runProcessCase(t *testing.T, cluster live.Cluster, c liveCase, trigger time.Duration) *history.History {
 	t.Helper()
 	s := loadScenario(t, c.scenario)
+	if c.knobs != nil {
+		// A copy: the catalogue's scenarios are shared.
+		cp := *s
+		s = &cp
+		fs := map[string]faults.Knobs{}
+		for name, ks := range s.Config.Plan.Faults {
+			fs[name] = maps.Clone(ks)
+		}
+		for name, ks := range c.knobs {
+			if fs[name] == nil {
+				fs[name] = faults.Knobs{}
+			}
+			maps.Copy(fs[name], ks)
+		}
+		s.Config.Plan.Faults = fs
+	}
 	dir := t.TempDir()
 	began := time.Now()
 	h, err := live.RunProcess(t.Context(), cluster, s.Config, 1, live.ProcessOptions{Binary: dedupsimBinary(t), Dir: dir,
@@ -86,6 +109,20 @@ func runProcessCase(t *testing.T, cluster live.Cluster, c liveCase, trigger time
 	if armed < c.armedKills || random < c.randomKills || h.Coverage[faults.BrokerRestart] < c.brokerRestarts {
 		t.Errorf("kills: %d armed, %d random, %d broker restarts; want at least %d, %d, %d",
 			armed, random, h.Coverage[faults.BrokerRestart], c.armedKills, c.randomKills, c.brokerRestarts)
+	}
+	if c.droppedAcks {
+		if h.Live == nil || h.Live.DroppedAcks == 0 || h.Coverage[faults.DuplicateAppend] == 0 {
+			t.Errorf("no produce ack was dropped (%d duplicate-appends in the workload)", h.Coverage[faults.DuplicateAppend])
+		} else {
+			t.Logf("%d produce acks dropped for %d duplicate-appends", h.Live.DroppedAcks, h.Coverage[faults.DuplicateAppend])
+		}
+	}
+	for _, f := range c.fired {
+		if h.Coverage[f] == 0 {
+			t.Errorf("%s never fired", f)
+		} else {
+			t.Logf("%s fired %d times", f, h.Coverage[f])
+		}
 	}
 	if c.skips && skipped == 0 {
 		t.Errorf("no replayed write was skipped by the sink")
@@ -120,8 +157,8 @@ func checkRun(t *testing.T, r *result.Run) {
 // and the watermark stall and state bound judged from the engine
 // processes' own progress records.
 var liveKfakeCases = []liveCase{
-	{scenario: "../scenarios/live/kill-anywhere-table.yaml", armedKills: 5, randomKills: 1, skips: true},
-	{scenario: "../scenarios/live/kill-anywhere-table.yaml", tableSink: "kafka", armedKills: 5, randomKills: 1, skips: true},
+	{scenario: "../scenarios/live/kill-anywhere-table.yaml", armedKills: 5, randomKills: 1, skips: true, droppedAcks: true},
+	{scenario: "../scenarios/live/kill-anywhere-table.yaml", tableSink: "kafka", armedKills: 5, randomKills: 1, skips: true, droppedAcks: true},
 	{scenario: "replay-append-sink", armedKills: 1},
 	{scenario: "quiet-source-stalls-watermark"},
 }
@@ -154,6 +191,89 @@ func TestRunProcessLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	runProcessReal(t, l)
+}
+
+// TestRunProcessContainer runs the live scenarios against Kafka in a
+// container (DEDUPSIM_KAFKA=testcontainers, make test-containers), the
+// broker restart done the container way: docker stop, docker start on the
+// same volume.
+func TestRunProcessContainer(t *testing.T) {
+	c := startContainer(t, 1)
+	runProcessReal(t, c)
+}
+
+// TestRunProcessContainerBrokers3 runs the broker-fault scenarios against
+// three brokers in containers (DEDUPSIM_KAFKA=testcontainers): the leader
+// of an input partition, of the output topic or of the transaction
+// coordinator killed, paused or cut off; the table and transactional
+// sinks stay exactly once; a plain sink shows its replay duplicates.
+func TestRunProcessContainerBrokers3(t *testing.T) {
+	c := startContainer(t, 3)
+	runBrokerFaults(t, c, []string{faults.LeaderKill, faults.BrokerPause, faults.BrokerPartition})
+}
+
+// TestRunProcessLocalBrokers3 runs the broker-fault scenarios a local
+// cluster of three broker processes can do (DEDUPSIM_KAFKA=local, make
+// test-kafka): leader-kill (SIGKILL) and broker-pause (SIGSTOP/SIGCONT).
+func TestRunProcessLocalBrokers3(t *testing.T) {
+	needLocalKafka(t)
+	began := time.Now()
+	l, err := live.StartLocal(t.Context(), live.LocalOptions{DataDir: t.TempDir(), Brokers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("3 brokers %v ready in %v", l.Addrs(), time.Since(began).Round(time.Millisecond))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("broker logs:\n%s", l.LogTail(40))
+		}
+		l.Close()
+	})
+	runBrokerFaults(t, l, []string{faults.LeaderKill, faults.BrokerPause})
+}
+
+// runBrokerFaults runs the scenario of each broker fault on c, in turn
+// with the Pebble table sink aimed at an input leader and with the
+// transactional sink aimed at the transaction coordinator's leader
+// (leader-kill) or the output's; then replay-append-sink (the plain
+// sink, which shows its replay duplicates) with the first fault aimed at
+// the output's leader. One run per fault keeps the suite short.
+func runBrokerFaults(t *testing.T, c live.Cluster, names []string) {
+	for i, name := range names {
+		lc := liveCase{scenario: "../scenarios/live/" + name + ".yaml", fired: []string{name}}
+		sinkName := "table"
+		if i%2 == 0 {
+			target := faults.TargetOutput
+			if name == faults.LeaderKill {
+				target = faults.TargetCoordinator
+			}
+			// A dead or stalled leader holds the transactional sink up for
+			// a while: few batches run in the 12 s fault phase, so the
+			// scenario's crash-after-sink-write is made likelier to fire.
+			lc.tableSink, lc.knobs = "kafka", map[string]faults.Knobs{name: {"target": target}, faults.CrashAfterSinkWrite: {"rate": 0.3}}
+			sinkName = "transactional-" + target
+		}
+		// The transactional cases run on a 200 ms trigger (a 24 s fault
+		// phase): a killed coordinator holds the sink up for 20 s or more
+		// on a busy machine, and the scenario's crash must still fire.
+		trigger := 100 * time.Millisecond
+		if lc.tableSink == "kafka" {
+			trigger = 200 * time.Millisecond
+		}
+		t.Run(name+"/"+sinkName, func(t *testing.T) {
+			runProcessCase(t, c, lc, trigger)
+		})
+	}
+	t.Run("plain/"+names[0], func(t *testing.T) {
+		runProcessCase(t, c, liveCase{scenario: "replay-append-sink", armedKills: 1, fired: []string{names[0]},
+			knobs: map[string]faults.Knobs{names[0]: {"at_frac": 0.3, "for": "6s", "target": faults.TargetOutput}}}, 100*time.Millisecond)
+	})
+}
+
+// runProcessReal is the live suite on a real cluster l that can restart
+// its brokers.
+func runProcessReal(t *testing.T, l live.Restartable) {
 	name := func(c liveCase) string {
 		n := strings.TrimSuffix(filepath.Base(c.scenario), ".yaml")
 		if c.tableSink != "" {

@@ -110,6 +110,10 @@ func (p *procRun) supervise(cl *kgo.Client) error {
 		p.brokerWG.Add(1)
 		go p.restartBroker()
 	}
+	if len(p.nodeFaults) > 0 {
+		p.brokerWG.Add(1)
+		go p.runNodeFaults()
+	}
 	realHeal, realEnd := p.real(p.wl.HealMs), p.real(p.wl.EndMs)
 	downtime := time.Duration(float64(p.cfg.Downtime) / p.scale)
 	for {

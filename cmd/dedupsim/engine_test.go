@@ -189,6 +189,28 @@ func TestKillSuiteLocal(t *testing.T) {
 	}
 }
 
+// TestKillSuiteContainer is the kill -9 suite against Kafka in a Docker
+// container (DEDUPSIM_KAFKA=testcontainers, make test-containers): 20
+// SIGKILLs of `dedupsim engine` per sink.
+func TestKillSuiteContainer(t *testing.T) {
+	if os.Getenv("DEDUPSIM_KAFKA") != "testcontainers" {
+		t.Skip("container test: set DEDUPSIM_KAFKA=testcontainers to run it (make test-containers)")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	c, err := live.StartContainer(ctx, live.ContainerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	seed := killSuiteSeed(t)
+	for _, kind := range []string{"transactional", "table", "plain"} {
+		t.Run(kind, func(t *testing.T) {
+			runKillSuite(t, strings.Join(c.Addrs(), ","), kind, 20, seed)
+		})
+	}
+}
+
 // TestKillSuiteKfake is the kill -9 suite against kfake running in the test
 // process (the child engine connects to it over 127.0.0.1 TCP).
 func TestKillSuiteKfake(t *testing.T) {
@@ -263,7 +285,7 @@ func runKillSuite(t *testing.T, bootstrap, sinkKind string, kills int, seed int6
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, 1, nil, in, out)
+	resp, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, -1, nil, in, out)
 	if err == nil {
 		err = resp.Error()
 	}

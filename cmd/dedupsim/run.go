@@ -83,6 +83,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&o.lo.bootstrap, "bootstrap", "", "bootstrap addresses of --kafka external")
 	cmd.Flags().StringVar(&o.lo.engine, "engine", "process", "with --kafka: process (the engine as a child process, killed with SIGKILL) or inproc (in this process, lock-step simulated time)")
 	cmd.Flags().StringVar(&o.lo.tableSink, "table-sink", "pebble", "with --kafka: a table sink is the engine's Pebble table (pebble) or the transactional Kafka sink (kafka)")
+	cmd.Flags().IntVar(&o.lo.brokers, "brokers", 1, "with --kafka local or testcontainers: the number of brokers, 1 or 3 (three: replication factor 3, min.insync.replicas 2; needed by leader-kill, broker-pause and broker-partition)")
 	cmd.Flags().DurationVar(&o.lo.trigger, "live-trigger", 200*time.Millisecond, "with --kafka: the real time one trigger interval of the scenario takes (the timeline is scaled to it)")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "with --kafka: log the engine processes' starts, kills and restarts")
 	o.bf.register(cmd)
@@ -223,6 +224,10 @@ func checkRunFlags(cmd *cobra.Command, o runOptions) error {
 		return fmt.Errorf("run: --engine %q: want process or inproc", lo.engine)
 	case lo.tableSink != "pebble" && lo.tableSink != "kafka":
 		return fmt.Errorf("run: --table-sink %q: want pebble or kafka", lo.tableSink)
+	case lo.brokers != 1 && lo.brokers != 3:
+		return fmt.Errorf("run: --brokers %d: want 1 or 3", lo.brokers)
+	case set("brokers") && kafka != "local" && kafka != "testcontainers":
+		return errors.New("run: --brokers is for --kafka local or testcontainers only (kfake has one broker; an external cluster has its own)")
 	case lo.trigger <= 0:
 		return fmt.Errorf("run: --live-trigger %v: want a positive duration", lo.trigger)
 	case kafka != "" && set("jobs") && o.bf.jobs != 1:
@@ -306,6 +311,7 @@ func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs int) 
 // liveOptions are run's --kafka settings.
 type liveOptions struct {
 	kind, bootstrap, engine, tableSink string
+	brokers                            int
 	trigger                            time.Duration
 	out                                string
 	strict                             bool
@@ -317,7 +323,7 @@ type liveOptions struct {
 func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
 	switch o.kind {
 	case "local":
-		c, err := live.StartLocal(ctx, live.LocalOptions{})
+		c, err := live.StartLocal(ctx, live.LocalOptions{Brokers: o.brokers})
 		if err != nil {
 			return nil, fmt.Errorf("--kafka local needs a local Kafka broker from the jars that %s fetches (make kafka-fetch): %w", live.FetchScript, err)
 		}
@@ -325,7 +331,7 @@ func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
 	case "external":
 		return live.External(ctx, strings.Split(o.bootstrap, ","))
 	case "testcontainers":
-		return live.StartContainer(ctx)
+		return live.StartContainer(ctx, live.ContainerOptions{Brokers: o.brokers})
 	}
 	return live.StartKfake(ctx, nil)
 }

@@ -72,8 +72,9 @@ type Live struct {
 	KilledAtRandom  int `json:"killedAtRandom"`
 	FailedExits     int `json:"failedExits"`
 	BrokerRestarts  int `json:"brokerRestarts"`
-	// DroppedAcks are duplicate appends made by a produce ack the broker
-	// lost (kfake).
+	// DroppedAcks are duplicate appends made by a produce ack lost after
+	// the broker wrote the batch (kfake drops it; against a real broker,
+	// live/faultproxy).
 	DroppedAcks int `json:"droppedAcks"`
 	// InferredWrites are sink writes of killed executions found committed
 	// by their replay (see live.RunProcess).
