@@ -229,7 +229,9 @@ func charts(q QueryReport) []reports.Chart {
 	mk := func(title, y string, ss ...reports.Series) reports.Chart {
 		return reports.Chart{Title: title, XLabel: "seconds since the first batch", YLabel: y, Series: ss, Markers: markers}
 	}
-	wm := func(p Point) (float64, bool) { return float64(p.WatermarkMs-t0) / 1000, p.HasWatermark && p.WatermarkMs > 0 }
+	wm := func(p Point) (float64, bool) {
+		return float64(p.WatermarkMs-t0) / 1000, p.HasWatermark && p.WatermarkMs > 0
+	}
 	ev := func(p Point) (float64, bool) { return float64(p.MaxEventMs-t0) / 1000, p.HasMaxEvent }
 	late := line("numRowsDroppedByWatermark", "#b00020", func(p Point) (float64, bool) { return float64(p.Dropped), true })
 	late.Bars = true

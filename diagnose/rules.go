@@ -165,29 +165,24 @@ func (s *series) operator(i int) {
 	}
 }
 
-// stateGrowth is the checker's state-unbounded rule on the log: over the
-// second half of the time span, the least-squares growth exceeds 20% of the
-// window's mean and the last quarter's max exceeds the second quarter's.
+// stateGrowth is the checker's state-unbounded rule on the log, with the
+// window cut by batch count rather than time (a run's first batch can take
+// as long as ten others: planning, JIT): over the second half of the
+// batches, the least-squares growth exceeds 20% of the window's mean, the
+// last quarter's max exceeds the second quarter's, and the fit explains at
+// least half the variance (R² >= 0.5: a sawtooth of data and no-data
+// batches around a plateau is not growth).
+// minConfidence is the R² a growth trend needs before it is a finding.
+const minConfidence = 0.5
+
 func (s *series) stateGrowth(i int, name string, o opSeries) {
 	n := len(o.xs)
 	if n < 4 {
 		return
 	}
-	span := o.xs[n-1] - o.xs[0]
-	half, q2, q3 := o.xs[0]+span/2, o.xs[0]+span/4, o.xs[0]+3*span/4
-	var wx, wy, wm, secondQ, lastQ []float64
-	for k, x := range o.xs {
-		if x >= half {
-			wx, wy, wm = append(wx, x), append(wy, o.total[k]), append(wm, o.mem[k])
-		}
-		if x >= q2 && x < half {
-			secondQ = append(secondQ, o.total[k])
-		}
-		if x >= q3 {
-			lastQ = append(lastQ, o.total[k])
-		}
-	}
-	if len(wx) < 3 || len(lastQ) == 0 {
+	wx, wy, wm := o.xs[n/2:], o.total[n/2:], o.mem[n/2:]
+	secondQ, lastQ := o.total[n/4:n/2], o.total[n-max(1, n/4):]
+	if len(wx) < 3 {
 		return
 	}
 	if len(secondQ) == 0 {
@@ -195,7 +190,7 @@ func (s *series) stateGrowth(i int, name string, o opSeries) {
 	}
 	f := linear(wx, wy)
 	width := wx[len(wx)-1] - wx[0]
-	if f.slope*width <= growthFraction*mean(wy) || maxOf(lastQ) <= maxOf(secondQ) {
+	if f.slope*width <= growthFraction*mean(wy) || maxOf(lastQ) <= maxOf(secondQ) || f.r2 < minConfidence {
 		return
 	}
 	ev := []string{
