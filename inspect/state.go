@@ -158,10 +158,19 @@ func (c *reader) schema(name string) (schema, schema, error) {
 	if err != nil {
 		return schema{}, schema{}, &Error{c.dir + "/" + name, fmt.Errorf("the state schema file: %w", err)}
 	}
+	k, v, err := parseSchema(b)
+	if err != nil {
+		return k, v, c.fail(name, "%v", err)
+	}
+	return k, v, nil
+}
+
+// parseSchema decodes a schema file's bytes.
+func parseSchema(b []byte) (schema, schema, error) {
 	r := bytes.NewReader(b)
 	v, err := readUTF(r)
 	if err != nil {
-		return schema{}, schema{}, c.fail(name, "bad header: %v", err)
+		return schema{}, schema{}, fmt.Errorf("bad header: %v", err)
 	}
 	var parts [2]string
 	switch {
@@ -169,13 +178,13 @@ func (c *reader) schema(name string) (schema, schema, error) {
 		for i := range parts {
 			var n int32
 			if err := binary.Read(r, binary.BigEndian, &n); err != nil || n < 0 || n > 1024 {
-				return schema{}, schema{}, c.fail(name, "bad chunk count")
+				return schema{}, schema{}, fmt.Errorf("bad chunk count")
 			}
 			var sb strings.Builder
 			for range n {
 				s, err := readUTF(r)
 				if err != nil {
-					return schema{}, schema{}, c.fail(name, "bad chunk: %v", err)
+					return schema{}, schema{}, fmt.Errorf("bad chunk: %v", err)
 				}
 				sb.WriteString(s)
 			}
@@ -185,10 +194,10 @@ func (c *reader) schema(name string) (schema, schema, error) {
 		// v1 (legacy): two writeUTF strings, no version.
 		parts[0] = v
 		if parts[1], err = readUTF(r); err != nil {
-			return schema{}, schema{}, c.fail(name, "bad value schema: %v", err)
+			return schema{}, schema{}, fmt.Errorf("bad value schema: %v", err)
 		}
 	default:
-		return schema{}, schema{}, c.fail(name, "schema version %q: want v2 (or the legacy v1)", truncate(v, 20))
+		return schema{}, schema{}, fmt.Errorf("schema version %q: want v2 (or the legacy v1)", truncate(v, 20))
 	}
 	var out [2]schema
 	for i, js := range parts {
@@ -198,7 +207,7 @@ func (c *reader) schema(name string) (schema, schema, error) {
 		dec := json.NewDecoder(strings.NewReader(js))
 		dec.UseNumber()
 		if err := dec.Decode(&st); err != nil {
-			return schema{}, schema{}, c.fail(name, "not a StructType JSON: %v", err)
+			return schema{}, schema{}, fmt.Errorf("not a StructType JSON: %v", err)
 		}
 		out[i].text = js
 		for _, f := range st.Fields {
@@ -284,7 +293,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout, group
 			if !ok {
 				return pt, c.fail(dir, "changelog %d.changelog is missing: versions 1..%d are needed (a RocksDB snapshot's SSTs cannot be read without RocksDB)", v, version)
 			}
-			if err := c.replay(dir+"/"+n, state, files); err != nil {
+			if err := c.replay(dir+"/"+n, state); err != nil {
 				return pt, err
 			}
 		}
@@ -299,7 +308,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout, group
 			}
 		}
 		if snap > 0 {
-			if err := c.replay(dir+"/"+files["snapshot"][snap], state, files); err != nil {
+			if err := c.replay(dir+"/"+files["snapshot"][snap], state); err != nil {
 				return pt, err
 			}
 		}
@@ -308,7 +317,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout, group
 			if !ok {
 				return pt, c.fail(dir, "%d.delta is missing: state version %d cannot be rebuilt", v, version)
 			}
-			if err := c.replay(dir+"/"+n, state, files); err != nil {
+			if err := c.replay(dir+"/"+n, state); err != nil {
 				return pt, err
 			}
 		}
@@ -379,55 +388,63 @@ func (c *reader) zipOnly(dir string, zips map[int64]string, version int64, pt Pa
 // int32 keyLen, key, int32 valueLen (-1: remove), value; end int32 -1; the
 // stream LZ4Block-framed (B.3, B.6). Spark 4.1's <file>.crc sidecar, when
 // there, is checked first.
-func (c *reader) replay(name string, state map[string][]byte, files map[string]map[int64]string) error {
+func (c *reader) replay(name string, state map[string][]byte) error {
 	raw, err := c.readState(name)
 	if err != nil {
 		return err
 	}
+	if err := replayBytes(raw, state); err != nil {
+		return c.fail(name, "%v", err)
+	}
+	return nil
+}
+
+// replayBytes applies one state file's bytes to state.
+func replayBytes(raw []byte, state map[string][]byte) error {
 	zr := codec.NewLZ4BlockReader(bytes.NewReader(raw))
 	r := bufio.NewReader(zr)
 	for i := 0; ; i++ {
 		kl, err := readInt(r)
 		if err != nil {
-			return c.fail(name, "record %d: %v", i, streamErr(err))
+			return fmt.Errorf("record %d: %v", i, streamErr(err))
 		}
 		if kl == -1 {
 			break
 		}
 		if kl < 0 || kl > maxRecordLen {
-			return c.fail(name, "record %d: key length %d out of range [0, 64 MiB]", i, kl)
+			return fmt.Errorf("record %d: key length %d out of range [0, 64 MiB]", i, kl)
 		}
 		if i == 0 && kl >= 0x00027632 && kl <= 0x00027634 {
 			// writeUTF("v2".."v4"): a changelog with column families or
 			// checkpoint ids, never written for dedup (B.6).
-			return c.fail(name, "a v2-v4 changelog (column families or checkpoint ids): only v1, dedup's format, is read")
+			return fmt.Errorf("a v2-v4 changelog (column families or checkpoint ids): only v1, dedup's format, is read")
 		}
 		k := make([]byte, kl)
 		if _, err := io.ReadFull(r, k); err != nil {
-			return c.fail(name, "record %d: key: %v", i, streamErr(err))
+			return fmt.Errorf("record %d: key: %v", i, streamErr(err))
 		}
 		vl, err := readInt(r)
 		if err != nil {
-			return c.fail(name, "record %d: value length: %v", i, streamErr(err))
+			return fmt.Errorf("record %d: value length: %v", i, streamErr(err))
 		}
 		if vl == -1 {
 			delete(state, string(k))
 			continue
 		}
 		if vl < 0 || vl > maxRecordLen {
-			return c.fail(name, "record %d: value length %d out of range [0, 64 MiB]", i, vl)
+			return fmt.Errorf("record %d: value length %d out of range [0, 64 MiB]", i, vl)
 		}
 		v := make([]byte, vl)
 		if _, err := io.ReadFull(r, v); err != nil {
-			return c.fail(name, "record %d: value: %v", i, streamErr(err))
+			return fmt.Errorf("record %d: value: %v", i, streamErr(err))
 		}
 		state[string(k)] = v
 	}
 	if _, err := r.ReadByte(); err != io.EOF {
 		if err == nil {
-			return c.fail(name, "data after the end marker")
+			return fmt.Errorf("data after the end marker")
 		}
-		return c.fail(name, "%v", streamErr(err))
+		return fmt.Errorf("%v", streamErr(err))
 	}
 	return nil
 }

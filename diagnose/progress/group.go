@@ -79,4 +79,3 @@ func (c *collector) group() {
 		c.log.Queries = append(c.log.Queries, *q)
 	}
 }
-

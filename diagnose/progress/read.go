@@ -52,6 +52,19 @@ func Read(paths []string) (*Log, error) {
 	return &c.log, nil
 }
 
+// ReadFrom reads one input from r, named name in its messages (a file's
+// bytes, for tests and fuzzing; Read opens files and folders).
+func ReadFrom(name string, r io.Reader) (*Log, error) {
+	c := &collector{seen: map[recordKey]bool{}}
+	f := File{Path: name}
+	if err := c.readStream(&f, name, r); err != nil {
+		return nil, &InputError{Path: name, Err: err}
+	}
+	c.log.Files = append(c.log.Files, f)
+	c.group()
+	return &c.log, nil
+}
+
 type recordKey struct {
 	id, run string
 	batch   int64

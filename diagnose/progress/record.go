@@ -52,8 +52,8 @@ type Progress struct {
 // EventTime is the eventTime map, as ms UTC; Has* say which keys were
 // there (no watermark key: the query has no withWatermark).
 type EventTime struct {
-	MinMs, MaxMs, AvgMs, WatermarkMs         int64
-	HasMin, HasMax, HasAvg, HasWatermark     bool
+	MinMs, MaxMs, AvgMs, WatermarkMs     int64
+	HasMin, HasMax, HasAvg, HasWatermark bool
 }
 
 // StateOperator is one StateOperatorProgress.
