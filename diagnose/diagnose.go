@@ -263,10 +263,10 @@ func diagnoseQuery(q progress.Query, opt Options) QueryReport {
 	qr.Facts = s.facts
 	qr.Points = s.points()
 	s.failed()
+	s.watermark()
 	for i := range s.facts.Operators {
 		s.operator(i)
 	}
-	s.watermark()
 	s.durations()
 	s.restarts()
 	sort.SliceStable(s.out, func(i, j int) bool { return kindIndex(s.out[i].Kind) < kindIndex(s.out[j].Kind) })
@@ -320,10 +320,14 @@ func (s *series) shape() Facts {
 				updated += p.StateOperators[0].NumRowsUpdated
 			}
 		}
-		if p.EventTime.HasMin {
+		// Event times beyond the future tolerance (a skewed producer) are
+		// left out of the span, or one row a year ahead would make the key
+		// rate nil.
+		limit := p.TimestampMs + s.opt.FutureToleranceMs
+		if p.EventTime.HasMin && p.EventTime.MinMs <= limit {
 			minEv = min(minEv, p.EventTime.MinMs)
 		}
-		if p.EventTime.HasMax {
+		if p.EventTime.HasMax && p.EventTime.MaxMs <= limit {
 			maxEv = max(maxEv, p.EventTime.MaxMs)
 		}
 	}

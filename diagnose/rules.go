@@ -253,7 +253,7 @@ func (s *series) overBound(i int, name string, o opSeries) {
 			}
 		}
 	}
-	if float64(o.lastTotal) <= bound {
+	if float64(o.lastTotal) <= bound || bound < 1 {
 		return
 	}
 	est := ""
