@@ -356,7 +356,7 @@ func (s *series) firstOfRunAt(p progress.Progress) bool {
 }
 
 // estimateDelay: the watermark is max event time seen minus the delay,
-// applied from the next batch (spark-semantics §6); the smallest gap at a
+// applied from the next batch (§6.3); the smallest gap at a
 // watermark move is the delay (under min of several inputs, gaps are
 // larger). 0 when the watermark never moved.
 func (s *series) estimateDelay() int64 {

@@ -1,6 +1,6 @@
 // Package inspect reads a real Spark Structured Streaming checkpoint of a
 // dedup query, read-only, and says what is in it
-// (shared/spec/spark-artifacts.md part B): the query id; the last batch of
+// (docs/diagnose.md part B): the query id; the last batch of
 // the offset log and of the commit log, whether a batch is in flight; per
 // batch the watermark, the trigger time and each source's offset; the
 // settings the offset log pins; each stateful operator's metadata and

@@ -4,7 +4,7 @@
 // The codecs are libraries (pierrec/lz4 for LZ4 blocks, golang/snappy,
 // klauspost/compress/zstd, OneOfOne/xxhash for the 32-bit seeded checksum);
 // what is written here is only the framing Spark's Java libraries put
-// around them, which no Go library reads (shared/spec/spark-artifacts.md
+// around them, which no Go library reads (docs/diagnose.md
 // A.2c and B.3):
 //
 //   - lz4-java's LZ4BlockOutputStream ("LZ4Block" blocks, a 21-byte header

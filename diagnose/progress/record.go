@@ -1,5 +1,5 @@
 // Package progress reads Spark Structured Streaming's progress records in
-// every shape users keep them (shared/spec/spark-artifacts.md A.1, A.2):
+// every shape users keep them (docs/diagnose.md A.1, A.2):
 //
 //   - JSON Lines of StreamingQueryProgress (a listener writing
 //     event.progress.json), bare or wrapped as {"progress": {...}}, with
