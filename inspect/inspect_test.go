@@ -160,7 +160,9 @@ func TestRefusesBrokenCheckpoints(t *testing.T) {
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, b[:len(b)-30], 0o644) // into the data block
 		}},
-		{"bad schema", "schema", func(d string) { os.WriteFile(filepath.Join(d, "state/0/0/_metadata/schema"), []byte("\x00\x02v9"), 0o644) }},
+		{"bad schema", "schema", func(d string) {
+			os.WriteFile(filepath.Join(d, "state/0/0/_metadata/schema"), []byte("\x00\x02v9"), 0o644)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "ckpt")
