@@ -126,7 +126,10 @@ func (z *LZ4BlockReader) Read(p []byte) (int, error) {
 		if z.err != nil {
 			return 0, z.err
 		}
-		z.err = z.next()
+		if z.err = z.next(); z.err != nil {
+			// Nothing of a block that failed is handed out.
+			z.buf, z.pos = z.buf[:0], 0
+		}
 	}
 	n := copy(p, z.buf[z.pos:])
 	z.pos += n
@@ -220,7 +223,9 @@ func (s *SnappyJavaReader) Read(p []byte) (int, error) {
 		if s.err != nil {
 			return 0, s.err
 		}
-		s.err = s.next()
+		if s.err = s.next(); s.err != nil {
+			s.buf, s.pos = s.buf[:0], 0
+		}
 	}
 	n := copy(p, s.buf[s.pos:])
 	s.pos += n

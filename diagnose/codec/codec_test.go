@@ -68,8 +68,14 @@ func TestLZ4BlockRefusesCorruption(t *testing.T) {
 	} {
 		b := append([]byte{}, framed...)
 		mutate(b)
-		if _, err := io.ReadAll(NewLZ4BlockReader(bytes.NewReader(b))); !errors.Is(err, ErrCorrupt) {
+		out, err := io.ReadAll(NewLZ4BlockReader(bytes.NewReader(b)))
+		if !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+		// Nothing of the refused block comes out (it once handed out the
+		// zeroed buffer of the block that failed).
+		if len(out) != 0 {
+			t.Errorf("%s: %d bytes of a corrupt block came out", name, len(out))
 		}
 	}
 	if _, err := io.ReadAll(NewLZ4BlockReader(bytes.NewReader(framed[:30]))); !errors.Is(err, ErrCorrupt) {

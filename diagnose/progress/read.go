@@ -139,7 +139,7 @@ func (c *collector) readRolling(dir string) (File, error) {
 		err = c.readStream(&sub, sub.Path, r)
 		r.Close()
 		if err != nil {
-			return f, err
+			return f, fmt.Errorf("%s: %w", p.name, err)
 		}
 		f.Codec, f.Parts = sub.Codec, f.Parts+1
 		f.Lines += sub.Lines
@@ -178,18 +178,18 @@ func (c *collector) readStream(f *File, path string, raw io.Reader) error {
 	}
 	defer dr.Close()
 	in := bufio.NewReaderSize(dr, 1<<16)
-	first, err := firstByte(in)
+	first, ok, err := firstByte(in)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
-	switch first {
-	case 0:
+	switch {
+	case !ok:
 		f.Shape = Empty
 		return nil
-	case '[':
+	case first == '[':
 		f.Shape = JSONArray
 		return c.readArray(f, path, in)
-	case '{':
+	case first == '{':
 		f.Shape = JSONLines
 	default:
 		f.Shape = DriverLog
@@ -197,22 +197,23 @@ func (c *collector) readStream(f *File, path string, raw io.Reader) error {
 	return c.readLines(f, path, in)
 }
 
-// firstByte peeks the first non-space byte (0 for an empty stream). A
-// stream error (a corrupt compressed file) is returned.
-func firstByte(in *bufio.Reader) (byte, error) {
+// firstByte peeks the first byte that is not white space or a UTF-8 byte
+// order mark (ok false: the stream holds none). A stream error (a corrupt
+// compressed file) is returned.
+func firstByte(in *bufio.Reader) (byte, bool, error) {
+	if bom, err := in.Peek(3); err == nil && string(bom) == "\xEF\xBB\xBF" {
+		in.Discard(3)
+	}
 	for {
 		b, err := in.ReadByte()
 		if err == io.EOF {
-			return 0, nil
+			return 0, false, nil
 		}
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		if b == 0xEF { // a UTF-8 byte order mark
-			continue
-		}
-		if b != ' ' && b != '\t' && b != '\r' && b != '\n' && b != 0xBB && b != 0xBF {
-			return b, in.UnreadByte()
+		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+			return b, true, in.UnreadByte()
 		}
 	}
 }
