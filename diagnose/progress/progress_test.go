@@ -30,11 +30,14 @@ func shapes(t testing.TB, dir string) map[string]Shape {
 		filepath.Join(dir, "progress.json"):  JSONArray,
 		filepath.Join(dir, "driver.log"):     DriverLog,
 	}
+	// Three RocksDB runs keep no event log (fixtures.py: EVENTLOG).
 	ev, _ := filepath.Glob(filepath.Join(dir, "eventlog", "*"))
-	if len(ev) != 1 {
-		t.Fatalf("%s: want one event log (file or eventlog_v2_* folder), got %v", dir, ev)
+	if len(ev) > 1 {
+		t.Fatalf("%s: want at most one event log (file or eventlog_v2_* folder), got %v", dir, ev)
 	}
-	out[ev[0]] = EventLog
+	for _, e := range ev {
+		out[e] = EventLog
+	}
 	return out
 }
 
@@ -93,8 +96,8 @@ func TestEveryShapeReadsTheSameRecords(t *testing.T) {
 			if got := signature(l); got != want {
 				t.Errorf("all shapes together:\n%s\nwant\n%s", got, want)
 			}
-			if n := len(l.Queries[0].Records()); l.Duplicates != 3*n {
-				t.Errorf("duplicates %d, want 3 x %d records", l.Duplicates, n)
+			if n := len(l.Queries[0].Records()); l.Duplicates != (len(all)-1)*n {
+				t.Errorf("duplicates %d, want %d x %d records", l.Duplicates, len(all)-1, n)
 			}
 		})
 	}
