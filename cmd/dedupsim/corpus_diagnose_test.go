@@ -57,8 +57,8 @@ func TestDiagnoseFixtures(t *testing.T) {
 		t.Errorf("unbounded: exit %d\n%s\n%s", code, out, errOut)
 	}
 	dir := t.TempDir()
-	ev, _ := filepath.Glob(fixtures + "/healthy-rocksdb/eventlog/*")
-	out, errOut, code = run(bin, "diagnose", ev[0], fixtures+"/healthy-rocksdb/driver.log", "--out", dir, "--emit-scenario", filepath.Join(dir, "s.yaml"))
+	ev, _ := filepath.Glob(fixtures + "/healthy-hdfs/eventlog/*")
+	out, errOut, code = run(bin, "diagnose", ev[0], fixtures+"/healthy-rocksdb/driver.log", fixtures+"/healthy-hdfs/progress.json", "--out", dir, "--emit-scenario", filepath.Join(dir, "s.yaml"))
 	if code != 0 || !strings.Contains(out, "verdict: healthy") || errOut != "" {
 		t.Errorf("healthy: exit %d\n%s\n%s", code, out, errOut)
 	}
