@@ -152,13 +152,22 @@ func (r rawProgress) check() (Progress, error) {
 		return p, bad("sources", "missing")
 	}
 	var sum int64
+	rateSum, rates := 0.0, 0
 	for i, rs := range r.Sources {
 		s, err := rs.check(fmt.Sprintf("sources[%d]", i))
 		if err != nil {
 			return p, err
 		}
 		sum = satAdd(sum, s.NumInputRows)
+		if s.InputRowsPerSecond >= 0 {
+			rateSum, rates = rateSum+s.InputRowsPerSecond, rates+1
+		}
 		p.Sources = append(p.Sources, s)
+	}
+	// The event log's bean dump has no top-level rates either: the sum
+	// over the sources, as the method computes it.
+	if len(r.InputRowsPerSecond) == 0 && rates == len(r.Sources) && rates > 0 {
+		p.InputRowsPerSecond = rateSum
 	}
 	// The event log's bean dump has no numInputRows: it is a method, the
 	// sum over the sources (A.2c).
