@@ -97,7 +97,7 @@ func TestFixtureFindings(t *testing.T) {
 func prog(batch int64, atMs int64, in int64, op progress.StateOperator, et progress.EventTime, durMs int64) progress.Progress {
 	return progress.Progress{ID: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", RunID: "11111111-2222-3333-4444-555555555555",
 		TimestampMs: atMs, BatchID: batch, BatchDurationMs: durMs, NumInputRows: in, InputRowsPerSecond: float64(in),
-		DurationMs: map[string]int64{"addBatch": durMs}, EventTime: et, StateOperators: []progress.StateOperator{op},
+		EventTime: et, StateOperators: []progress.StateOperator{op},
 		Sources: []progress.Source{{NumInputRows: in}}}
 }
 
@@ -112,7 +112,7 @@ func TestSyntheticRules(t *testing.T) {
 	}
 	healthyOp := func(total int64) progress.StateOperator {
 		return progress.StateOperator{OperatorName: "dedupeWithinWatermark", NumRowsTotal: total, NumRowsUpdated: 100, NumRowsRemoved: 100,
-			NumShufflePartitions: 200, CustomMetrics: map[string]int64{"numDroppedDuplicateRows": 2, "loadedMapCacheHitCount": 1}}
+			NumShufflePartitions: 200, DroppedDuplicateRows: 2, StoreProvider: "hdfs"}
 	}
 	var durations, partitions, healthy []progress.Progress
 	for i := int64(0); i < 20; i++ {

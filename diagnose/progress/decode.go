@@ -116,9 +116,8 @@ func (r rawProgress) check() (Progress, error) {
 			return p, bad("durationMs."+k, "%d ms is negative", v)
 		}
 	}
-	p.DurationMs = r.DurationMs
-	_, p.Idle = p.DurationMs["addBatch"]
-	p.Idle = !p.Idle
+	_, ran := r.DurationMs["addBatch"]
+	p.Idle = !ran
 	switch {
 	case r.BatchDuration != nil && *r.BatchDuration < 0:
 		return p, bad("batchDuration", "%d ms is negative", *r.BatchDuration)
@@ -226,15 +225,16 @@ func (so rawStateOperator) check(at string) (StateOperator, error) {
 	if v, ok := so.CustomMetrics["numDroppedDuplicateRows"]; ok && v < 0 {
 		return s, bad(at+".customMetrics.numDroppedDuplicateRows", "%d is negative", v)
 	}
-	s.CustomMetrics = so.CustomMetrics
+	s.DroppedDuplicateRows = -1
+	if v, ok := so.CustomMetrics["numDroppedDuplicateRows"]; ok {
+		s.DroppedDuplicateRows = v
+	}
+	s.StoreProvider = providerOf(so.CustomMetrics)
 	return s, nil
 }
 
 func (rs rawSource) check(at string) (Source, error) {
 	var s Source
-	if rs.Description != nil {
-		s.Description = *rs.Description
-	}
 	if rs.NumInputRows == nil {
 		return s, bad(at+".numInputRows", "missing")
 	}
@@ -245,29 +245,22 @@ func (rs rawSource) check(at string) (Source, error) {
 	if s.InputRowsPerSecond, err = rate(at+".inputRowsPerSecond", rs.InputRowsPerSecond); err != nil {
 		return s, err
 	}
-	s.StartOffset = offsetText(rs.StartOffset)
-	s.EndOffset = offsetText(rs.EndOffset)
+	for _, o := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"startOffset", rs.StartOffset}, {"endOffset", rs.EndOffset}} {
+		if !validOffset(o.raw) {
+			return s, bad(at+"."+o.name, "want an offset: JSON, a string holding JSON, or null")
+		}
+	}
 	return s, nil
 }
 
-// offsetText is an offset's JSON: the value itself, or the JSON inside the
-// string the event log writes; "" for null or absent.
-func offsetText(raw json.RawMessage) string {
+// validOffset: an offset is a JSON value (jsonValue), a string (the
+// event log's bean dump, or an offset that is not JSON), null or absent.
+func validOffset(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	}
-	var c bytes.Buffer
-	if json.Compact(&c, raw) == nil {
-		return c.String()
-	}
-	return string(raw)
+	return len(raw) == 0 || json.Valid(raw)
 }
 
 // rate reads a rate: a number (raw double or one decimal, A.1), absent

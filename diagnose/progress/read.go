@@ -40,7 +40,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // Read reads every input and groups the records per query and run.
 func Read(paths []string) (*Log, error) {
-	c := &collector{seen: map[recordKey]bool{}}
+	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
 	for _, p := range paths {
 		f, err := c.readPath(p)
 		if err != nil {
@@ -55,7 +55,7 @@ func Read(paths []string) (*Log, error) {
 // ReadFrom reads one input from r, named name in its messages (a file's
 // bytes, for tests and fuzzing; Read opens files and folders).
 func ReadFrom(name string, r io.Reader) (*Log, error) {
-	c := &collector{seen: map[recordKey]bool{}}
+	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
 	f := File{Path: name}
 	if err := c.readStream(&f, name, r); err != nil {
 		return nil, &InputError{Path: name, Err: err}
@@ -78,6 +78,7 @@ type collector struct {
 	records []Progress
 	events  []Event
 	seen    map[recordKey]bool
+	strs    map[string]string
 }
 
 func (c *collector) readPath(path string) (File, error) {
@@ -402,6 +403,7 @@ func (c *collector) progressJSON(f *File, where string, js []byte) {
 		return
 	}
 	p.Where = where
+	p.ID, p.RunID, p.Name = c.intern(p.ID), c.intern(p.RunID), c.intern(p.Name)
 	f.Records++
 	k := recordKey{p.ID, p.RunID, p.BatchID, p.TimestampMs, p.Idle}
 	if c.seen[k] {
@@ -410,6 +412,17 @@ func (c *collector) progressJSON(f *File, where string, js []byte) {
 	}
 	c.seen[k] = true
 	c.records = append(c.records, p)
+}
+
+// intern shares one copy of each id, run id and name among the records.
+func (c *collector) intern(s string) string {
+	if v, ok := c.strs[s]; ok {
+		return v
+	}
+	if len(c.strs) < 1<<16 {
+		c.strs[s] = s
+	}
+	return s
 }
 
 // eventJSON reads a started, idle or terminated event: an event log's

@@ -20,7 +20,7 @@
 package progress
 
 import (
-	"time"
+	"strings"
 )
 
 // Progress is one StreamingQueryProgress. Numbers absent from the record
@@ -36,7 +36,6 @@ type Progress struct {
 	NumInputRows    int64
 	// InputRowsPerSecond and ProcessedRowsPerSecond are -1 when absent.
 	InputRowsPerSecond, ProcessedRowsPerSecond float64
-	DurationMs                                 map[string]int64
 	EventTime                                  EventTime
 	StateOperators                             []StateOperator
 	Sources                                    []Source
@@ -69,39 +68,40 @@ type StateOperator struct {
 	NumRowsDroppedByWatermark int64
 	NumShufflePartitions      int64
 	NumStateStoreInstances    int64
-	CustomMetrics             map[string]int64
+	// DroppedDuplicateRows is customMetrics.numDroppedDuplicateRows (-1:
+	// absent). The other custom metrics are not kept (memory: a record
+	// holds only what the findings read), except what their keys say:
+	// StoreProvider is "rocksdb" (rocksdb* keys), "hdfs" (loadedMapCache*)
+	// or "" (A.1).
+	DroppedDuplicateRows int64
+	StoreProvider        string
 }
 
 // DroppedDuplicates is customMetrics.numDroppedDuplicateRows (-1 absent).
-func (s StateOperator) DroppedDuplicates() int64 {
-	if v, ok := s.CustomMetrics["numDroppedDuplicateRows"]; ok {
-		return v
-	}
-	return -1
-}
+func (s StateOperator) DroppedDuplicates() int64 { return s.DroppedDuplicateRows }
 
-// Provider says which state store the custom metric keys betray: "rocksdb",
-// "hdfs" or "" (A.1: the RocksDB provider reports rocksdb* keys, the HDFS
-// one loadedMapCache*).
-func (s StateOperator) Provider() string {
-	for k := range s.CustomMetrics {
+// Provider is the state store the custom metric keys betray.
+func (s StateOperator) Provider() string { return s.StoreProvider }
+
+func providerOf(m map[string]int64) string {
+	for k := range m {
 		switch {
-		case len(k) > 7 && k[:7] == "rocksdb":
+		case strings.HasPrefix(k, "rocksdb"):
 			return "rocksdb"
-		case len(k) > 14 && k[:14] == "loadedMapCache":
+		case strings.HasPrefix(k, "loadedMapCache"):
 			return "hdfs"
 		}
 	}
 	return ""
 }
 
-// Source is one SourceProgress.
+// Source is one SourceProgress: its counts only (the description and the
+// offsets, which can be long for a Kafka topic of many partitions, are
+// checked but not kept: no finding reads them, and a year of records must
+// fit in memory).
 type Source struct {
-	Description  string
-	NumInputRows int64
-	// EndOffset is the offset's JSON text ("" when null).
-	StartOffset, EndOffset string
-	InputRowsPerSecond     float64
+	NumInputRows       int64
+	InputRowsPerSecond float64
 }
 
 // EventKind names a listener event other than progress.
@@ -204,5 +204,3 @@ type Log struct {
 
 // MaxBad bounds the bad lines a Log quotes.
 const MaxBad = 20
-
-func msToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
