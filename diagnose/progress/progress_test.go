@@ -286,3 +286,28 @@ func FuzzReadFrom(f *testing.F) {
 		}
 	})
 }
+
+// The listener's own events: started sets the run's start, terminated its
+// exception; the event log's Jackson names and a listener's names both work.
+func TestListenerEvents(t *testing.T) {
+	id, run := "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "11111111-2222-3333-4444-555555555555"
+	in := `{"event":"QueryStartedEvent","id":"` + id + `","runId":"` + run + `","name":"q","timestamp":"2026-12-01T08:00:00.000Z"}` + "\n" +
+		good + "\n" +
+		`{"Event":"org.apache.spark.sql.streaming.StreamingQueryListener$QueryIdleEvent","id":"` + id + `","runId":"` + run + `","timestamp":"2026-12-01T08:50:00.000Z"}` + "\n" +
+		`{"Event":"org.apache.spark.sql.streaming.StreamingQueryListener$QueryTerminatedEvent","id":"` + id + `","runId":"` + run + `","exception":"boom","errorClassOnException":null}` + "\n" +
+		`{"Event":"SparkListenerJobStart","Job ID":1}` + "\n"
+	l, err := ReadFrom("e.jsonl", strings.NewReader(in))
+	if err != nil || l.BadTotal != 0 {
+		t.Fatalf("%v %v", err, l.Bad)
+	}
+	q := l.Queries[0]
+	r := q.Runs[0]
+	if q.Name != "q" || len(q.Runs) != 1 || r.StartMs != 1796112000000 || !r.Stopped || r.Exception != "boom" || l.Files[0].Events != 3 || l.Files[0].Other != 1 {
+		t.Errorf("query %+v, file %+v", q, l.Files[0])
+	}
+	// A started event without a timestamp is refused, with the field named.
+	l, _ = ReadFrom("e.jsonl", strings.NewReader(`{"event":"started","id":"`+id+`","runId":"`+run+`"}`+"\n"))
+	if l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, "timestamp: missing") {
+		t.Errorf("%+v", l.Bad)
+	}
+}
