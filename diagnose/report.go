@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -229,16 +230,30 @@ func charts(q QueryReport) []reports.Chart {
 	mk := func(title, y string, ss ...reports.Series) reports.Chart {
 		return reports.Chart{Title: title, XLabel: "seconds since the first batch", YLabel: y, Series: ss, Markers: markers}
 	}
-	wm := func(p Point) (float64, bool) {
-		return float64(p.WatermarkMs-t0) / 1000, p.HasWatermark && p.WatermarkMs > 0
+	// Event time is drawn from the earliest value plotted (an event-time
+	// origin, not the trigger clock: the two can be minutes apart).
+	e0 := int64(math.MaxInt64)
+	for _, p := range q.Points {
+		if p.HasWatermark && p.WatermarkMs > 0 {
+			e0 = min(e0, p.WatermarkMs)
+		}
+		if p.HasMaxEvent {
+			e0 = min(e0, p.MaxEventMs)
+		}
 	}
-	ev := func(p Point) (float64, bool) { return float64(p.MaxEventMs-t0) / 1000, p.HasMaxEvent }
+	if e0 == math.MaxInt64 {
+		e0 = t0
+	}
+	wm := func(p Point) (float64, bool) {
+		return float64(p.WatermarkMs-e0) / 1000, p.HasWatermark && p.WatermarkMs > 0
+	}
+	ev := func(p Point) (float64, bool) { return float64(p.MaxEventMs-e0) / 1000, p.HasMaxEvent }
 	late := line("numRowsDroppedByWatermark", "#b00020", func(p Point) (float64, bool) { return float64(p.Dropped), true })
 	late.Bars = true
 	return []reports.Chart{
 		mk("State rows (numRowsTotal, operator 0)", "keys", line("numRowsTotal", "#1f77b4", func(p Point) (float64, bool) { return float64(p.RowsTotal), true })),
 		mk("State memory (memoryUsedBytes, operator 0)", "bytes", line("memoryUsedBytes", "#9467bd", func(p Point) (float64, bool) { return float64(p.MemoryBytes), true })),
-		mk("Watermark vs max event time (seconds after the first trigger)", "event time, s", line("eventTime.watermark", "#2ca02c", wm), line("eventTime.max", "#ff7f0e", ev)),
+		mk("Watermark vs max event time (event-time seconds after "+iso(e0)+")", "event time, s", line("eventTime.watermark", "#2ca02c", wm), line("eventTime.max", "#ff7f0e", ev)),
 		mk("Late rows dropped per batch", "rows", late),
 		mk("Batch duration", "ms", line("batchDuration", "#8c564b", func(p Point) (float64, bool) { return float64(p.DurationMs), p.DurationMs >= 0 })),
 	}
