@@ -228,3 +228,25 @@ func FuzzSchema(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLogs: any metadata, offsets and commit files give a report or an
+// inspect.Error, never a panic.
+func FuzzLogs(f *testing.F) {
+	f.Add([]byte(`{"id":"q"}`), []byte("v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1,\"conf\":{}}\n{\"logOffset\":0}"), []byte("v1\n{\"nextBatchWatermarkMs\":0}"))
+	f.Fuzz(func(t *testing.T, md, off, commit []byte) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "offsets"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "commits"), 0o755)
+		os.WriteFile(filepath.Join(dir, "metadata"), md, 0o644)
+		os.WriteFile(filepath.Join(dir, "offsets", "0"), off, 0o644)
+		os.WriteFile(filepath.Join(dir, "commits", "0"), commit, 0o644)
+		r, err := Inspect(dir)
+		var ie *Error
+		if err != nil && !errors.As(err, &ie) {
+			t.Fatalf("not an inspect.Error: %v", err)
+		}
+		if err == nil && (r.NextBatchWatermarkMs < 0 || r.BatchWatermarkMs < 0) {
+			t.Fatalf("negative watermark: %+v", r)
+		}
+	})
+}
