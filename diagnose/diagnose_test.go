@@ -21,6 +21,7 @@ var expectations = map[string]struct{ want, not []Kind }{
 	"healthy":     {not: problemKinds},
 	"future-jump": {want: []Kind{WatermarkJump, LateDropped}, not: []Kind{NoWatermark, WatermarkStalled}},
 	"restamped":   {not: problemKinds},
+	"snapshots":   {not: problemKinds},
 }
 
 func caseOf(dir string) string {

@@ -321,7 +321,9 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout, group
 				return pt, err
 			}
 		}
-		if snap > 0 {
+		if snap == version {
+			pt.From = fmt.Sprintf("snapshot %d", snap)
+		} else if snap > 0 {
 			pt.From = fmt.Sprintf("snapshot %d + deltas %d..%d", snap, snap+1, version)
 		} else {
 			pt.From = fmt.Sprintf("deltas 1..%d", version)

@@ -51,6 +51,11 @@ CASES = {
     # dropDuplicates(id, ts): each retry re-stamps the event time, so the
     # retries are distinct keys and pass.
     "restamped": dict(api="dropDuplicates", keys=["id", "ts"], watermark="30 seconds", sources=1, restamp=True),
+    # The healthy query again with the maintenance task every 2 s: the
+    # HDFS store writes .snapshot files, and RocksDB without changelog
+    # checkpointing writes a <V>.zip per commit (SSTs that only RocksDB
+    # reads; inspect reports the zip's numKeys).
+    "snapshots": dict(api="dropDuplicatesWithinWatermark", keys=["id"], watermark="10 seconds", sources=1, snapshots=True),
 }
 
 STORES = {
@@ -74,6 +79,8 @@ EVENTLOG = {
     ("future-jump", "rocksdb"): ("lz4", True),
     ("restamped", "hdfs"): ("zstd", True),
     ("restamped", "rocksdb"): False,
+    ("snapshots", "hdfs"): False,
+    ("snapshots", "rocksdb"): False,
 }
 
 BATCHES = 12
@@ -94,7 +101,7 @@ def rows_for(case, c, batch, base):
         if batch < c["b_until"]:
             for i in range(5):
                 b.append({"id": f"b{batch}-{i}", "ts": et + i})
-    elif case == "healthy":
+    elif case in ("healthy", "snapshots"):
         for i in range(ROWS):
             a.append({"id": f"h{batch}-{i}", "ts": et + i % 5})
         if batch > 0:
@@ -182,14 +189,19 @@ def run_case(out, case, store):
     )
     if codec:
         b = b.config("spark.eventLog.compression.codec", codec)
-    if store == "rocksdb":
+    if c.get("snapshots"):
+        b = (b.config("spark.sql.streaming.stateStore.maintenanceInterval", "2s")
+             .config("spark.sql.streaming.stateStore.minDeltasForSnapshot", "3"))
+    elif store == "rocksdb":
         b = b.config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
     spark = b.getOrCreate()
 
     plog = open(os.path.join(d, "progress.jsonl"), "w")
+    events = {"started": 0, "terminated": 0}
 
     class Listener(StreamingQueryListener):
         def onQueryStarted(self, e):
+            events["started"] += 1
             plog.write(json.dumps({"event": "QueryStartedEvent", "id": str(e.id), "runId": str(e.runId), "name": e.name, "timestamp": e.timestamp}) + "\n")
             plog.flush()
 
@@ -204,6 +216,7 @@ def run_case(out, case, store):
         def onQueryTerminated(self, e):
             plog.write(json.dumps({"event": "QueryTerminatedEvent", "id": str(e.id), "runId": str(e.runId), "exception": e.exception, "errorClassOnException": e.errorClassOnException}) + "\n")
             plog.flush()
+            events["terminated"] += 1
 
     spark.streams.addListener(Listener())
 
@@ -282,7 +295,12 @@ def run_case(out, case, store):
         q.processAllAvailable()
     progress += [json.loads(p.json) for p in q.recentProgress]
     q.stop()
-    time.sleep(1)
+    # The listener bus is asynchronous: the last progress and the
+    # terminated event can trail stop() by seconds on a busy machine.
+    for _ in range(600):
+        if events["terminated"] >= events["started"]:
+            break
+        time.sleep(0.1)
     plog.close()
     with open(os.path.join(d, "progress.json"), "w") as f:
         json.dump(progress, f, indent=1)

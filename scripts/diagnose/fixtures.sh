@@ -13,7 +13,7 @@ shift || true
 py=$("$root/scripts/spark/env.sh" "${SPARK_VERSION:-4.1.1}" | tail -n 1)
 cases=("$@")
 if [[ ${#cases[@]} -eq 0 ]]; then
-  for c in unbounded stalled-min healthy future-jump restamped; do
+  for c in unbounded stalled-min healthy future-jump restamped snapshots; do
     for s in hdfs rocksdb; do cases+=("$c/$s"); done
   done
 fi
