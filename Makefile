@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: all build demo test test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
+.PHONY: diagnose-fixtures all build demo test test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
@@ -109,6 +109,14 @@ test-spark-if-java:
 	else \
 	  echo "!!! SKIPPING the real-Spark suite: java or python3 not found; install Java 17 and Python 3, then run make test-spark"; \
 	fi
+
+# Real Spark test data for diagnose and inspect (docs/diagnose.md): one small
+# query per case and state store (about 1-3 min each), then the tests that
+# check diagnose's findings on every shape and inspect's key counts against
+# what Spark's own statestore reader said. make test uses the committed copy.
+diagnose-fixtures: spark-env
+	DEDUPSIM_SPARK_CACHE=$${DEDUPSIM_SPARK_CACHE:-$(CURDIR)/.cache/spark} SPARK_VERSION=$(SPARK_VERSION) ./scripts/diagnose/fixtures.sh
+	$(GO) test ./diagnose/... ./inspect/ -count=1
 
 # Exec throughput of dedupsim and of Spark on one 500k-row trace, as a ratio.
 bench-spark:

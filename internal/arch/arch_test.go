@@ -23,7 +23,9 @@ const module = "github.com/dedupsim/dedupsim"
 
 // deterministic are the packages that take time, randomness and
 // concurrency as inputs (rule 3 in doc.go).
-var deterministic = []string{"./engine/...", "./sim/...", "./faults/...", "./analyze/...", "./sizing/..."}
+// diagnose/... is here too: the same progress log must give the same
+// findings and the same fitted scenario, so nothing in it reads the clock.
+var deterministic = []string{"./engine/...", "./sim/...", "./faults/...", "./analyze/...", "./sizing/...", "./diagnose/..."}
 
 // pebbleAdapters are the only packages of engine/... that may depend on
 // Pebble (rule 2): the two adapters, and the two selectors drivers call to

@@ -20,7 +20,8 @@
 //     runners, the simulator) chooses Pebble and passes it in.
 //  3. Determinism: the non-test files of the deterministic packages
 //     (engine/..., sim/..., faults/..., and analyze/... and sizing/..., which
-//     left sim/ but whose figures must still be reproducible) use no wall
+//     left sim/ but whose figures must still be reproducible, and
+//     diagnose/..., whose findings must be a function of the log) use no wall
 //     clock (time.Now, Since, Until, After, AfterFunc, Tick, NewTimer,
 //     NewTicker, Sleep; context.WithTimeout, WithDeadline), no global or
 //     entropy-seeded randomness (the top-level functions of math/rand and

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dedupsim/dedupsim/diagnose"
+	sparkprogress "github.com/dedupsim/dedupsim/diagnose/progress"
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/spf13/cobra"
+)
+
+// diagnoseLong is diagnose's --help text.
+const diagnoseLong = `diagnose reads a real Spark Structured Streaming query's progress records and says what is
+wrong with its deduplication, with the evidence and what to change (docs/diagnose.md):
+
+  LOG is any of: JSON Lines of StreamingQueryProgress (a listener writing event.progress.json,
+  bare or as {"progress": {...}}, with its started/idle/terminated events); a JSON array
+  (query.recentProgress); a driver log with "Streaming query made progress:" and the
+  pretty-printed JSON among other lines; a Spark event log, one file or a rolling eventlog_v2_*
+  folder, plain or lz4/snappy/zstd (read from the bytes). Several LOGs are read as one: queries
+  are told apart by id, runs (restarts) by runId; a record seen in two inputs counts once.
+
+Findings, per query and stateful operator: no-watermark, state-unbounded (a fitted trend with
+its R², and the time until --memory-budget), state-over-bound, watermark-stalled, watermark-jump
+(future event times), late-dropped, batch-duration-growing, state-partitions-too-few,
+query-failed (problems); duplicates-dropped, event-time-in-key, query-restarted, bad-lines (info).
+
+--out DIR writes report.html (the query's charts), report.json and junit.xml. --emit-scenario
+FILE writes a scenario fitted to the log that reproduces the finding on the simulator (dedupsim
+run FILE). --query QUERY.yaml gives what the log lacks (the watermark delay, the keys).
+
+Exit status: 0 healthy, 1 a problem finding, 2 unreadable input (a missing file, a broken
+compressed stream, no progress record at all) or a bad flag. Bad lines are counted and quoted.`
+
+// diagnoseOptions are diagnose's flags.
+type diagnoseOptions struct {
+	out, emit, queryFile, budget, futureTol string
+	asJSON                                  bool
+}
+
+func newDiagnoseCmd() *cobra.Command {
+	var o diagnoseOptions
+	cmd := &cobra.Command{
+		Use:   "diagnose LOG... [--out DIR] [--memory-budget 8g] [--emit-scenario FILE] [--query QUERY.yaml] [--json]",
+		Short: "Diagnose a real Spark query from its progress records: findings, evidence, fixes",
+		Long:  diagnoseLong,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiagnose(cmd.OutOrStdout(), args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", "write report.html, report.json and junit.xml into this folder")
+	f.StringVar(&o.budget, "memory-budget", "", "forecast when memoryUsedBytes reaches this size (such as 8g or 512m)")
+	f.StringVar(&o.futureTol, "future-tolerance", "1h", "an eventTime.max further ahead of the trigger time is a future timestamp [1s, 365d]")
+	f.StringVar(&o.emit, "emit-scenario", "", "write a scenario that reproduces the findings on the simulator")
+	f.StringVar(&o.queryFile, "query", "", "the query's QUERY.yaml, for what the log lacks (watermark delay, keys)")
+	f.BoolVar(&o.asJSON, "json", false, "print report.json instead of the summary")
+	return cmd
+}
+
+func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
+	opt, q, err := o.options()
+	if err != nil {
+		return badInput(fmt.Errorf("diagnose: %w", err))
+	}
+	log, err := sparkprogress.Read(logs)
+	var ie *sparkprogress.InputError
+	if errors.As(err, &ie) {
+		return badInput(fmt.Errorf("diagnose: %w", err))
+	} else if err != nil {
+		return err
+	}
+	if len(log.Queries) == 0 {
+		msg := "no StreamingQueryProgress record in the input"
+		if len(log.Bad) > 0 {
+			msg += fmt.Sprintf(" (%d bad lines; the first: %s: %s)", log.BadTotal, log.Bad[0].Where, log.Bad[0].Reason)
+		}
+		return badInput(fmt.Errorf("diagnose: %s", msg))
+	}
+	rep := diagnose.Diagnose(log, opt)
+	if o.asJSON {
+		b, err := rep.JSON()
+		if err != nil {
+			return err
+		}
+		w.Write(b)
+	} else {
+		rep.WriteText(w)
+	}
+	if o.out != "" {
+		if err := rep.Write(o.out); err != nil {
+			return fmt.Errorf("diagnose: --out %s: %w", o.out, err)
+		}
+	}
+	if o.emit != "" {
+		if err := emitScenario(w, rep, q, o.emit); err != nil {
+			return err
+		}
+	}
+	if !rep.Healthy() {
+		return &exitError{code: 1, err: fmt.Errorf("diagnose: %d problem(s): %s", rep.Problems, rep.Summary)}
+	}
+	return nil
+}
+
+// options checks the flags and reads --query.
+func (o diagnoseOptions) options() (diagnose.Options, *query.Query, error) {
+	var opt diagnose.Options
+	if o.budget != "" {
+		n, err := scenarios.ParseSize(o.budget)
+		if err != nil {
+			return opt, nil, fmt.Errorf("--memory-budget %w", err)
+		}
+		opt.MemoryBudgetBytes = n
+	}
+	ms, err := parseTolerance(o.futureTol)
+	if err != nil || ms < 1000 || ms > 365*86_400_000 {
+		return opt, nil, fmt.Errorf("--future-tolerance %q: want a duration in [1s, 365d] such as 1h", o.futureTol)
+	}
+	opt.FutureToleranceMs = ms
+	var q *query.Query
+	if o.queryFile != "" {
+		if q, err = query.ParseFile(o.queryFile); err != nil {
+			return opt, nil, err
+		}
+		for _, s := range q.Sources {
+			if s.Watermark != nil && (opt.DelayMs == 0 || s.Watermark.DelayMs < opt.DelayMs) {
+				opt.DelayMs = s.Watermark.DelayMs
+			}
+		}
+	}
+	if o.emit != "" {
+		if fi, err := os.Lstat(o.emit); err == nil && !fi.Mode().IsRegular() {
+			return opt, nil, fmt.Errorf("--emit-scenario %s: not a regular file (a link or a folder is never written through)", o.emit)
+		}
+	}
+	return opt, q, nil
+}
+
+// emitScenario writes the scenario fitted to the first query with a
+// problem (else the first query) to file, atomically and never through a
+// link, and says how to run it.
+func emitScenario(w io.Writer, rep diagnose.Report, q *query.Query, file string) error {
+	qi := 0
+	for i, qr := range rep.Queries {
+		if slicesContainsProblem(qr.Finding) {
+			qi = i
+			break
+		}
+	}
+	h := diagnose.ScenarioHints{}
+	for _, f := range rep.Files {
+		h.Files = append(h.Files, filepath.Base(f.Path))
+	}
+	if q != nil {
+		h.Keys, h.Policy, h.Sources = q.Keys, q.WatermarkPolicy, len(q.Sources)
+	}
+	text, want := diagnose.Scenario(rep, qi, h)
+	if _, err := scenarios.Parse(file, []byte(text)); err != nil {
+		return fmt.Errorf("diagnose: the fitted scenario does not parse (a bug, please report it): %w", err)
+	}
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("diagnose: --emit-scenario %s: %w", file, err)
+	}
+	if err := reports.WriteFile(file, []byte(text)); err != nil {
+		return fmt.Errorf("diagnose: --emit-scenario %s: %w", file, err)
+	}
+	what := "the healthy run (no finding expected)"
+	if len(want) > 0 {
+		what = strings.Join(want, ", ")
+	}
+	fmt.Fprintf(w, "scenario: %s reproduces %s on the simulator: dedupsim run %s\n", file, what, file)
+	return nil
+}
+
+func slicesContainsProblem(fs []diagnose.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == diagnose.Problem {
+			return true
+		}
+	}
+	return false
+}
+
+// parseTolerance reads --future-tolerance: a Go duration (1h, 90m) or
+// whole days (365d).
+func parseTolerance(s string) (int64, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseInt(d, 10, 64)
+		if err != nil || n < 1 || n > 365 {
+			return 0, fmt.Errorf("bad days")
+		}
+		return n * 86_400_000, nil
+	}
+	d, err := time.ParseDuration(s)
+	return d.Milliseconds(), err
+}

@@ -1,0 +1,175 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/OneOfOne/xxhash"
+	"github.com/golang/snappy"
+	"github.com/pierrec/lz4/v4"
+)
+
+// lz4Block frames data as lz4-java's LZ4BlockOutputStream does: one block
+// (compressed when it shrinks, else RAW) and the end marker.
+func lz4Block(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	hdr := func(token byte, clen, dlen int, sum uint32) {
+		out.WriteString("LZ4Block")
+		out.WriteByte(token)
+		binary.Write(&out, binary.LittleEndian, int32(clen))
+		binary.Write(&out, binary.LittleEndian, int32(dlen))
+		binary.Write(&out, binary.LittleEndian, sum)
+	}
+	if len(data) > 0 {
+		buf := make([]byte, lz4.CompressBlockBound(len(data)))
+		n, err := lz4.CompressBlock(data, buf, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := xxhash.Checksum32S(data, lz4Seed) & lz4ChecksumMsk
+		if n > 0 && n < len(data) {
+			hdr(0x25, n, len(data), sum)
+			out.Write(buf[:n])
+		} else {
+			hdr(0x15, len(data), len(data), sum)
+			out.Write(data)
+		}
+	}
+	hdr(0x15, 0, 0, 0)
+	return out.Bytes()
+}
+
+func TestLZ4BlockRoundTrip(t *testing.T) {
+	for _, data := range [][]byte{nil, []byte("abc"), bytes.Repeat([]byte("dedupsim "), 3000)} {
+		framed := lz4Block(t, data)
+		// Two streams back to back: Spark's reader reads on to EOF.
+		got, err := io.ReadAll(NewLZ4BlockReader(bytes.NewReader(append(framed, framed...))))
+		if err != nil || !bytes.Equal(got, append(append([]byte{}, data...), data...)) {
+			t.Fatalf("round trip of %d bytes: %v (%d bytes back)", len(data), err, len(got))
+		}
+	}
+}
+
+func TestLZ4BlockRefusesCorruption(t *testing.T) {
+	framed := lz4Block(t, bytes.Repeat([]byte("abcd"), 100))
+	for name, mutate := range map[string]func([]byte){
+		"magic":    func(b []byte) { b[0] = 'X' },
+		"method":   func(b []byte) { b[8] = 0x35 },
+		"checksum": func(b []byte) { b[17] ^= 1 },
+		"payload":  func(b []byte) { b[25] ^= 0xff },
+		"length":   func(b []byte) { binary.LittleEndian.PutUint32(b[13:], 1<<30) },
+	} {
+		b := append([]byte{}, framed...)
+		mutate(b)
+		out, err := io.ReadAll(NewLZ4BlockReader(bytes.NewReader(b)))
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+		// Nothing of the refused block comes out (it once handed out the
+		// zeroed buffer of the block that failed).
+		if len(out) != 0 {
+			t.Errorf("%s: %d bytes of a corrupt block came out", name, len(out))
+		}
+	}
+	if _, err := io.ReadAll(NewLZ4BlockReader(bytes.NewReader(framed[:30]))); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated: %v", err)
+	}
+}
+
+// A real HDFS-store delta of Spark 4.1.1 decodes (its framing ends in the
+// end marker, its records in int32 -1).
+func TestRealDelta(t *testing.T) {
+	b, err := os.ReadFile("../testdata/spark/unbounded-hdfs/checkpoint/state/0/0/1.delta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(NewLZ4BlockReader(bytes.NewReader(b)))
+	if err != nil || len(raw) < 8 || !bytes.HasSuffix(raw, []byte{0xff, 0xff, 0xff, 0xff}) {
+		t.Fatalf("%v, %x", err, raw)
+	}
+}
+
+func snappyJava(blocks ...[]byte) []byte {
+	out := append([]byte{}, snappyMagic...)
+	out = binary.BigEndian.AppendUint32(out, 1)
+	out = binary.BigEndian.AppendUint32(out, 1)
+	for _, b := range blocks {
+		c := snappy.Encode(nil, b)
+		out = binary.BigEndian.AppendUint32(out, uint32(len(c)))
+		out = append(out, c...)
+	}
+	return out
+}
+
+func TestSnappyJava(t *testing.T) {
+	s := snappyJava([]byte("hello "), []byte("world"))
+	got, err := io.ReadAll(NewSnappyJavaReader(bytes.NewReader(append(s, s...))))
+	if err != nil || string(got) != "hello worldhello world" {
+		t.Fatalf("%q %v", got, err)
+	}
+	for name, b := range map[string][]byte{
+		"no header": []byte("plain"),
+		"cut":       s[:len(s)-2],
+		"length":    append(append([]byte{}, s[:16]...), 0x7f, 0, 0, 0),
+	} {
+		if _, err := io.ReadAll(NewSnappyJavaReader(bytes.NewReader(b))); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// The fixture event logs decode with the codec their names say, to lines of
+// JSON starting with SparkListenerLogStart.
+func TestRealEventLogs(t *testing.T) {
+	paths, _ := filepath.Glob("../testdata/spark/*/eventlog/*")
+	parts, _ := filepath.Glob("../testdata/spark/*/eventlog/eventlog_v2_*/events_*")
+	seen := map[Codec]bool{}
+	for _, p := range append(paths, parts...) {
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+			continue
+		}
+		c := FromName(p)
+		f, _ := os.Open(p)
+		r, err := NewReader(f, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		f.Close()
+		if err != nil || !strings.HasPrefix(string(b), `{"Event":"SparkListenerLogStart"`) {
+			t.Errorf("%s (%s): %v", p, c, err)
+		}
+		seen[c] = true
+	}
+	for _, c := range []Codec{None, LZ4, Snappy, Zstd} {
+		if !seen[c] {
+			t.Errorf("no fixture event log with codec %q", c)
+		}
+	}
+}
+
+func FuzzLZ4Block(f *testing.F) {
+	f.Add(lz4Block(f, []byte("seed corpus")))
+	f.Add(lz4Block(f, bytes.Repeat([]byte("x"), 1000)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := io.ReadAll(NewLZ4BlockReader(bytes.NewReader(b)))
+		if err == nil && len(out) > 64*len(b)+1024 {
+			t.Fatalf("%d bytes from %d", len(out), len(b))
+		}
+	})
+}
+
+func FuzzSnappyJava(f *testing.F) {
+	f.Add(snappyJava([]byte("seed corpus")))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		io.ReadAll(NewSnappyJavaReader(bytes.NewReader(b)))
+	})
+}

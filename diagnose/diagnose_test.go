@@ -1,0 +1,191 @@
+package diagnose
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dedupsim/dedupsim/diagnose/progress"
+	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/sim/check"
+)
+
+func checkKind(k string) check.Kind { return check.Kind(k) }
+
+// expectations per fixture case (scripts/diagnose/fixtures.py): the
+// problems that must be found, and those that must not.
+var expectations = map[string]struct{ want, not []Kind }{
+	"unbounded":   {want: []Kind{NoWatermark, StateUnbounded}, not: []Kind{WatermarkStalled, LateDropped, WatermarkJump}},
+	"stalled-min": {want: []Kind{WatermarkStalled, StateUnbounded}, not: []Kind{NoWatermark, LateDropped, WatermarkJump}},
+	"healthy":     {not: problemKinds},
+	"future-jump": {want: []Kind{WatermarkJump, LateDropped}, not: []Kind{NoWatermark, WatermarkStalled}},
+	"restamped":   {not: problemKinds},
+	"snapshots":   {not: problemKinds},
+}
+
+func caseOf(dir string) string {
+	b := filepath.Base(dir)
+	return b[:strings.LastIndexByte(b, '-')]
+}
+
+func problems(r Report) []Kind {
+	var out []Kind
+	for _, q := range r.Queries {
+		for _, f := range q.Finding {
+			if f.Severity == Problem {
+				out = append(out, f.Kind)
+			}
+		}
+	}
+	return out
+}
+
+func fixtureDirs(t *testing.T) []string {
+	dirs, _ := filepath.Glob("testdata/spark/*-*")
+	if len(dirs) < 10 {
+		t.Fatalf("want 10 fixtures (5 cases x 2 stores) under testdata/spark, got %v", dirs)
+	}
+	return dirs
+}
+
+// Every shape of every fixture gives the case's findings.
+func TestFixtureFindings(t *testing.T) {
+	for _, dir := range fixtureDirs(t) {
+		exp, ok := expectations[caseOf(dir)]
+		if !ok {
+			t.Fatalf("%s: no expectation", dir)
+		}
+		ev, _ := filepath.Glob(filepath.Join(dir, "eventlog", "*"))
+		for _, in := range append([]string{"progress.jsonl", "progress.json", "driver.log"}, ev...) {
+			if !strings.Contains(in, "/") {
+				in = filepath.Join(dir, in)
+			}
+			t.Run(strings.TrimPrefix(in, "testdata/spark/"), func(t *testing.T) {
+				l, err := progress.Read([]string{in})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := Diagnose(l, Options{MemoryBudgetBytes: 1 << 30})
+				got := problems(r)
+				for _, k := range exp.want {
+					if !slices.Contains(got, k) {
+						t.Errorf("want %s, got %v", k, got)
+					}
+				}
+				for _, k := range exp.not {
+					if slices.Contains(got, k) {
+						t.Errorf("unexpected %s: %+v", k, *r.Find(k))
+					}
+				}
+				if len(exp.want) == 0 && !r.Healthy() {
+					t.Errorf("healthy case: %s", r.Summary)
+				}
+				for _, f := range r.Queries[0].Finding {
+					if f.Severity == Problem && (f.Advice == "" || !strings.Contains(f.Advice, "seed 00")) {
+						t.Errorf("%s: the advice cites no seed: %q", f.Kind, f.Advice)
+					}
+					if f.Message == "" || len(f.Evidence) == 0 {
+						t.Errorf("%s has no message or evidence", f.Kind)
+					}
+				}
+			})
+		}
+	}
+}
+
+// prog builds a synthetic record.
+func prog(batch int64, atMs int64, in int64, op progress.StateOperator, et progress.EventTime, durMs int64) progress.Progress {
+	return progress.Progress{ID: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", RunID: "11111111-2222-3333-4444-555555555555",
+		TimestampMs: atMs, BatchID: batch, BatchDurationMs: durMs, NumInputRows: in, InputRowsPerSecond: float64(in),
+		EventTime: et, StateOperators: []progress.StateOperator{op},
+		Sources: []progress.Source{{NumInputRows: in}}}
+}
+
+func logOf(recs ...progress.Progress) *progress.Log {
+	return &progress.Log{Queries: []progress.Query{{ID: recs[0].ID, Runs: []progress.Run{{RunID: recs[0].RunID, Records: recs}}}}}
+}
+
+func TestSyntheticRules(t *testing.T) {
+	const t0 = 1_800_000_000_000
+	et := func(i int64, wm int64) progress.EventTime {
+		return progress.EventTime{MaxMs: t0 + i*10_000, HasMax: true, MinMs: t0 + i*10_000 - 5000, HasMin: true, WatermarkMs: wm, HasWatermark: true}
+	}
+	healthyOp := func(total int64) progress.StateOperator {
+		return progress.StateOperator{OperatorName: "dedupeWithinWatermark", NumRowsTotal: total, NumRowsUpdated: 100, NumRowsRemoved: 100,
+			NumShufflePartitions: 200, DroppedDuplicateRows: 2, StoreProvider: "hdfs"}
+	}
+	var durations, partitions, healthy []progress.Progress
+	for i := int64(0); i < 20; i++ {
+		wm := t0 + (i-1)*10_000 - 20_000
+		durations = append(durations, prog(i, t0+i*10_000, 100, healthyOp(500), et(i, wm), 1000+i*i*100))
+		big := healthyOp(2_000_000_000)
+		partitions = append(partitions, prog(i, t0+i*10_000, 100, big, et(i, wm), 1000))
+		healthy = append(healthy, prog(i, t0+i*10_000, 100, healthyOp(500), et(i, wm), 1000))
+	}
+	for _, tc := range []struct {
+		name string
+		log  *progress.Log
+		want Kind
+	}{
+		{"duration", logOf(durations...), BatchDurationGrowing},
+		{"partitions", logOf(partitions...), TooFewPartitions},
+		{"healthy", logOf(healthy...), ""},
+	} {
+		r := Diagnose(tc.log, Options{})
+		got := problems(r)
+		if tc.want == "" {
+			if len(got) != 0 {
+				t.Errorf("%s: %v", tc.name, got)
+			}
+			continue
+		}
+		if !slices.Contains(got, tc.want) {
+			t.Errorf("%s: want %s, got %v", tc.name, tc.want, got)
+		}
+	}
+	failed := logOf(healthy...)
+	failed.Queries[0].Runs[0].Exception = "org.apache.spark.SparkException: boom\n\tat ..."
+	if r := Diagnose(failed, Options{}); r.Find(QueryFailed) == nil || !strings.Contains(r.Find(QueryFailed).Evidence[0], "boom") {
+		t.Errorf("query-failed: %v", problems(r))
+	}
+}
+
+// The loop: real log -> diagnose -> scenario -> simulator -> the same
+// finding (in the checker's vocabulary), and a healthy log gives a
+// scenario that runs clean.
+func TestEmittedScenarioReproduces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator")
+	}
+	for _, c := range []string{"unbounded", "stalled-min", "future-jump", "healthy"} {
+		t.Run(c, func(t *testing.T) {
+			in := filepath.Join("testdata/spark", c+"-hdfs", "progress.jsonl")
+			l, err := progress.Read([]string{in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Diagnose(l, Options{})
+			text, want := Scenario(r, 0, ScenarioHints{Files: []string{in}})
+			if (len(want) == 0) != r.Healthy() {
+				t.Fatalf("expects %v for %s", want, r.Summary)
+			}
+			s, err := scenarios.Parse(c+".yaml", []byte(text))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, text)
+			}
+			run, err := scenarios.Run(s, 1, scenarios.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !run.Passed {
+				t.Fatalf("the fitted scenario did not reproduce %v: %+v\n%s", want, run.Expect, text)
+			}
+			for _, k := range want {
+				if run.Report.Find(checkKind(k)) == nil {
+					t.Errorf("the simulator did not find %s", k)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,525 @@
+package progress
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/diagnose/codec"
+)
+
+// MaxLine bounds one line (Spark's event log writes a SQL plan on one line;
+// 64 MiB is far beyond any plan). A longer line is a bad line, skipped to
+// its end without being held.
+const MaxLine = 64 << 20
+
+// marker starts the driver log's progress message (ProgressReporter).
+const marker = "Streaming query made progress: "
+
+// eventPrefix is the Jackson type name of the streaming listener events in
+// an event log (A.2c).
+const eventPrefix = "org.apache.spark.sql.streaming.StreamingQueryListener$"
+
+// InputError is an input that cannot be read at all (missing, a folder
+// that is no event log, a broken compressed stream): exit 2.
+type InputError struct {
+	Path string
+	Err  error
+}
+
+func (e *InputError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Read reads every input and groups the records per query and run.
+func Read(paths []string) (*Log, error) {
+	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
+	for _, p := range paths {
+		f, err := c.readPath(p)
+		if err != nil {
+			return nil, &InputError{Path: p, Err: err}
+		}
+		c.log.Files = append(c.log.Files, f)
+	}
+	c.group()
+	return &c.log, nil
+}
+
+// ReadFrom reads one input from r, named name in its messages (a file's
+// bytes, for tests and fuzzing; Read opens files and folders).
+func ReadFrom(name string, r io.Reader) (*Log, error) {
+	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
+	f := File{Path: name}
+	if err := c.readStream(&f, name, r); err != nil {
+		return nil, &InputError{Path: name, Err: err}
+	}
+	c.log.Files = append(c.log.Files, f)
+	c.group()
+	return &c.log, nil
+}
+
+type recordKey struct {
+	id, run string
+	batch   int64
+	ts      int64
+	idle    bool
+}
+
+// collector gathers records and events over every input.
+type collector struct {
+	log     Log
+	records []Progress
+	events  []Event
+	seen    map[recordKey]bool
+	strs    map[string]string
+}
+
+func (c *collector) readPath(path string) (File, error) {
+	f := File{Path: path}
+	st, err := os.Stat(path)
+	if err != nil {
+		return f, err
+	}
+	if st.IsDir() {
+		return c.readRolling(path)
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return f, err
+	}
+	defer r.Close()
+	err = c.readStream(&f, path, r)
+	return f, err
+}
+
+// readRolling reads a rolling event log folder: events_<index>_<appId>[.codec]
+// in index order (RollingEventLogFilesWriter), ignoring the appstatus marker.
+func (c *collector) readRolling(dir string) (File, error) {
+	f := File{Path: dir, Shape: EventLog}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return f, err
+	}
+	type part struct {
+		idx  int
+		name string
+	}
+	var parts []part
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "events_")
+		if !ok || e.IsDir() {
+			continue
+		}
+		i := strings.IndexByte(rest, '_')
+		n, err := strconv.Atoi(rest[:max(i, 0)])
+		if i < 0 || err != nil || n < 1 {
+			return f, fmt.Errorf("%s: not an event log part name (want events_<index>_<appId>[.codec])", e.Name())
+		}
+		parts = append(parts, part{n, e.Name()})
+	}
+	if len(parts) == 0 {
+		return f, errors.New("a folder, and not a rolling event log (no events_<index>_<appId> files): give files or an eventlog_v2_* folder")
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].idx < parts[j].idx })
+	for i, p := range parts {
+		if p.idx != i+1 {
+			return f, fmt.Errorf("event log part %d is missing (found %s)", i+1, p.name)
+		}
+		sub := File{Path: filepath.Join(dir, p.name)}
+		r, err := os.Open(sub.Path)
+		if err != nil {
+			return f, err
+		}
+		err = c.readStream(&sub, sub.Path, r)
+		r.Close()
+		if err != nil {
+			return f, fmt.Errorf("%s: %w", p.name, err)
+		}
+		f.Codec, f.Parts = sub.Codec, f.Parts+1
+		f.Lines += sub.Lines
+		f.Records += sub.Records
+		f.Events += sub.Events
+		f.Bad += sub.Bad
+		f.Other += sub.Other
+	}
+	return f, nil
+}
+
+// sniff is the codec the first bytes say (the name is only a hint: a
+// renamed or downloaded file keeps its bytes).
+func sniff(br *bufio.Reader) codec.Codec {
+	head, _ := br.Peek(8)
+	switch {
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return codec.Zstd
+	case bytes.HasPrefix(head, []byte("LZ4Block")):
+		return codec.LZ4
+	case bytes.HasPrefix(head, []byte("\x82SNAPPY\x00")):
+		return codec.Snappy
+	case bytes.HasPrefix(head, []byte("ZV")):
+		return codec.LZF
+	}
+	return codec.None
+}
+
+func (c *collector) readStream(f *File, path string, raw io.Reader) error {
+	br := bufio.NewReaderSize(raw, 1<<16)
+	cd := sniff(br)
+	f.Codec = string(cd)
+	dr, err := codec.NewReader(br, cd)
+	if err != nil {
+		return err
+	}
+	defer dr.Close()
+	in := bufio.NewReaderSize(dr, 1<<16)
+	first, ok, err := firstByte(in)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !ok:
+		f.Shape = Empty
+		return nil
+	case first == '[':
+		f.Shape = JSONArray
+		return c.readArray(f, path, in)
+	case first == '{':
+		f.Shape = JSONLines
+	default:
+		f.Shape = DriverLog
+	}
+	return c.readLines(f, path, in)
+}
+
+// firstByte peeks the first byte that is not white space or a UTF-8 byte
+// order mark (ok false: the stream holds none). A stream error (a corrupt
+// compressed file) is returned.
+func firstByte(in *bufio.Reader) (byte, bool, error) {
+	if bom, err := in.Peek(3); err == nil && string(bom) == "\xEF\xBB\xBF" {
+		in.Discard(3)
+	}
+	for {
+		b, err := in.ReadByte()
+		if err == io.EOF {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+			return b, true, in.UnreadByte()
+		}
+	}
+}
+
+// lineReader yields lines of at most MaxLine bytes; a longer one is
+// reported as too long and skipped.
+type lineReader struct {
+	in   *bufio.Reader
+	n    int
+	buf  []byte
+	long bool
+}
+
+func (l *lineReader) next() ([]byte, error) {
+	l.buf = l.buf[:0]
+	l.long = false
+	for {
+		frag, err := l.in.ReadSlice('\n')
+		if len(l.buf)+len(frag) > MaxLine {
+			l.long = true
+		} else {
+			l.buf = append(l.buf, frag...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF && len(l.buf) == 0 && !l.long {
+			return nil, io.EOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		l.n++
+		return bytes.TrimRight(l.buf, "\r\n"), nil
+	}
+}
+
+func (c *collector) badLine(f *File, where, reason string, text []byte) {
+	f.Bad++
+	c.log.BadTotal++
+	if len(c.log.Bad) < MaxBad {
+		c.log.Bad = append(c.log.Bad, BadLine{Where: where, Reason: reason, Text: quote(text)})
+	}
+}
+
+func (c *collector) readLines(f *File, path string, in *bufio.Reader) error {
+	lr := &lineReader{in: in}
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			f.Lines = lr.n
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		where := fmt.Sprintf("%s:%d", path, lr.n)
+		if lr.long {
+			c.badLine(f, where, fmt.Sprintf("line longer than %d MiB", MaxLine>>20), line)
+			continue
+		}
+		t := bytes.TrimSpace(line)
+		switch {
+		case len(t) == 0:
+		case t[0] == '{':
+			c.jsonLine(f, where, t)
+		case bytes.Contains(t, []byte(marker)):
+			c.logRecord(f, lr, path, where, t)
+		case f.Shape == JSONLines:
+			c.badLine(f, where, "not a JSON object (a JSON Lines file holds one object per line)", t)
+		default:
+			f.Other++
+		}
+	}
+}
+
+// logRecord reads the JSON after the marker: on the line itself (compact)
+// or spread over the following lines until its braces balance.
+func (c *collector) logRecord(f *File, lr *lineReader, path, where string, line []byte) {
+	if f.Shape == JSONLines {
+		f.Shape = DriverLog
+	}
+	js := bytes.TrimSpace(line[bytes.Index(line, []byte(marker))+len(marker):])
+	var b braces
+	b.feed(js)
+	buf := append([]byte(nil), js...)
+	for !b.closed() {
+		if len(buf) > maxRecord || !b.open() {
+			c.badLine(f, where, "the progress after \"Streaming query made progress:\" is not one JSON object", line)
+			return
+		}
+		next, err := lr.next()
+		if err != nil {
+			c.badLine(f, where, "the progress JSON is cut off at the end of the file", line)
+			return
+		}
+		b.feed(next)
+		buf = append(append(buf, '\n'), next...)
+	}
+	c.progressJSON(f, where, buf)
+}
+
+// braces tracks JSON nesting, strings and escapes over a stream of lines.
+type braces struct {
+	depth         int
+	started, str  bool
+	esc, overflow bool
+}
+
+func (b *braces) feed(p []byte) {
+	for _, ch := range p {
+		switch {
+		case b.esc:
+			b.esc = false
+		case b.str && ch == '\\':
+			b.esc = true
+		case ch == '"':
+			b.str = !b.str
+		case b.str:
+		case ch == '{' || ch == '[':
+			b.depth++
+			b.started = true
+		case ch == '}' || ch == ']':
+			b.depth--
+			if b.depth < 0 {
+				b.overflow = true
+			}
+		}
+	}
+}
+
+func (b *braces) closed() bool { return b.started && b.depth == 0 && !b.str }
+func (b *braces) open() bool   { return b.started && !b.overflow }
+
+// jsonLine is one JSON object line: a progress, a wrapped progress, a
+// listener event, an event log event or a structured-logging record.
+func (c *collector) jsonLine(f *File, where string, line []byte) {
+	if bytes.HasPrefix(line, []byte(`{"Event":`)) {
+		// An event log line. Only the streaming events matter; the others
+		// (SQL plans, tasks) can be big and are not decoded at all.
+		f.Shape = EventLog
+		if !bytes.Contains(line[:min(len(line), 256)], []byte(eventPrefix)) {
+			f.Other++
+			return
+		}
+	}
+	if len(line) > maxRecord {
+		c.badLine(f, where, fmt.Sprintf("a JSON object larger than %d MiB", maxRecord>>20), line)
+		return
+	}
+	var probe struct {
+		Event    *string         `json:"Event"`
+		Kind     *string         `json:"event"`
+		Progress json.RawMessage `json:"progress"`
+		BatchID  json.RawMessage `json:"batchId"`
+		Msg      *string         `json:"msg"`
+		Level    *string         `json:"level"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		c.badLine(f, where, jsonReason(err).Error(), line)
+		return
+	}
+	switch {
+	case probe.Msg != nil && probe.Level != nil:
+		// Structured logging (4.0+): the pretty progress sits in msg.
+		if i := strings.Index(*probe.Msg, marker); i >= 0 {
+			c.progressJSON(f, where, []byte((*probe.Msg)[i+len(marker):]))
+		} else {
+			f.Other++
+		}
+	case len(probe.Progress) > 0:
+		c.progressJSON(f, where, probe.Progress)
+	case len(probe.BatchID) > 0:
+		c.progressJSON(f, where, line)
+	case probe.Event != nil || probe.Kind != nil:
+		c.eventJSON(f, where, line, probe.Event, probe.Kind)
+	default:
+		c.badLine(f, where, "a JSON object that is neither a StreamingQueryProgress (no batchId) nor a listener event", line)
+	}
+}
+
+func (c *collector) progressJSON(f *File, where string, js []byte) {
+	p, err := decodeProgress(js)
+	if err != nil {
+		c.badLine(f, where, err.Error(), js)
+		return
+	}
+	p.Where = where
+	p.ID, p.RunID, p.Name = c.intern(p.ID), c.intern(p.RunID), c.intern(p.Name)
+	f.Records++
+	k := recordKey{p.ID, p.RunID, p.BatchID, p.TimestampMs, p.Idle}
+	if c.seen[k] {
+		c.log.Duplicates++
+		return
+	}
+	c.seen[k] = true
+	c.records = append(c.records, p)
+}
+
+// intern shares one copy of each id, run id and name among the records.
+func (c *collector) intern(s string) string {
+	if v, ok := c.strs[s]; ok {
+		return v
+	}
+	if len(c.strs) < 1<<16 {
+		c.strs[s] = s
+	}
+	return s
+}
+
+// eventJSON reads a started, idle or terminated event: an event log's
+// Jackson dump ("Event": "...$QueryStartedEvent") or a listener's own
+// serialisation ("event": "QueryStartedEvent" or "started").
+func (c *collector) eventJSON(f *File, where string, line []byte, jackson, kind *string) {
+	name := ""
+	if jackson != nil {
+		name = strings.TrimPrefix(*jackson, eventPrefix)
+	} else {
+		name = *kind
+	}
+	var ek EventKind
+	switch strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(name), "query"), "event") {
+	case "started":
+		ek = Started
+	case "idle":
+		ek = Idle
+	case "terminated":
+		ek = Terminated
+	case "progress":
+		c.badLine(f, where, "a progress event without its progress object", line)
+		return
+	default:
+		if jackson != nil {
+			f.Other++
+			return
+		}
+		c.badLine(f, where, fmt.Sprintf("unknown listener event %q: want started, idle, terminated or a progress", truncate(name, 40)), line)
+		return
+	}
+	var r struct {
+		ID        *string `json:"id"`
+		RunID     *string `json:"runId"`
+		Name      *string `json:"name"`
+		Timestamp *string `json:"timestamp"`
+		Exception *string `json:"exception"`
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		c.badLine(f, where, jsonReason(err).Error(), line)
+		return
+	}
+	e := Event{Kind: ek, Where: where}
+	var err error
+	if e.ID, err = uuidField("id", r.ID); err == nil {
+		e.RunID, err = uuidField("runId", r.RunID)
+	}
+	if err == nil && r.Timestamp != nil {
+		e.TimestampMs, err = parseTime("timestamp", *r.Timestamp)
+	}
+	if err == nil && ek != Terminated && r.Timestamp == nil {
+		err = bad("timestamp", "missing")
+	}
+	if err != nil {
+		c.badLine(f, where, err.Error(), line)
+		return
+	}
+	if r.Name != nil {
+		e.Name = *r.Name
+	}
+	if r.Exception != nil {
+		e.Exception = *r.Exception
+	}
+	f.Events++
+	c.events = append(c.events, e)
+}
+
+// readArray streams a top-level JSON array of progress objects.
+func (c *collector) readArray(f *File, path string, in io.Reader) error {
+	dec := json.NewDecoder(in)
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("%s: not a JSON array: %v", path, err)
+	}
+	for i := 0; dec.More(); i++ {
+		where := fmt.Sprintf("%s: element %d", path, i)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			c.badLine(f, where, jsonReason(err).Error(), nil)
+			return nil // the rest of the array cannot be found again
+		}
+		f.Lines++
+		if len(raw) > maxRecord {
+			c.badLine(f, where, "element larger than 4 MiB", raw)
+			continue
+		}
+		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+			c.jsonLine(f, where, raw)
+		} else {
+			c.badLine(f, where, "not a JSON object", raw)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		c.badLine(f, path+": end", "the array is not closed", nil)
+		return nil
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		c.badLine(f, path+": end", "data after the JSON array", nil)
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/reports"
+)
+
+// WriteText prints the console summary: the inputs, then per query its
+// shape and its findings (problems first, each with evidence and the fix),
+// then the verdict line.
+func (r Report) WriteText(w io.Writer) {
+	var shapes []string
+	for _, f := range r.Files {
+		s := fmt.Sprintf("%s (%s", filepath.Base(f.Path), f.Shape)
+		if f.Codec != "" {
+			s += ", " + f.Codec
+		}
+		s += fmt.Sprintf(", %d records)", f.Records)
+		shapes = append(shapes, s)
+	}
+	fmt.Fprintf(w, "inputs: %s\n", strings.Join(shapes, ", "))
+	if r.BadTotal > 0 || r.Duplicates > 0 {
+		fmt.Fprintf(w, "bad lines: %d; records seen in two inputs: %d\n", r.BadTotal, r.Duplicates)
+	}
+	for _, q := range r.Queries {
+		fmt.Fprintf(w, "\nquery %s (id %s): %d run(s), %d batches, %s rows in\n", nameOf(q), q.ID, q.Runs, q.Batches, num(q.Rows))
+		fmt.Fprintf(w, "  %s\n", q.Facts.describe())
+		for _, sev := range []Severity{Problem, Info} {
+			for _, f := range q.Finding {
+				if f.Severity != sev {
+					continue
+				}
+				tag := "PROBLEM"
+				if sev == Info {
+					tag = "info"
+				}
+				fmt.Fprintf(w, "  %-7s %s: %s\n", tag, f.Kind, f.Message)
+				for _, e := range f.Evidence {
+					fmt.Fprintf(w, "            %s\n", e)
+				}
+				if sev == Problem {
+					fmt.Fprintf(w, "            fix: %s\n", f.Advice)
+				}
+			}
+		}
+	}
+	if r.Healthy() {
+		fmt.Fprintf(w, "\nverdict: healthy (%s)\n", r.Summary)
+	} else {
+		fmt.Fprintf(w, "\nverdict: %d problem(s): %s\n", r.Problems, r.Summary)
+	}
+}
+
+func nameOf(q QueryReport) string {
+	if q.Name != "" {
+		return q.Name
+	}
+	return "(unnamed)"
+}
+
+func (f Facts) describe() string {
+	ops := strings.Join(f.Operators, ", ")
+	if ops == "" {
+		ops = "no stateful operator"
+	}
+	s := ops
+	if f.Provider != "" {
+		s += " on the " + f.Provider + " state store"
+	}
+	if f.Partitions > 0 {
+		s += fmt.Sprintf(", %d state partitions", f.Partitions)
+	}
+	switch {
+	case !f.HasWatermark:
+		s += ", no watermark"
+	case f.DelayEstimate && f.DelayMs > 0:
+		s += fmt.Sprintf(", watermark delay about %s (estimated)", durText(f.DelayMs))
+	case f.DelayMs > 0:
+		s += fmt.Sprintf(", watermark delay %s", durText(f.DelayMs))
+	default:
+		s += ", watermark (delay unknown: it never moved)"
+	}
+	s += fmt.Sprintf("; %.1f rows/s in, %.2f%% duplicates", f.InputRate, 100*f.DuplicateRate)
+	return s
+}
+
+// JSON is report.json.
+func (r Report) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// problemKinds are the kinds junit.xml has a test case for, per query, so
+// that a nightly job can alert on each by name.
+var problemKinds = []Kind{QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
+	LateDropped, BatchDurationGrowing, TooFewPartitions}
+
+// JUnit is junit.xml: one test case per query and problem kind, failed
+// when the finding is there.
+func (r Report) JUnit() ([]byte, error) {
+	s := junitSuite{Name: "dedupsim diagnose"}
+	for _, q := range r.Queries {
+		for _, k := range problemKinds {
+			c := junitCase{Name: string(k), Classname: "dedupsim.diagnose." + nameOf(q)}
+			for _, f := range q.Finding {
+				if f.Kind == k && f.Severity == Problem {
+					c.Failure = &junitFailure{Message: f.Message,
+						Text: strings.Join(append(append([]string{f.Message}, f.Evidence...), "fix: "+f.Advice), "\n")}
+					s.Failures++
+					break
+				}
+			}
+			s.Cases = append(s.Cases, c)
+			s.Tests++
+		}
+	}
+	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte(xml.Header), b...), '\n'), nil
+}
+
+// HTML is report.html: per query the findings and the charts of the real
+// query (numRowsTotal, memoryUsedBytes, watermark vs max event time, late
+// drops, batch duration). Self-contained: inline SVG, no scripts.
+func (r Report) HTML() []byte {
+	var b strings.Builder
+	e := html.EscapeString
+	b.WriteString("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>dedupsim diagnose</title>\n<style>" +
+		"body{font:14px system-ui,sans-serif;margin:2em;max-width:820px}.problem{color:#b00020}.info{color:#555}" +
+		"li{margin:.4em 0}small{color:#555}</style></head><body>\n")
+	verdict := "healthy"
+	if !r.Healthy() {
+		verdict = fmt.Sprintf("%d problem(s)", r.Problems)
+	}
+	fmt.Fprintf(&b, "<h1>dedupsim diagnose: %s</h1>\n<p>%s</p>\n", e(verdict), e(r.Summary))
+	b.WriteString("<p><small>inputs: ")
+	for i, f := range r.Files {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%s%s, %d records, %d bad)", e(filepath.Base(f.Path)), e(string(f.Shape)), e(codecText(f.Codec)), f.Records, f.Bad)
+	}
+	b.WriteString("</small></p>\n")
+	for _, q := range r.Queries {
+		fmt.Fprintf(&b, "<h2>%s</h2>\n<p><small>id %s, %d run(s), %d batches; %s</small></p>\n<ul>\n", e(nameOf(q)), e(q.ID), q.Runs, q.Batches, e(q.Facts.describe()))
+		for _, f := range q.Finding {
+			fmt.Fprintf(&b, "<li class=\"%s\"><b>%s</b> %s: %s<br><small>%s", f.Severity, e(string(f.Severity)), e(string(f.Kind)), e(f.Message), e(strings.Join(f.Evidence, "; ")))
+			if f.Severity == Problem {
+				fmt.Fprintf(&b, "<br>fix: %s", e(f.Advice))
+			}
+			b.WriteString("</small></li>\n")
+		}
+		b.WriteString("</ul>\n")
+		for _, c := range charts(q) {
+			b.WriteString(c.SVG())
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("</body></html>\n")
+	return []byte(b.String())
+}
+
+func codecText(c string) string {
+	if c == "" {
+		return ""
+	}
+	return ", " + c
+}
+
+// charts are the real query's time charts (x: seconds since its first
+// batch; each run's start marked).
+func charts(q QueryReport) []reports.Chart {
+	if len(q.Points) == 0 {
+		return nil
+	}
+	t0 := q.Points[0].AtMs
+	x := func(p Point) float64 { return float64(p.AtMs-t0) / 1000 }
+	var markers []reports.Marker
+	for i, p := range q.Points {
+		if i > 0 && p.Run != q.Points[i-1].Run {
+			markers = append(markers, reports.Marker{X: x(p), Label: "restart", Legend: "restart (new runId)", Color: "#888"})
+		}
+	}
+	line := func(name, color string, f func(Point) (float64, bool)) reports.Series {
+		s := reports.Series{Name: name, Color: color}
+		for _, p := range q.Points {
+			if y, ok := f(p); ok {
+				s.X, s.Y = append(s.X, x(p)), append(s.Y, y)
+			}
+		}
+		return s
+	}
+	mk := func(title, y string, ss ...reports.Series) reports.Chart {
+		return reports.Chart{Title: title, XLabel: "seconds since the first batch", YLabel: y, Series: ss, Markers: markers}
+	}
+	// Event time is drawn from the earliest value plotted (an event-time
+	// origin, not the trigger clock: the two can be minutes apart).
+	e0 := int64(math.MaxInt64)
+	for _, p := range q.Points {
+		if p.HasWatermark && p.WatermarkMs > 0 {
+			e0 = min(e0, p.WatermarkMs)
+		}
+		if p.HasMaxEvent {
+			e0 = min(e0, p.MaxEventMs)
+		}
+	}
+	if e0 == math.MaxInt64 {
+		e0 = t0
+	}
+	wm := func(p Point) (float64, bool) {
+		return float64(p.WatermarkMs-e0) / 1000, p.HasWatermark && p.WatermarkMs > 0
+	}
+	ev := func(p Point) (float64, bool) { return float64(p.MaxEventMs-e0) / 1000, p.HasMaxEvent }
+	late := line("numRowsDroppedByWatermark", "#b00020", func(p Point) (float64, bool) { return float64(p.Dropped), true })
+	late.Bars = true
+	return []reports.Chart{
+		mk("State rows (numRowsTotal, operator 0)", "keys", line("numRowsTotal", "#1f77b4", func(p Point) (float64, bool) { return float64(p.RowsTotal), true })),
+		mk("State memory (memoryUsedBytes, operator 0)", "bytes", line("memoryUsedBytes", "#9467bd", func(p Point) (float64, bool) { return float64(p.MemoryBytes), true })),
+		mk("Watermark vs max event time (event-time seconds after "+iso(e0)+")", "event time, s", line("eventTime.watermark", "#2ca02c", wm), line("eventTime.max", "#ff7f0e", ev)),
+		mk("Late rows dropped per batch", "rows", late),
+		mk("Batch duration", "ms", line("batchDuration", "#8c564b", func(p Point) (float64, bool) { return float64(p.DurationMs), p.DurationMs >= 0 })),
+	}
+}
+
+// Write writes report.html, report.json and junit.xml into dir (created if
+// needed; never through a link: reports' atomic writer).
+func (r Report) Write(dir string) error {
+	root, err := reports.OpenRunDir(dir)
+	if err != nil {
+		return err
+	}
+	root.Close()
+	j, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	x, err := r.JUnit()
+	if err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{"report.json": j, "junit.xml": x, "report.html": r.HTML()} {
+		if err := reports.WriteFile(filepath.Join(dir, name), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func durText(ms int64) string {
+	if ms%1000 == 0 {
+		s := ms / 1000
+		switch {
+		case s%3600 == 0 && s > 0:
+			return fmt.Sprintf("%d hours", s/3600)
+		case s%60 == 0 && s > 0:
+			return fmt.Sprintf("%d minutes", s/60)
+		}
+		return fmt.Sprintf("%d seconds", s)
+	}
+	return fmt.Sprintf("%d ms", ms)
+}

@@ -1,0 +1,286 @@
+// Package inspect reads a real Spark Structured Streaming checkpoint of a
+// dedup query, read-only, and says what is in it
+// (docs/diagnose.md part B): the query id; the last batch of
+// the offset log and of the commit log, whether a batch is in flight; per
+// batch the watermark, the trigger time and each source's offset; the
+// settings the offset log pins; each stateful operator's metadata and
+// key/value schema; and per state partition the number of keys and the
+// range of the stored event time (dropDuplicates with the event time in
+// the key) or of expiresAtMicros (dropDuplicatesWithinWatermark), rebuilt
+// from the HDFS-backed store's delta and snapshot files or from the RocksDB
+// provider's changelog files. RocksDB's own SST files cannot be read
+// without RocksDB; where only a snapshot zip is there, its metadata's key
+// count is reported instead.
+//
+// Nothing is ever written: files are opened for reading through an
+// os.Root on the checkpoint, and names starting with "." (Hadoop's .crc
+// files, temp files) are only counted.
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Report is what inspect says about a checkpoint.
+type Report struct {
+	Checkpoint string `json:"checkpoint"`
+	QueryID    string `json:"queryId"`
+	// LastOffsetBatch is the newest offsets/N, LastCommitBatch the newest
+	// commits/N (-1: none); Pending: an offset without its commit (the
+	// batch re-runs on restart).
+	LastOffsetBatch int64 `json:"lastOffsetBatch"`
+	LastCommitBatch int64 `json:"lastCommitBatch"`
+	Pending         bool  `json:"pending"`
+	// BatchWatermarkMs is the watermark the last batch ran with
+	// (offsets/N); NextBatchWatermarkMs the one the next batch runs with
+	// (commits/N).
+	BatchWatermarkMs     int64             `json:"batchWatermarkMs"`
+	NextBatchWatermarkMs int64             `json:"nextBatchWatermarkMs"`
+	BatchTimestampMs     int64             `json:"batchTimestampMs"`
+	SourceOffsets        []string          `json:"sourceOffsets"`
+	Conf                 map[string]string `json:"conf"`
+	Provider             string            `json:"stateStore"`
+	Operators            []Operator        `json:"operators"`
+	Warnings             []string          `json:"warnings,omitempty"`
+}
+
+// Operator is one stateful operator's state (state/<id>/).
+type Operator struct {
+	ID            int    `json:"operatorId"`
+	Name          string `json:"operatorName,omitempty"`
+	StoreName     string `json:"storeName,omitempty"`
+	NumPartitions int    `json:"numPartitions"`
+	KeySchema     string `json:"keySchema"`
+	ValueSchema   string `json:"valueSchema"`
+	// EventTime is the key's event-time column (its field metadata carries
+	// spark.watermarkDelayMs), or "expiresAtMicros" for
+	// dedupeWithinWatermark's value; "" for neither.
+	EventTime string `json:"eventTimeColumn,omitempty"`
+	DelayMs   int64  `json:"watermarkDelayMs,omitempty"`
+	// Version is the state version read: last committed batch + 1.
+	Version    int64       `json:"version"`
+	Keys       int64       `json:"keys"`
+	Partitions []Partition `json:"partitions"`
+	// KeysWithSeveralTimes counts keys (the columns other than the event
+	// time) held under more than one event time: re-stamped retries that
+	// dropDuplicates on (id, event time) let through.
+	KeysWithSeveralTimes int `json:"keysWithSeveralEventTimes"`
+}
+
+// Partition is one state partition at the version read.
+type Partition struct {
+	ID int `json:"partition"`
+	// Keys is -1 when it could not be counted (RocksDB without changelogs:
+	// see From).
+	Keys int64 `json:"keys"`
+	// MinUs and MaxUs bound the event time or expiry held (µs UTC).
+	MinUs    int64  `json:"minUs,omitempty"`
+	MaxUs    int64  `json:"maxUs,omitempty"`
+	HasRange bool   `json:"hasRange"`
+	From     string `json:"from"`
+	Files    int    `json:"files"`
+}
+
+// Error is a checkpoint that cannot be read (exit 2).
+type Error struct {
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Provider class names (the conf pinned in the offset log).
+const (
+	hdfsProvider    = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+	rocksdbProvider = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+)
+
+// maxLogFile bounds an offsets/commits/metadata file (they are a few KiB).
+const maxLogFile = 16 << 20
+
+// Inspect reads the checkpoint at dir.
+func Inspect(dir string) (*Report, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, &Error{dir, err}
+	}
+	defer root.Close()
+	c := &reader{root: root, dir: dir, r: &Report{Checkpoint: dir, LastOffsetBatch: -1, LastCommitBatch: -1}}
+	if err := c.read(); err != nil {
+		return nil, err
+	}
+	return c.r, nil
+}
+
+type reader struct {
+	root *os.Root
+	dir  string
+	r    *Report
+}
+
+func (c *reader) fail(name string, format string, a ...any) error {
+	return &Error{c.dir + "/" + name, fmt.Errorf(format, a...)}
+}
+
+func (c *reader) readSmall(name string) ([]byte, error) {
+	f, err := c.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxLogFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxLogFile {
+		return nil, c.fail(name, "larger than %d MiB: not a checkpoint log file", maxLogFile>>20)
+	}
+	return b, nil
+}
+
+func (c *reader) read() error {
+	b, err := c.readSmall("metadata")
+	if errors.Is(err, fs.ErrNotExist) {
+		return c.fail("metadata", "missing: not a Spark streaming checkpoint (no metadata file)")
+	}
+	if err != nil {
+		return &Error{c.dir, err}
+	}
+	var md struct {
+		ID *string `json:"id"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(b), &md); err != nil || md.ID == nil || *md.ID == "" {
+		return c.fail("metadata", "want {\"id\":\"<query uuid>\"}")
+	}
+	c.r.QueryID = *md.ID
+	offs, err := c.batchIDs("offsets")
+	if err != nil {
+		return err
+	}
+	commits, err := c.batchIDs("commits")
+	if err != nil {
+		return err
+	}
+	if len(offs) > 0 {
+		c.r.LastOffsetBatch = offs[len(offs)-1]
+		if err := c.offsets(c.r.LastOffsetBatch); err != nil {
+			return err
+		}
+	}
+	if len(commits) > 0 {
+		c.r.LastCommitBatch = commits[len(commits)-1]
+		if err := c.commit(c.r.LastCommitBatch); err != nil {
+			return err
+		}
+	}
+	c.r.Pending = c.r.LastOffsetBatch > c.r.LastCommitBatch
+	if c.r.Pending {
+		c.warn("batch %d has offsets but no commit: it is re-run on restart", c.r.LastOffsetBatch)
+	}
+	c.r.Provider = providerName(c.r.Conf["spark.sql.streaming.stateStore.providerClass"])
+	return c.state()
+}
+
+func (c *reader) warn(format string, a ...any) {
+	c.r.Warnings = append(c.r.Warnings, fmt.Sprintf(format, a...))
+}
+
+func providerName(class string) string {
+	switch class {
+	case hdfsProvider, "":
+		return "hdfs"
+	case rocksdbProvider:
+		return "rocksdb"
+	}
+	return class
+}
+
+// batchIDs lists the numeric names of a log folder, in order; dot files
+// (.crc, temp files) are skipped, anything else refused.
+func (c *reader) batchIDs(dir string) ([]int64, error) {
+	ents, err := fs.ReadDir(c.root.FS(), dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &Error{c.dir + "/" + dir, err}
+	}
+	var ids []int64
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") {
+			if strings.HasSuffix(n, ".tmp") {
+				c.warn("%s/%s: a temp file left by a write that did not finish", dir, n)
+			}
+			continue
+		}
+		id, err := strconv.ParseInt(strings.TrimSuffix(n, ".compact"), 10, 64)
+		if err != nil || id < 0 {
+			return nil, c.fail(dir+"/"+n, "not a batch id (want a whole number >= 0)")
+		}
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// offsets reads offsets/N: "v1", the OffsetSeqMetadata JSON, one line per
+// source (B.2).
+func (c *reader) offsets(n int64) error {
+	name := fmt.Sprintf("offsets/%d", n)
+	b, err := c.readSmall(name)
+	if err != nil {
+		return &Error{c.dir + "/" + name, err}
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 2 || lines[0] != "v1" {
+		return c.fail(name, "line 1: want v1 (the offset log version of Spark 3.5 to 4.1)")
+	}
+	if lines[1] != "" {
+		var m struct {
+			BatchWatermarkMs *int64            `json:"batchWatermarkMs"`
+			BatchTimestampMs *int64            `json:"batchTimestampMs"`
+			Conf             map[string]string `json:"conf"`
+		}
+		if err := json.Unmarshal([]byte(lines[1]), &m); err != nil || m.BatchWatermarkMs == nil || m.BatchTimestampMs == nil {
+			return c.fail(name, "line 2: want the OffsetSeqMetadata JSON {\"batchWatermarkMs\":...,\"batchTimestampMs\":...,\"conf\":{...}}")
+		}
+		if *m.BatchWatermarkMs < 0 || *m.BatchTimestampMs < 0 {
+			return c.fail(name, "line 2: batchWatermarkMs and batchTimestampMs must be >= 0")
+		}
+		c.r.BatchWatermarkMs, c.r.BatchTimestampMs, c.r.Conf = *m.BatchWatermarkMs, *m.BatchTimestampMs, m.Conf
+	}
+	c.r.SourceOffsets = lines[2:]
+	return nil
+}
+
+// commit reads commits/N: "v1" (or v2) and {"nextBatchWatermarkMs":...}.
+func (c *reader) commit(n int64) error {
+	name := fmt.Sprintf("commits/%d", n)
+	b, err := c.readSmall(name)
+	if err != nil {
+		return &Error{c.dir + "/" + name, err}
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 2 || (lines[0] != "v1" && lines[0] != "v2") {
+		return c.fail(name, "line 1: want v1 or v2 (the commit log version)")
+	}
+	var m struct {
+		Next *int64 `json:"nextBatchWatermarkMs"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &m); err != nil || m.Next == nil || *m.Next < 0 {
+		return c.fail(name, "line 2: want {\"nextBatchWatermarkMs\": N >= 0}")
+	}
+	c.r.NextBatchWatermarkMs = *m.Next
+	return nil
+}

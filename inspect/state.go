@@ -1,0 +1,572 @@
+package inspect
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dedupsim/dedupsim/diagnose/codec"
+)
+
+// maxRecordLen bounds one key or value of a state file: dedup keys are a
+// few dozen bytes; 64 MiB is corruption.
+const maxRecordLen = 64 << 20
+
+// state reads every operator under state/.
+func (c *reader) state() error {
+	ents, err := fs.ReadDir(c.root.FS(), "state")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &Error{c.dir + "/state", err}
+	}
+	for _, e := range ents {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		op, err := c.operator(id)
+		if err != nil {
+			return err
+		}
+		c.r.Operators = append(c.r.Operators, op)
+	}
+	sort.Slice(c.r.Operators, func(i, j int) bool { return c.r.Operators[i].ID < c.r.Operators[j].ID })
+	return nil
+}
+
+func (c *reader) operator(id int) (Operator, error) {
+	op := Operator{ID: id, Version: c.r.LastCommitBatch + 1}
+	base := fmt.Sprintf("state/%d", id)
+	if b, err := c.readSmall(base + "/_metadata/metadata"); err == nil {
+		// 4.0+: "v1\n" + {"operatorInfo":{...},"stateStoreInfo":[...]} (B.5).
+		var m struct {
+			OperatorInfo struct {
+				OperatorName string `json:"operatorName"`
+			} `json:"operatorInfo"`
+			StateStoreInfo []struct {
+				StoreName     string `json:"storeName"`
+				NumPartitions int    `json:"numPartitions"`
+			} `json:"stateStoreInfo"`
+		}
+		body, ok := strings.CutPrefix(string(b), "v1\n")
+		if !ok || json.Unmarshal([]byte(body), &m) != nil {
+			return op, c.fail(base+"/_metadata/metadata", "want v1 and the operator metadata JSON")
+		}
+		op.Name = m.OperatorInfo.OperatorName
+		if len(m.StateStoreInfo) > 0 {
+			op.StoreName, op.NumPartitions = m.StateStoreInfo[0].StoreName, m.StateStoreInfo[0].NumPartitions
+		}
+	}
+	key, val, err := c.schema(base + "/0/_metadata/schema")
+	if err != nil {
+		return op, err
+	}
+	op.KeySchema, op.ValueSchema = key.text, val.text
+	layout := rowLayout{key: key, val: val, timeField: -1}
+	for i, f := range key.fields {
+		if f.Type == "timestamp" {
+			if d, ok := f.Metadata["spark.watermarkDelayMs"]; ok {
+				layout.timeField, op.EventTime = i, f.Name
+				if v, err := d.Int64(); err == nil {
+					op.DelayMs = v
+				}
+			}
+		}
+	}
+	if layout.timeField < 0 && len(val.fields) == 1 && val.fields[0].Name == "expiresAtMicros" {
+		layout.expiry, op.EventTime = true, "expiresAtMicros"
+	}
+	parts, err := c.partitionIDs(base)
+	if err != nil {
+		return op, err
+	}
+	if op.NumPartitions == 0 {
+		op.NumPartitions = len(parts)
+	}
+	if pinned := c.r.Conf["spark.sql.shuffle.partitions"]; pinned != "" && pinned != strconv.Itoa(op.NumPartitions) {
+		c.warn("operator %d has %d state partitions but the offset log pins spark.sql.shuffle.partitions=%s", id, op.NumPartitions, pinned)
+	}
+	groups := map[string]map[int64]bool{}
+	for _, p := range parts {
+		pt, err := c.partition(base, p, op.Version, layout, groups)
+		if err != nil {
+			return op, err
+		}
+		if pt.Keys > 0 {
+			op.Keys += pt.Keys
+		}
+		op.Partitions = append(op.Partitions, pt)
+	}
+	for _, ts := range groups {
+		if len(ts) > 1 {
+			op.KeysWithSeveralTimes++
+		}
+	}
+	return op, nil
+}
+
+func (c *reader) partitionIDs(base string) ([]int, error) {
+	ents, err := fs.ReadDir(c.root.FS(), base)
+	if err != nil {
+		return nil, &Error{c.dir + "/" + base, err}
+	}
+	var ids []int
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && n >= 0 {
+			ids = append(ids, n)
+		}
+	}
+	sort.Ints(ids)
+	return ids, nil
+}
+
+// schemaField is one StructType field.
+type schemaField struct {
+	Name     string                 `json:"name"`
+	Type     any                    `json:"type"`
+	Metadata map[string]json.Number `json:"metadata"`
+}
+
+type schema struct {
+	text   string
+	fields []schemaFieldT
+}
+
+type schemaFieldT struct {
+	Name, Type string
+	Metadata   map[string]json.Number
+}
+
+// schema reads state/<op>/0/_metadata/schema: writeUTF("v2"), then the key
+// and the value StructType JSON, each as int32 chunk count + writeUTF
+// chunks (v2), or two writeUTF strings (v1) (B.5).
+func (c *reader) schema(name string) (schema, schema, error) {
+	b, err := c.readSmall(name)
+	if err != nil {
+		return schema{}, schema{}, &Error{c.dir + "/" + name, fmt.Errorf("the state schema file: %w", err)}
+	}
+	k, v, err := parseSchema(b)
+	if err != nil {
+		return k, v, c.fail(name, "%v", err)
+	}
+	return k, v, nil
+}
+
+// parseSchema decodes a schema file's bytes.
+func parseSchema(b []byte) (schema, schema, error) {
+	r := bytes.NewReader(b)
+	v, err := readUTF(r)
+	if err != nil {
+		return schema{}, schema{}, fmt.Errorf("bad header: %v", err)
+	}
+	var parts [2]string
+	switch {
+	case v == "v2":
+		for i := range parts {
+			var n int32
+			if err := binary.Read(r, binary.BigEndian, &n); err != nil || n < 0 || n > 1024 {
+				return schema{}, schema{}, fmt.Errorf("bad chunk count")
+			}
+			var sb strings.Builder
+			for range n {
+				s, err := readUTF(r)
+				if err != nil {
+					return schema{}, schema{}, fmt.Errorf("bad chunk: %v", err)
+				}
+				sb.WriteString(s)
+			}
+			parts[i] = sb.String()
+		}
+	case strings.HasPrefix(v, "{"):
+		// v1 (legacy): two writeUTF strings, no version.
+		parts[0] = v
+		if parts[1], err = readUTF(r); err != nil {
+			return schema{}, schema{}, fmt.Errorf("bad value schema: %v", err)
+		}
+	default:
+		return schema{}, schema{}, fmt.Errorf("schema version %q: want v2 (or the legacy v1)", truncate(v, 20))
+	}
+	var out [2]schema
+	for i, js := range parts {
+		var st struct {
+			Fields []schemaField `json:"fields"`
+		}
+		dec := json.NewDecoder(strings.NewReader(js))
+		dec.UseNumber()
+		if err := dec.Decode(&st); err != nil {
+			return schema{}, schema{}, fmt.Errorf("not a StructType JSON: %v", err)
+		}
+		out[i].text = js
+		for _, f := range st.Fields {
+			t, _ := f.Type.(string)
+			if t == "" {
+				t = "struct"
+			}
+			out[i].fields = append(out[i].fields, schemaFieldT{f.Name, t, f.Metadata})
+		}
+	}
+	return out[0], out[1], nil
+}
+
+func readUTF(r io.Reader) (string, error) {
+	var n uint16
+	if err := binary.Read(r, binary.BigEndian, &n); err != nil {
+		return "", err
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// rowLayout says how to read the event time or the expiry from the rows.
+type rowLayout struct {
+	key, val  schema
+	timeField int
+	expiry    bool
+	// prefix is 1 for RocksDB (a version byte before each UnsafeRow).
+	prefix int
+}
+
+// partition rebuilds one partition's state at version.
+func (c *reader) partition(base string, p int, version int64, l rowLayout, groups map[string]map[int64]bool) (Partition, error) {
+	dir := fmt.Sprintf("%s/%d", base, p)
+	pt := Partition{ID: p, Keys: -1}
+	ents, err := fs.ReadDir(c.root.FS(), dir)
+	if err != nil {
+		return pt, &Error{c.dir + "/" + dir, err}
+	}
+	files := map[string]map[int64]string{}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || e.IsDir() {
+			continue
+		}
+		i := strings.IndexByte(n, '.')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.SplitN(n[:i], "_", 2)[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		kind := n[i+1:]
+		if files[kind] == nil {
+			files[kind] = map[int64]string{}
+		}
+		files[kind][v] = n
+		pt.Files++
+	}
+	for v, n := range files["delta"] {
+		if v > version {
+			c.warn("%s/%s: a state version newer than the last commit (a batch in flight)", dir, n)
+		}
+	}
+	state := map[string][]byte{}
+	switch {
+	case len(files["changelog"]) > 0:
+		l.prefix = 1
+		from := int64(1)
+		for v := from; v <= version; v++ {
+			n, ok := files["changelog"][v]
+			if !ok {
+				return pt, c.fail(dir, "changelog %d.changelog is missing: versions 1..%d are needed (a RocksDB snapshot's SSTs cannot be read without RocksDB)", v, version)
+			}
+			if err := c.replay(dir+"/"+n, state); err != nil {
+				return pt, err
+			}
+		}
+		pt.From = fmt.Sprintf("changelogs 1..%d", version)
+	case len(files["zip"]) > 0:
+		return c.zipOnly(dir, files["zip"], version, pt)
+	default:
+		snap := int64(0)
+		for v := range files["snapshot"] {
+			if v <= version && v > snap {
+				snap = v
+			}
+		}
+		if snap > 0 {
+			if err := c.replay(dir+"/"+files["snapshot"][snap], state); err != nil {
+				return pt, err
+			}
+		}
+		for v := snap + 1; v <= version; v++ {
+			n, ok := files["delta"][v]
+			if !ok {
+				return pt, c.fail(dir, "%d.delta is missing: state version %d cannot be rebuilt", v, version)
+			}
+			if err := c.replay(dir+"/"+n, state); err != nil {
+				return pt, err
+			}
+		}
+		if snap == version {
+			pt.From = fmt.Sprintf("snapshot %d", snap)
+		} else if snap > 0 {
+			pt.From = fmt.Sprintf("snapshot %d + deltas %d..%d", snap, snap+1, version)
+		} else {
+			pt.From = fmt.Sprintf("deltas 1..%d", version)
+		}
+	}
+	pt.Keys = int64(len(state))
+	for k, v := range state {
+		if err := l.summarise(&pt, []byte(k), v, groups); err != nil {
+			return pt, c.fail(dir, "%v", err)
+		}
+	}
+	return pt, nil
+}
+
+// zipOnly: a RocksDB partition without changelogs: the snapshot zip's
+// metadata says how many keys version V holds, not which.
+func (c *reader) zipOnly(dir string, zips map[int64]string, version int64, pt Partition) (Partition, error) {
+	n, ok := zips[version]
+	if !ok {
+		c.warn("%s: no %d.zip and no changelogs: RocksDB's SST files cannot be read without RocksDB", dir, version)
+		pt.From = "unreadable without RocksDB"
+		return pt, nil
+	}
+	f, err := c.root.Open(dir + "/" + n)
+	if err != nil {
+		return pt, &Error{c.dir + "/" + dir + "/" + n, err}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return pt, &Error{c.dir + "/" + dir + "/" + n, err}
+	}
+	zr, err := zip.NewReader(f, st.Size())
+	if err != nil {
+		return pt, c.fail(dir+"/"+n, "not a zip: %v", err)
+	}
+	for _, zf := range zr.File {
+		if zf.Name != "metadata" {
+			continue
+		}
+		rc, err := zf.Open()
+		if err != nil {
+			return pt, c.fail(dir+"/"+n, "metadata: %v", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(rc, maxLogFile))
+		rc.Close()
+		if err != nil {
+			return pt, c.fail(dir+"/"+n, "metadata: %v", err)
+		}
+		_, body, _ := strings.Cut(string(b), "\n")
+		var m struct {
+			NumKeys *int64 `json:"numKeys"`
+		}
+		if json.Unmarshal([]byte(body), &m) != nil || m.NumKeys == nil {
+			return pt, c.fail(dir+"/"+n, "metadata: want v<N> and {\"numKeys\":...}")
+		}
+		pt.Keys, pt.From = *m.NumKeys, fmt.Sprintf("%s metadata (numKeys; SST files need RocksDB, so no event-time range)", n)
+		return pt, nil
+	}
+	return pt, c.fail(dir+"/"+n, "no metadata entry in the snapshot zip")
+}
+
+// replay applies one delta, snapshot or v1 changelog to state: records of
+// int32 keyLen, key, int32 valueLen (-1: remove), value; end int32 -1; the
+// stream LZ4Block-framed (B.3, B.6). Spark 4.1's <file>.crc sidecar, when
+// there, is checked first.
+func (c *reader) replay(name string, state map[string][]byte) error {
+	raw, err := c.readState(name)
+	if err != nil {
+		return err
+	}
+	if err := replayBytes(raw, state); err != nil {
+		return c.fail(name, "%v", err)
+	}
+	return nil
+}
+
+// replayBytes applies one state file's bytes to state.
+func replayBytes(raw []byte, state map[string][]byte) error {
+	zr := codec.NewLZ4BlockReader(bytes.NewReader(raw))
+	r := bufio.NewReader(zr)
+	for i := 0; ; i++ {
+		kl, err := readInt(r)
+		if err != nil {
+			return fmt.Errorf("record %d: %v", i, streamErr(err))
+		}
+		if kl == -1 {
+			break
+		}
+		if kl < 0 || kl > maxRecordLen {
+			return fmt.Errorf("record %d: key length %d out of range [0, 64 MiB]", i, kl)
+		}
+		if i == 0 && kl >= 0x00027632 && kl <= 0x00027634 {
+			// writeUTF("v2".."v4"): a changelog with column families or
+			// checkpoint ids, never written for dedup (B.6).
+			return fmt.Errorf("a v2-v4 changelog (column families or checkpoint ids): only v1, dedup's format, is read")
+		}
+		k := make([]byte, kl)
+		if _, err := io.ReadFull(r, k); err != nil {
+			return fmt.Errorf("record %d: key: %v", i, streamErr(err))
+		}
+		vl, err := readInt(r)
+		if err != nil {
+			return fmt.Errorf("record %d: value length: %v", i, streamErr(err))
+		}
+		if vl == -1 {
+			delete(state, string(k))
+			continue
+		}
+		if vl < 0 || vl > maxRecordLen {
+			return fmt.Errorf("record %d: value length %d out of range [0, 64 MiB]", i, vl)
+		}
+		v := make([]byte, vl)
+		if _, err := io.ReadFull(r, v); err != nil {
+			return fmt.Errorf("record %d: value: %v", i, streamErr(err))
+		}
+		state[string(k)] = v
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		if err == nil {
+			return fmt.Errorf("data after the end marker")
+		}
+		return fmt.Errorf("%v", streamErr(err))
+	}
+	return nil
+}
+
+func streamErr(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return errors.New("cut off (no end marker)")
+	}
+	return err
+}
+
+func readInt(r io.Reader) (int32, error) {
+	var b [4]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return 0, err
+	}
+	return int32(binary.BigEndian.Uint32(b[:])), nil
+}
+
+// readState reads a state file whole (one version's changes: small) and
+// checks Spark 4.1's checksum sidecar <name>.crc when present.
+func (c *reader) readState(name string) ([]byte, error) {
+	f, err := c.root.Open(name)
+	if err != nil {
+		return nil, &Error{c.dir + "/" + name, err}
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, 1<<30))
+	if err != nil {
+		return nil, &Error{c.dir + "/" + name, err}
+	}
+	if side, err := c.readSmall(name + ".crc"); err == nil {
+		var m struct {
+			Algorithm    string `json:"algorithm"`
+			Value        int64  `json:"value"`
+			MainFileSize int64  `json:"mainFileSize"`
+		}
+		if json.Unmarshal(side, &m) == nil && m.Algorithm == "CRC32C" {
+			got := int32(crc32.Checksum(raw, crc32.MakeTable(crc32.Castagnoli)))
+			if int64(got) != m.Value || m.MainFileSize != int64(len(raw)) {
+				return nil, c.fail(name, "checksum mismatch with %s.crc (CRC32C %d, sidecar %d; %d bytes, sidecar %d): the file is corrupt", name, got, m.Value, len(raw), m.MainFileSize)
+			}
+		}
+	}
+	return raw, nil
+}
+
+// summarise adds one key's event time (or expiry) to the partition's range
+// and to the groups of keys by their other columns.
+func (l rowLayout) summarise(pt *Partition, k, v []byte, groups map[string]map[int64]bool) error {
+	k, v = k[min(l.prefix, len(k)):], v[min(l.prefix, len(v)):]
+	var t int64
+	var ok bool
+	var err error
+	switch {
+	case l.timeField >= 0:
+		t, ok, err = fixedField(k, len(l.key.fields), l.timeField)
+	case l.expiry:
+		t, ok, err = fixedField(v, 1, 0)
+	default:
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nil
+	}
+	if !pt.HasRange {
+		pt.MinUs, pt.MaxUs, pt.HasRange = t, t, true
+	}
+	pt.MinUs, pt.MaxUs = min(pt.MinUs, t), max(pt.MaxUs, t)
+	if l.timeField >= 0 {
+		g, err := otherColumns(k, len(l.key.fields), l.timeField)
+		if err != nil {
+			return err
+		}
+		if groups[g] == nil {
+			groups[g] = map[int64]bool{}
+		}
+		groups[g][t] = true
+	}
+	return nil
+}
+
+// fixedField reads field i of an UnsafeRow with n fields as int64 (little
+// endian, B.4); ok is false when the field is null.
+func fixedField(row []byte, n, i int) (int64, bool, error) {
+	bits := ((n + 63) / 64) * 8
+	off := bits + 8*i
+	if n <= 0 || off+8 > len(row) {
+		return 0, false, fmt.Errorf("an UnsafeRow of %d bytes is too short for %d fields", len(row), n)
+	}
+	if row[i/8]&(1<<(i%8)) != 0 {
+		return 0, false, nil
+	}
+	return int64(binary.LittleEndian.Uint64(row[off:])), true, nil
+}
+
+// otherColumns is the bytes of every field but skip: the slot for fixed
+// fields, the data for variable-length ones (offset and size in the slot).
+func otherColumns(row []byte, n, skip int) (string, error) {
+	bits := ((n + 63) / 64) * 8
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i == skip {
+			continue
+		}
+		off := bits + 8*i
+		if off+8 > len(row) {
+			return "", fmt.Errorf("an UnsafeRow of %d bytes is too short for %d fields", len(row), n)
+		}
+		slot := binary.LittleEndian.Uint64(row[off:])
+		o, sz := int(slot>>32), int(slot&math.MaxUint32)
+		if o >= bits+8*n && o+sz <= len(row) {
+			b.Write(row[o : o+sz])
+		} else {
+			b.Write(row[off : off+8])
+		}
+		b.WriteByte(0)
+	}
+	return b.String(), nil
+}
