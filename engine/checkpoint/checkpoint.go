@@ -114,7 +114,7 @@ func Corrupt(file, format string, args ...any) *CorruptError {
 // InUseError is a checkpoint locked by another live process.
 type InUseError struct {
 	// Dir names the checkpoint folder as the user gave it; Holder is
-	// " (pid N)" when the holder is known.
+	// " (pid N)", or says that the holder has not written its pid yet.
 	Dir, Holder string
 }
 
@@ -139,7 +139,9 @@ func Lock(fs fsys.FS, dir string) (release func() error, err error) {
 	}
 	rel, err := l.Lock(LockFile)
 	if errors.Is(err, fsys.ErrLocked) {
-		holder := ""
+		// The holder writes its pid just after taking the lock: a writer
+		// that has only just started is named as such, not left out.
+		holder := " (pid not written yet: it has just started)"
 		if m := pidInMessage.FindStringSubmatch(err.Error()); m != nil {
 			holder = " (pid " + m[1] + ")"
 		}

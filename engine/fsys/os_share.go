@@ -72,9 +72,9 @@ func (o *OS) Lock(name string) (func() error, error) {
 	}
 	// The pid is informative only: write it in place, no rename (the lock
 	// is on this inode).
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
+	// One fixed-width write replaces the last holder's pid at once, so a
+	// reader sees the old pid or the new one, never an empty file.
+	f.WriteAt([]byte(fmt.Sprintf("%-19d\n", os.Getpid())), 0)
 	return func() error {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		return f.Close()
