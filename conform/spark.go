@@ -330,15 +330,8 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 		}
 		reqs = append(reqs, r)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for _, r := range reqs {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	if _, err := s.stdin.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("send requests to the Spark runner: %w", err)
+	if err := s.send(reqs); err != nil {
+		return err
 	}
 	for _, p := range all {
 		select {
@@ -356,6 +349,21 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	return nil
+}
+
+// send writes requests to the runner's standard input, one a line.
+func (s *Spark) send(reqs []request) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, r := range reqs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	if _, err := s.stdin.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("send requests to the Spark runner: %w", err)
 	}
 	return nil
 }

@@ -32,11 +32,12 @@ a second process on it is refused.
 
 Exit status (docs/exit-codes.md): 0 on success, 2 on bad input (flags, query, steps file,
 a corrupt or locked checkpoint; one line naming file, line and field), 1 on any other
-failure.`
+failure.` + execSparkHelp
 
 // execOptions are exec's flags.
 type execOptions struct {
 	queryPath, inputPath, ckptDir, outPath, format string
+	engine                                         string
 	seed                                           uint64
 }
 
@@ -58,6 +59,7 @@ func newExecCmd() *cobra.Command {
 	f.StringVar(&o.outPath, "out", "", "where batch records go, written atomically (default: standard output)")
 	f.Uint64Var(&o.seed, "seed", 0, "seed for the query and run ids")
 	f.StringVar(&o.format, "format", "jsonl", "output format: jsonl (the exec interface) or table (for people)")
+	f.StringVar(&o.engine, "engine", "dedupsim", "dedupsim, or spark: run the pair on a real Apache Spark (pyspark)")
 	return cmd
 }
 
@@ -69,6 +71,11 @@ func runExec(o execOptions) (err error) {
 		return badInput(errors.New("exec: --query and --input are required"))
 	case o.format != "jsonl" && o.format != "table":
 		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.format))
+	}
+	if err := checkEngine(o.engine); err != nil {
+		return err
+	} else if o.engine == "spark" {
+		return runExecSpark(o)
 	}
 	q, err := query.ParseFile(o.queryPath)
 	if err != nil {

@@ -38,7 +38,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate("dedupsim {{.Version}}\n")
 	root.AddCommand(newExecCmd(), newRunCmd(), newReplayCmd(), newSweepCmd(), newMergeCmd(), newCheckCmd(), newListCmd(),
-		newSizeCmd(), newAnalyzeCmd(), newEngineCmd(), newVersionCmd())
+		newSizeCmd(), newAnalyzeCmd(), newEngineCmd(), newConformCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(flagError)
 	return root
 }
