@@ -251,6 +251,7 @@ func (s *Spark) Start(ctx context.Context) error {
 		workers = 2
 	}
 	cmd := exec.CommandContext(ctx, s.Python, s.Runner, "--workers", fmt.Sprint(workers))
+	ownGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/dedupsim/dedupsim/conform"
 	"github.com/spf13/cobra"
@@ -103,7 +104,7 @@ func runConform(stdout, stderr io.Writer, o conformOptions) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := conform.Run(ctx, conform.Options{
 		SparkVersion: o.version, Python: o.python, CacheDir: o.cache, Traces: o.traces, Seed: o.seed,

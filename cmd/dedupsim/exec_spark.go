@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"syscall"
 
 	"github.com/dedupsim/dedupsim/conform"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -60,7 +61,7 @@ func runExecSpark(o execOptions) (err error) {
 			out.discard()
 		}
 	}()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := conform.ExecSpark(ctx, env, q, rawQuery, st, o.ckptDir)
 	if err != nil {
