@@ -71,7 +71,7 @@ spark-env:
 
 test-spark: spark-env
 	DEDUPSIM_SPARK_PYTHON=$(SPARK_PYTHON) SPARK_TRACES=$(SPARK_TRACES) SPARK_SEED=$(SPARK_SEED) \
-	  $(GO) test ./conform/ -run '^TestSpark$$' -count=1 -v -timeout 60m
+	  $(GO) test ./conform/ ./cmd/dedupsim/ -run '^(TestSpark|TestExecEngineSpark)$$' -count=1 -v -timeout 60m
 
 # make test runs the golden cases and the first SPARK_TEST_TRACES random
 # traces of seed 1 (a deterministic subset that keeps make test within its
