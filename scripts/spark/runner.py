@@ -22,7 +22,9 @@ trace that cannot be expressed in Spark gets one line
 {"unsupported": "why"}; a query Spark refuses or a run that fails ends with
 {"error": "message", "errorClass": "CLASS"}. One status line per request
 goes to standard output: {"out": ..., "status": "ok|unsupported|error",
-"seconds": S}.
+"seconds": S, "jvmCpuSeconds": C, "profile": {...}} (the profile: wall
+seconds of set-up, query start/stop and batches, and Spark's durationMs
+summed over the trace's batches).
 
 How a trace is driven (shared/spec/spark-oracle.md):
   * every source is a folder read by the text file source with
