@@ -78,6 +78,8 @@ type Result struct {
 	Random       int // random cases
 	Cases        []CaseResult
 	Elapsed      time.Duration
+	// Spark is where the Spark side's time went.
+	Spark Profile
 }
 
 // Count returns how many cases got verdict v.
@@ -125,6 +127,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		return nil, err
 	}
 	if opt.Python == "" {
+		if err := CheckVersion(opt.SparkVersion); err != nil {
+			return nil, err
+		}
 		if opt.CacheDir == "" {
 			return nil, errors.New("conform: neither Python nor CacheDir given")
 		}
@@ -211,6 +216,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Cases = append(res.Cases, cr)
 	}
 	res.Elapsed = time.Since(start)
+	sp.Close() // the runner's last line carries the JVM's CPU seconds
+	sp.mu.Lock()
+	res.Spark = sp.Profile
+	sp.mu.Unlock()
 	return res, nil
 }
 
@@ -281,8 +290,12 @@ func (r *Result) Table(w io.Writer) error {
 
 	fmt.Fprintf(w, "Conformance of dedupsim against Apache Spark %s: %d cases (%d golden, %d random, seed %d) in %s\n",
 		r.SparkVersion, len(r.Cases), r.Golden, r.Random, r.Seed, r.Elapsed.Round(time.Second))
-	fmt.Fprintf(w, "agree %d, disagree %d, expected differences %d, skipped %d\n\n",
+	fmt.Fprintf(w, "agree %d, disagree %d, expected differences %d, skipped %d\n",
 		r.Count(Agree), r.Count(Disagree), r.Count(Expected), r.Count(Skipped))
+	if r.Spark.Traces > 0 {
+		fmt.Fprintf(w, "Spark: %s\n", r.Spark)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "cells: agree/disagree/skipped (+N: expected differences, listed below)")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprint(tw, "feature")

@@ -211,6 +211,8 @@ func TestExpectedDifferences(t *testing.T) {
 		}
 		return ""
 	}
+	const bq = "dedup: {api: batchDropDuplicates, keys: [id]}\n"
+	const bsteps = `{"rows": [{"id":4,"n":1},{"id":null,"n":2},{"id":4,"n":3}]}` + "\n"
 	errDiff := &Diff{Exec: -1, Field: "error"}
 	rowsDiff := &Diff{Exec: 0, Field: "rows"}
 	for _, tc := range []struct {
@@ -245,6 +247,21 @@ func TestExpectedDifferences(t *testing.T) {
 			Engine: &Outcome{}, Spark: &Outcome{}}, rowsDiff, ""},
 		{"\"1\" and 1 in a non-key column", &Case{Query: []byte(q), Steps: []byte(`{"rows": [{"id":"a","v":"1"},{"id":"b","v":1}]}` + "\n"),
 			Engine: &Outcome{}, Spark: &Outcome{}}, rowsDiff, ""},
+		{"batch dedup kept another copy, null key in the steps", &Case{Query: []byte(bq), Steps: []byte(bsteps),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}},
+			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`, `{"id":null,"n":2}`)}}}, rowsDiff, "batch-copy-with-null-keys"},
+		{"batch dedup kept another copy, no null key", &Case{Query: []byte(bq), Steps: []byte(`{"rows": [{"id":4,"n":1},{"id":4,"n":3}]}` + "\n"),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`)}},
+			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`)}}}, rowsDiff, ""},
+		{"batch dedup emitted another key", &Case{Query: []byte(bq), Steps: []byte(bsteps),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}},
+			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`)}}}, rowsDiff, ""},
+		{"batch dedup emitted a row not in the steps", &Case{Query: []byte(bq), Steps: []byte(bsteps),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}},
+			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":9}`, `{"id":null,"n":2}`)}}}, rowsDiff, ""},
+		{"streaming dedup kept another copy", &Case{Query: []byte(q), Steps: []byte(bsteps),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}},
+			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`, `{"id":null,"n":2}`)}}}, rowsDiff, ""},
 		{"mixed types but a watermark differs", &Case{Query: []byte(q), Steps: []byte(`{"rows": [{"id":"1"},{"id":1}]}` + "\n"),
 			Engine: &Outcome{}, Spark: &Outcome{}}, &Diff{Field: "eventTime.watermark"}, ""},
 	} {

@@ -27,6 +27,7 @@ func EnsureEnv(ctx context.Context, version, cacheDir string, log io.Writer) (st
 	}
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "bash", script, version)
+	ownGroup(cmd)
 	cmd.Env = append(os.Environ(), "DEDUPSIM_SPARK_CACHE="+cacheDir)
 	cmd.Stdout = &out
 	if log != nil {

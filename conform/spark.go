@@ -165,6 +165,8 @@ type Spark struct {
 	Progress func(done int)
 	// onStatus sees every status line (the benchmark reads the seconds).
 	onStatus func(runnerStatus)
+	// Profile sums the runner's per-trace profiles.
+	Profile Profile
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -178,11 +180,58 @@ type Spark struct {
 
 // runnerStatus is one line of the runner's standard output.
 type runnerStatus struct {
-	Out          string  `json:"out"`
-	Status       string  `json:"status"`
-	Seconds      float64 `json:"seconds"`
-	Error        string  `json:"error"`
-	SparkVersion string  `json:"sparkVersion"`
+	Out          string         `json:"out"`
+	Status       string         `json:"status"`
+	Seconds      float64        `json:"seconds"`
+	Error        string         `json:"error"`
+	SparkVersion string         `json:"sparkVersion"`
+	JVMCPU       float64        `json:"jvmCpuSeconds"`
+	Profile      *runnerProfile `json:"profile"`
+}
+
+// runnerProfile is where one trace's time went in the runner (wall
+// seconds per phase, and Spark's own durationMs summed over its batches).
+type runnerProfile struct {
+	Setup     float64          `json:"setup"`
+	StartStop float64          `json:"startStop"`
+	Batches   float64          `json:"batches"`
+	Reported  int              `json:"batchesReported"`
+	SparkMs   map[string]int64 `json:"sparkDurationMs"`
+}
+
+// Profile sums the runner's profiles: where the Spark side's time went.
+type Profile struct {
+	Traces                    int
+	Setup, StartStop, Batches float64 // wall seconds, summed over traces run side by side
+	BatchesReported           int
+	Planning, AddBatch, Logs  float64 // Spark's queryPlanning, addBatch, walCommit+commitOffsets (s)
+	JVMCPU                    float64 // CPU seconds of the JVM over the whole run
+}
+
+func (p *Profile) add(st runnerStatus) {
+	if st.Status == "done" {
+		p.JVMCPU = st.JVMCPU
+		return
+	}
+	pr := st.Profile
+	if pr == nil {
+		return
+	}
+	p.Traces++
+	p.Setup += pr.Setup
+	p.StartStop += pr.StartStop
+	p.Batches += pr.Batches
+	p.BatchesReported += pr.Reported
+	p.Planning += float64(pr.SparkMs["queryPlanning"]) / 1000
+	p.AddBatch += float64(pr.SparkMs["addBatch"]) / 1000
+	p.Logs += float64(pr.SparkMs["walCommit"]+pr.SparkMs["commitOffsets"]) / 1000
+}
+
+// String is the profile on one line.
+func (p Profile) String() string {
+	return fmt.Sprintf("%d traces, %d batches reported; wall seconds summed over the traces: setup %.0f, query start/stop %.0f, "+
+		"batches %.0f (Spark: planning %.0f, addBatch %.0f, offset and commit logs %.0f); JVM CPU %.0f s",
+		p.Traces, p.BatchesReported, p.Setup, p.StartStop, p.Batches, p.Planning, p.AddBatch, p.Logs, p.JVMCPU)
 }
 
 // request is one line of the runner's input; a group runs in order on one
@@ -202,6 +251,7 @@ func (s *Spark) Start(ctx context.Context) error {
 		workers = 2
 	}
 	cmd := exec.CommandContext(ctx, s.Python, s.Runner, "--workers", fmt.Sprint(workers))
+	ownGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -235,6 +285,9 @@ func (s *Spark) Start(ctx context.Context) error {
 			if s.onStatus != nil {
 				s.onStatus(st)
 			}
+			s.mu.Lock()
+			s.Profile.add(st)
+			s.mu.Unlock()
 			if st.Status == "done" {
 				continue
 			}
@@ -330,15 +383,8 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 		}
 		reqs = append(reqs, r)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for _, r := range reqs {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	if _, err := s.stdin.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("send requests to the Spark runner: %w", err)
+	if err := s.send(reqs); err != nil {
+		return err
 	}
 	for _, p := range all {
 		select {
@@ -356,6 +402,21 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	return nil
+}
+
+// send writes requests to the runner's standard input, one a line.
+func (s *Spark) send(reqs []request) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, r := range reqs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	if _, err := s.stdin.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("send requests to the Spark runner: %w", err)
 	}
 	return nil
 }

@@ -32,11 +32,12 @@ a second process on it is refused.
 
 Exit status (docs/exit-codes.md): 0 on success, 2 on bad input (flags, query, steps file,
 a corrupt or locked checkpoint; one line naming file, line and field), 1 on any other
-failure.`
+failure.` + execSparkHelp
 
 // execOptions are exec's flags.
 type execOptions struct {
 	queryPath, inputPath, ckptDir, outPath, format string
+	engine                                         string
 	seed                                           uint64
 	checkPath, recordPath                          string // docs/expectations.md
 	expect                                         *expectHook
@@ -62,6 +63,7 @@ func newExecCmd() *cobra.Command {
 	f.StringVar(&o.format, "format", "jsonl", "output format: jsonl (the exec interface) or table (for people)")
 	f.StringVar(&o.checkPath, "check", "", "expectations file the run must meet (docs/expectations.md); exit 1 with the differences")
 	f.StringVar(&o.recordPath, "record", "", "write this run's outcome as an expectations file")
+	f.StringVar(&o.engine, "engine", "dedupsim", "dedupsim, or spark: run the pair on a real Apache Spark (pyspark)")
 	return cmd
 }
 
@@ -73,6 +75,11 @@ func runExec(o execOptions) (err error) {
 		return badInput(errors.New("exec: --query and --input are required"))
 	case o.format != "jsonl" && o.format != "table":
 		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.format))
+	}
+	if err := checkEngine(o.engine); err != nil {
+		return err
+	} else if o.engine == "spark" {
+		return runExecSpark(o)
 	}
 	q, err := query.ParseFile(o.queryPath)
 	if err != nil {

@@ -22,7 +22,9 @@ trace that cannot be expressed in Spark gets one line
 {"unsupported": "why"}; a query Spark refuses or a run that fails ends with
 {"error": "message", "errorClass": "CLASS"}. One status line per request
 goes to standard output: {"out": ..., "status": "ok|unsupported|error",
-"seconds": S}.
+"seconds": S, "jvmCpuSeconds": C, "profile": {...}} (the profile: wall
+seconds of set-up, query start/stop and batches, and Spark's durationMs
+summed over the trace's batches).
 
 How a trace is driven (shared/spec/spark-oracle.md):
   * every source is a folder read by the text file source with
@@ -252,12 +254,43 @@ def make_spark(args, work):
     return spark
 
 
-def infer_ddl(spark, texts):
-    """Spark's own JSON inference over every row of the trace."""
+# Spark's checkpoint files through the FileSystem API instead of
+# FileContext: on the local file system without Hadoop's native library,
+# every FileContext rename runs two `readlink` processes (RawLocalFileSystem
+# .getFileLinkStatus shells out), about 30 process starts per batch; the
+# FileSystem rename is a plain java.io rename. Speed only: the same files,
+# each written to a temporary file and renamed into place. The class moved
+# package in 4.1.
+CHECKPOINT_FILE_MANAGERS = (
+    "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
+    "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager",
+)
+
+
+def session_confs(spark):
+    """The speed-only SQL confs of one worker's session."""
+    for name in CHECKPOINT_FILE_MANAGERS:
+        try:
+            spark._jvm.java.lang.Class.forName(name)
+        except Exception:
+            continue
+        spark.conf.set("spark.sql.streaming.checkpointFileManagerClass", name)
+        return
+
+
+def infer_ddl(spark, texts, tmpdir):
+    """Spark's own JSON inference over every row of the trace. The rows go
+    through a file, read in the JVM: an RDD of Python strings would start
+    Python workers and pickle every row (seconds per trace on two cores)."""
     if not texts:
         return None
-    df = spark.read.json(spark.sparkContext.parallelize(texts, 1))
-    return df.schema
+    path = os.path.join(tmpdir, "infer.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(texts) + "\n")
+    try:
+        return spark.read.json(path).schema
+    finally:
+        os.unlink(path)
 
 
 def version_tuple(v):
@@ -274,6 +307,40 @@ class Trace:
         self.keep = keep  # a kept checkpoint dir (reused across requests) or None
         self.records = []  # the output lines, as dicts (rows as raw text)
         self.lock = threading.Lock()
+        # Wall seconds per phase, reported on the status line (where a
+        # run's time goes: docs/conformance.md, "Speed").
+        # Phases are exclusive: a restart inside a trigger (after a crash)
+        # counts as startStop, not as batches.
+        self.prof = {"setup": 0.0, "startStop": 0.0, "batches": 0.0}
+        self._inner = []
+
+    def timed(self, phase, fn, *args):
+        t0 = time.time()
+        self._inner.append(0.0)
+        try:
+            return fn(*args)
+        finally:
+            el = time.time() - t0
+            self.prof[phase] += el - self._inner.pop()
+            if self._inner:
+                self._inner[-1] += el
+
+    def profile(self):
+        """The phases' wall seconds, and Spark's own durationMs summed over
+        the batches it reported (queryPlanning, addBatch, walCommit, ...)."""
+        out = {k: round(v, 3) for k, v in self.prof.items()}
+        dur = {}
+        n = 0
+        for r in self.records:
+            p = r.get("progress")
+            if not p:
+                continue
+            n += 1
+            for k, v in p.get("durationMs", {}).items():
+                dur[k] = dur.get(k, 0) + v
+        out["batchesReported"] = n
+        out["sparkDurationMs"] = dur
+        return out
 
     # -- setup -------------------------------------------------------------
 
@@ -360,7 +427,7 @@ class Trace:
         if q.get("schema") is not None:
             return StructType.fromDDL(ddl_of(q["schema"])) if hasattr(StructType, "fromDDL") else self.spark.createDataFrame([], ddl_of(q["schema"])).schema
         texts = [t for st in self.steps for texts in st.get("rows", {}).values() for t in texts]
-        inferred = infer_ddl(self.spark, texts)
+        inferred = infer_ddl(self.spark, texts, self.tmpdir)
         if inferred is None or not inferred.fields:
             cols = list(q.get("keys") or [])
             for s in q["sources"]:
@@ -457,6 +524,12 @@ class Trace:
             s.conf.unset("spark.sql.streaming.stateStore.providerClass")
 
     def start_query(self):
+        self.timed("startStop", self._start_query)
+
+    def stop_query(self):
+        self.timed("startStop", self.query.stop)
+
+    def _start_query(self):
         # A batch planned by an earlier run and not committed is re-run
         # first: that execution is a replay (exec's "replay": true).
         offs, commits = self.log_ids("offsets"), self.log_ids("commits")
@@ -644,9 +717,9 @@ class Trace:
         return True
 
     def run(self):
-        self.prepare()
+        self.timed("setup", self.prepare)
         self.conf()
-        self.df = self.build_df()
+        self.df = self.timed("setup", self.build_df)
         self.armed = self.armed_batch = None
         self.crashed = None
         self.after_commit_of = None
@@ -663,9 +736,9 @@ class Trace:
                         continue  # resuming: this input is already covered by the checkpoint
                     else:
                         self.write_files(st)
-                    self.trigger()
+                    self.timed("batches", self.trigger)
                 elif st.get("restart"):
-                    self.query.stop()
+                    self.stop_query()
                     self.progress_after_stop()
                     self.start_query()
                     self.seen_progress = 0
@@ -674,7 +747,7 @@ class Trace:
                     self.armed_batch = st.get("batch")
         finally:
             try:
-                self.query.stop()
+                self.stop_query()
             except Exception:
                 pass
         self.progress_after_stop()
@@ -771,7 +844,7 @@ def handle(sess, req):
     for r in tr.records:
         r.pop("_p", None)
     write_atomic(req["out"], render(tr.records, tail))
-    return {"out": req["out"], "status": status, "seconds": round(time.time() - t0, 3)}
+    return {"out": req["out"], "status": status, "seconds": round(time.time() - t0, 3), "profile": tr.profile()}
 
 
 def main():
@@ -830,6 +903,7 @@ def main():
 
         def worker(n):
             sess = Session(spark.newSession(), work)
+            session_confs(sess.spark)
             while True:
                 group = work_q.get()
                 if group is None:

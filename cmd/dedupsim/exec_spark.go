@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/dedupsim/dedupsim/conform"
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/steps"
+	"github.com/dedupsim/dedupsim/internal/suggest"
+)
+
+// execSparkHelp is the part of exec's --help about --engine spark.
+const execSparkHelp = `
+
+With --engine spark the same pair runs on a real Apache Spark instead (docs/conformance.md): the
+pyspark of DEDUPSIM_SPARK_PYTHON (a venv's python), else DEDUPSIM_SPARK_VERSION (default 4.1.1)
+installed once into DEDUPSIM_SPARK_CACHE (default: the user cache folder). The output is the
+same JSON Lines, with Spark's own progress; --format jsonl only. A trace Spark cannot be driven
+through (processing-time steps, the table, merge and append sinks) is refused with exit 2.`
+
+// runExecSpark is exec --engine spark: the files are checked by dedupsim's
+// parsers (exit 2), then run on Spark with conform's runner; the records go
+// to --out or standard output, as exec writes them.
+func runExecSpark(o execOptions) (err error) {
+	if o.format != "jsonl" {
+		return badInput(fmt.Errorf("exec: --format %s: --engine spark writes jsonl only", o.format))
+	}
+	rawQuery, err := os.ReadFile(o.queryPath)
+	if err != nil {
+		return badInput(fmt.Errorf("exec: --query: %w", err))
+	}
+	q, err := query.Parse(o.queryPath, rawQuery)
+	if err != nil {
+		return badInput(err)
+	}
+	data, err := os.ReadFile(o.inputPath)
+	if err != nil {
+		return badInput(fmt.Errorf("exec: --input: %w", err))
+	}
+	st, err := steps.Parse(o.inputPath, data, q)
+	if err != nil {
+		return badInput(err)
+	}
+	env, err := sparkEnvFromEnviron()
+	if err != nil {
+		return badInput(fmt.Errorf("exec: %w", err))
+	}
+	out, err := createOut(o.outPath)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			out.discard()
+		}
+	}()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := conform.ExecSpark(ctx, env, q, rawQuery, st, o.ckptDir)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("exec: Spark: %w", err)}
+	}
+	if res.Unsupported != "" {
+		return badInput(fmt.Errorf("exec: %s: not expressible on Spark: %s", o.inputPath, res.Unsupported))
+	}
+	if _, err := out.Write(batchLines(res.Raw)); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("exec: write %s: %w", out.name, err)}
+	}
+	if err := out.commit(); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("exec: write %s: %w", out.name, err)}
+	}
+	if res.Err != "" {
+		return &exitError{code: 1, err: fmt.Errorf("exec: Spark: %s", res.Err)}
+	}
+	return nil
+}
+
+// batchLines keeps the batch records of the runner's output; its final
+// error line becomes exec's error message instead.
+func batchLines(raw []byte) []byte {
+	var b bytes.Buffer
+	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte(`{"batchId"`)) {
+			b.Write(line)
+		}
+	}
+	return b.Bytes()
+}
+
+// sparkEnvFromEnviron reads which Spark exec --engine spark runs.
+func sparkEnvFromEnviron() (conform.SparkEnv, error) {
+	env := conform.SparkEnv{Python: os.Getenv("DEDUPSIM_SPARK_PYTHON"), Version: os.Getenv("DEDUPSIM_SPARK_VERSION"), Log: os.Stderr}
+	if env.Python != "" {
+		return env, nil
+	}
+	if env.Version == "" {
+		env.Version = conform.DefaultSparkVersion
+	}
+	if err := conform.CheckVersion(env.Version); err != nil {
+		return env, fmt.Errorf("DEDUPSIM_SPARK_VERSION: %w", err)
+	}
+	d, err := conform.DefaultCacheDir()
+	if err != nil {
+		return env, err
+	}
+	env.CacheDir = d
+	return env, nil
+}
+
+// checkEngine refuses an unknown --engine, with a did-you-mean.
+func checkEngine(name string) error {
+	switch name {
+	case "dedupsim", "spark":
+		return nil
+	}
+	msg := fmt.Sprintf("exec: --engine %q (want dedupsim or spark)", name)
+	msg += suggest.Phrase(suggest.Closest(name, []string{"dedupsim", "spark"}), strconv.Quote)
+	return badInput(errors.New(msg))
+}
