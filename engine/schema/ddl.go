@@ -2,8 +2,12 @@ package schema
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // Caps on a schema, so that a hostile file is refused at once.
@@ -315,37 +319,8 @@ func (p *ddl) typ() (Type, error) {
 	return Type{}, p.errf("unknown type %q (want %s)", w, Modelled)
 }
 
-// suggestType finds a modelled keyword one or two edits from w.
+// suggestType finds the modelled keyword w is a typo of, with the
+// project's one "did you mean" (internal/suggest).
 func suggestType(w string) string {
-	best, bestD := "", 3
-	for n := range typeNames {
-		if d := distance(w, n); d < bestD || (d == bestD && best != "" && n < best) {
-			best, bestD = n, d
-		}
-	}
-	if bestD > min(2, len(w)/3+1) {
-		return ""
-	}
-	return best
-}
-
-// distance is the Levenshtein distance over bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Best(w, slices.Sorted(maps.Keys(typeNames)))
 }
