@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dedupsim/dedupsim/engine/sink"
 	"math"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live/driver"
 	"github.com/dedupsim/dedupsim/live/records"
