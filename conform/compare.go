@@ -178,6 +178,18 @@ var ExpectedDifferences = []ExpectedDifference{
 		},
 	},
 	{
+		ID: "key-schema-refusal-named-in-4.0",
+		Reason: "Spark 3.5 refuses a restart whose key schema is not compatible with the plain exception " +
+			"StateSchemaNotCompatible (\"Provided schema doesn't match to the schema for existing state!\", raised by " +
+			"StateSchemaCompatibilityChecker.check in the task that opens the state store), which has no error class; " +
+			"Spark 4.0 named it STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE, the class dedupsim raises. The same restarts are " +
+			"refused, by the same rule (spark-semantics.md §10.1)",
+		Applies: func(c *Case, d *Diff) bool {
+			return d.Field == "error class" && c.Engine.ErrClass == "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE" &&
+				c.Spark.ErrClass == "StateSchemaNotCompatible"
+		},
+	},
+	{
 		ID: "batch-copy-with-null-keys",
 		Reason: "batchDropDuplicates in Spark is an aggregate keeping first() of every other column " +
 			"(ReplaceDeduplicateWithAggregate); with string columns it is a SortAggregate whose in-memory radix sort " +

@@ -783,8 +783,48 @@ def error_class(msg):
     return (inner or classes or [""])[0]
 
 
+# A Java exception in a cause chain, as the JVM prints it: "pkg.Class: message"
+# at the start of a line, after ": " (Py4J's "An error occurred while calling
+# o1.m.\n: org...") or after a task failure's "executor driver): ".
+_JAVA_CAUSE = re.compile(r"(?:^|: |\): )((?:[a-z_$][\w$]*\.)+([A-Z][\w$]*)): (.*)$")
+
+# Wrappers whose own class says nothing: the cause after them is the refusal.
+_WRAPPERS = {"SparkException", "StreamingQueryException", "Py4JJavaError", "ExecutionException"}
+
+
+def java_cause(text):
+    """The innermost Java exception of a cause chain printed in text (a
+    failed foreachBatch's Python traceback carries the JVM's message), as
+    (simple class name, first line of its message), or None. Spark 3.5
+    raises some refusals as plain exceptions without an error class, inside
+    the task that opens the state store (StateSchemaNotCompatible from
+    StateSchemaCompatibilityChecker.check)."""
+    found = None
+    for line in text.split("\n"):
+        if line.startswith("\tat ") or line.startswith("Driver stacktrace"):
+            if found:
+                break
+            continue
+        pos = 0
+        # A line can hold several: "...: org.a.SparkException: Job aborted ...
+        # (executor driver): org.b.Inner: message"; the last one is innermost.
+        best = None
+        while True:
+            m = _JAVA_CAUSE.search(line, pos)
+            if not m:
+                break
+            best = m
+            pos = m.start(1) + 1
+        if best and best.group(2) not in _WRAPPERS:
+            found = (best.group(2), best.group(3).strip())
+    return found
+
+
 def spark_message(e):
-    """The first line of Spark's message, without the Java stack."""
+    """Spark's message and error class: the first line that names an error
+    class other than STREAM_FAILED, without the Java stack; for a wrapped
+    failure without one, the innermost Java cause as "Class: message", its
+    class standing for the error class (Spark 3.5's StateSchemaNotCompatible)."""
     msg = str(e)
     desc = getattr(e, "desc", None) or getattr(e, "getMessage", lambda: None)()
     if desc:
@@ -793,9 +833,16 @@ def spark_message(e):
     # the exec interface reports.
     lines = [l for l in msg.split("\n") if l.strip()]
     for l in lines:
+        cls = error_class(l)
+        if cls and cls != "STREAM_FAILED":
+            return l.strip(), cls
+    cause = java_cause(msg)
+    if cause:
+        return f"{cause[0]}: {cause[1]}", cause[0]
+    for l in lines:
         if error_class(l):
-            return l.strip()
-    return lines[0].strip() if lines else type(e).__name__
+            return l.strip(), error_class(l)
+    return (lines[0].strip() if lines else type(e).__name__), ""
 
 
 def render(records, tail=None):
@@ -832,8 +879,8 @@ def handle(sess, req):
     except BadRequest as e:
         status, tail = "error", {"error": f"bad input: {e}", "errorClass": ""}
     except Exception as e:  # Spark refused the query or the run failed
-        msg = spark_message(e)
-        status, tail = "error", {"error": msg, "errorClass": error_class(msg)}
+        msg, cls = spark_message(e)
+        status, tail = "error", {"error": msg, "errorClass": cls}
         try:
             tr.progress_after_stop()
         except Exception:
