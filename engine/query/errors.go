@@ -3,6 +3,8 @@ package query
 import (
 	"strconv"
 	"strings"
+
+	suggestpkg "github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // Error is a problem with the query file: what `dedupsim exec` reports with
@@ -34,51 +36,11 @@ func (e *Error) Error() string {
 }
 
 // suggest returns the known word closest to word when it is close enough to
-// be a typo, else "". Comparison ignores case and treats '-' as '_' so that
-// "Shuffle-Partitions" still finds "shuffle_partitions".
-func suggest(word string, known []string) string {
-	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
-	w := norm(word)
-	best, bestDist := "", -1
-	for _, k := range known {
-		d := editDistance(w, norm(k))
-		// Allow roughly one edit per three letters, at least one and at most
-		// three: "nme" finds "name", "api" does not find "app_id".
-		limit := min(max(len(k)/3, 1), 3)
-		if d <= limit && (bestDist < 0 || d < bestDist) {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal-string-alignment distance over bytes:
-// Levenshtein plus transposition of neighbours, so "dealy" is one edit from
-// "delay".
-func editDistance(a, b string) int {
-	// d[i][j] is the distance between a[:i] and b[:j]; three rows suffice.
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
-}
+// be a typo, else "": the project's one rule (internal/suggest.Best: case and
+// '-' versus '_' ignored, about one edit per three letters, a swap of
+// neighbours one edit), so "Shuffle-Partitions" finds "shuffle_partitions"
+// and "dealy" finds "delay".
+func suggest(word string, known []string) string { return suggestpkg.Best(word, known) }
 
 // orList renders ["a","b","c"] as "a, b or c".
 func orList(words []string) string {
