@@ -388,7 +388,7 @@ func (s *memStore) FinishLocked(committed bool) {
 }
 
 // encodeSnapshot writes every entry of m as the records of a snapshot, in
-// the table's snapshot order (by 64-bit FNV-1a hash of the key, then by
+// the table's snapshot order (by keyHash of the key, then by
 // key), which depends only on the keys, so that the bytes are
 // deterministic although Go randomises map iteration. Readers do not
 // depend on the order. (The store encodes its table directly; this is the

@@ -3,7 +3,6 @@ package state
 import (
 	"bytes"
 	"math/bits"
-	"slices"
 )
 
 // table is the memory provider's map from key to value: an open-addressing
@@ -43,15 +42,20 @@ type tslot struct {
 
 const tombstone = ^uint32(0)
 
-// keyHash is the 64-bit FNV-1a hash of the key: the table's hash, and the
-// order of snapshot entries (see encodeSnapshot), which must not change.
+// keyHash is the table's hash of a key: 64-bit FNV-1a, then multiplied by
+// 2^64/φ (Fibonacci hashing), because FNV-1a's high bits are weak for short
+// keys (a difference in the last byte reaches only bits 0-48) and the table
+// uses the high bits: a slot's home is the hash's top bits, and snapshot
+// entries are in hash order (see snapshotOrder), so that a table's slots,
+// read from an empty slot on, are already in snapshot order up to the
+// shuffle of linear probing. The order depends only on the keys.
 func keyHash(key []byte) uint64 {
 	h := uint64(14695981039346656037)
 	for _, c := range key {
 		h ^= uint64(c)
 		h *= 1099511628211
 	}
-	return h
+	return h * 0x9E3779B97F4A7C15
 }
 
 func newTable(capHint int) *table {
@@ -84,9 +88,8 @@ func (t *table) resize(want int) {
 	}
 }
 
-// home is the first slot probed for hash: FNV-1a's high bits are weak for
-// short keys, so the hash is mixed first (Fibonacci hashing).
-func (t *table) home(hash uint64) uint64 { return (hash * 0x9E3779B97F4A7C15) >> t.shift }
+// home is the first slot probed for hash: its top bits (keyHash is mixed).
+func (t *table) home(hash uint64) uint64 { return hash >> t.shift }
 
 func (t *table) key(s *tslot) []byte {
 	return t.arena[s.off : s.off+uint64(s.klen) : s.off+uint64(s.klen)]
@@ -229,45 +232,56 @@ func (t *table) compact() (oldOffs []uint64) {
 }
 
 // snapshotOrder returns the live slots in snapshot order: by key hash,
-// then by key. A bucket sort on the top bits of the hash (about eight
-// entries a bucket), then a sort of each bucket, costs O(n).
+// then by key. Slots are homed by the hash's top bits, so read in order
+// they come in hash order except for two shuffles of linear probing: a key
+// placed after a later-homed one of its probe run (never further than the
+// run's length), and a run that wraps past the last slot, whose keys homed
+// near the end sit at the first slots. Reading slots in order, the wrapped
+// keys held back to the end, and an insertion sort over the (hash, slot)
+// pairs put them right, reading memory in order and costing O(n) at the
+// table's load (at most 3/4, so runs are short).
 func (t *table) snapshotOrder() []int32 {
-	b := uint(1)
-	for 1<<b < t.n/8 {
-		b++
+	type ent struct {
+		hash uint64
+		slot int32
 	}
-	counts := make([]int32, 1<<b+1)
+	es := make([]ent, 0, t.n)
+	var wrapped []ent
+	inWrap := true // the first slots, up to the first empty one
 	for i := range t.slots {
-		if s := &t.slots[i]; s.off != 0 {
-			counts[s.hash>>(64-b)+1]++
-		}
-	}
-	for i := 1; i < len(counts); i++ {
-		counts[i] += counts[i-1]
-	}
-	order := make([]int32, t.n)
-	next := slices.Clone(counts[:len(counts)-1])
-	for i := range t.slots {
-		if s := &t.slots[i]; s.off != 0 {
-			bucket := s.hash >> (64 - b)
-			order[next[bucket]] = int32(i)
-			next[bucket]++
-		}
-	}
-	cmp := func(a, b int32) int {
-		sa, sb := &t.slots[a], &t.slots[b]
-		if sa.hash != sb.hash {
-			if sa.hash < sb.hash {
-				return -1
+		s := &t.slots[i]
+		if s.off == 0 {
+			if s.klen != tombstone {
+				inWrap = false
 			}
-			return 1
+			continue
 		}
-		return bytes.Compare(t.key(sa), t.key(sb))
+		e := ent{s.hash, int32(i)}
+		if inWrap && t.home(s.hash) > uint64(i) {
+			wrapped = append(wrapped, e)
+			continue
+		}
+		es = append(es, e)
 	}
-	for i := 0; i+1 < len(counts); i++ {
-		if bucket := order[counts[i]:counts[i+1]]; len(bucket) > 1 {
-			slices.SortFunc(bucket, cmp)
+	es = append(es, wrapped...)
+	less := func(a, b *ent) bool {
+		if a.hash != b.hash {
+			return a.hash < b.hash
 		}
+		return bytes.Compare(t.key(&t.slots[a.slot]), t.key(&t.slots[b.slot])) < 0
+	}
+	for i := 1; i < len(es); i++ {
+		e := es[i]
+		j := i
+		for j > 0 && less(&e, &es[j-1]) {
+			es[j] = es[j-1]
+			j--
+		}
+		es[j] = e
+	}
+	order := make([]int32, len(es))
+	for i := range es {
+		order[i] = es[i].slot
 	}
 	return order
 }

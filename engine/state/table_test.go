@@ -13,7 +13,7 @@ import (
 
 // TestTableModel: on random puts, deletes, evictions, compactions (with a
 // live expiry index) and growth, the table holds what a Go map holds, its
-// byte count is the map's, its snapshot is the entries in (FNV-1a hash,
+// byte count is the map's, its snapshot is the entries in (keyHash,
 // key) order, and EvictUpTo removes exactly the due entries, in ascending
 // (expiry, key) order, even when the index was translated by a compaction.
 func TestTableModel(t *testing.T) {
