@@ -1,30 +1,63 @@
 package pebblestore
 
-import "github.com/bits-and-blooms/bloom/v3"
+import "github.com/cespare/xxhash/v2"
 
 // keyFilter is a Bloom filter over the keys of a working database (see
 // workDB.absent). It is sized for twice the keys it was built with (at
-// least minFilterKeys) at a 1% false-positive rate, and reports full once
-// that many keys were added, when the store rebuilds it from a scan: the
-// rebuild costs O(keys) once per as many insertions, and drops the keys
-// deleted since.
+// least minFilterKeys), and reports full once that many keys were added,
+// when the store rebuilds it from a scan: the rebuild costs O(keys) once
+// per as many insertions, and drops the keys deleted since.
+//
+// It is a split-block Bloom filter (the layout of Parquet's SBBF and of
+// RocksDB's cache-local Bloom filter): a key sets one bit in each of the
+// eight 32-bit words of one 32-byte block, so an insert or a probe touches
+// one cache line, where a classic filter at 1% touches seven lines spread
+// over the whole bit array: at millions of keys those misses were half of
+// PutIfAbsent's time. At filterBitsPerKey = 12 the false-positive rate at
+// design capacity is about 0.5% (TestKeyFilterFalsePositives); a false
+// positive costs one Pebble lookup, never a wrong answer.
 type keyFilter struct {
-	f          *bloom.BloomFilter
+	blocks     [][8]uint32
 	added, cap uint
 }
 
-const minFilterKeys = 1 << 16
+const (
+	minFilterKeys    = 1 << 16
+	filterBitsPerKey = 12
+)
+
+// filterSalts are the eight odd multipliers of Parquet's split-block Bloom
+// filter, one per word of a block.
+var filterSalts = [8]uint32{0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31}
 
 func newKeyFilter(keys int64) *keyFilter {
 	n := max(uint(2*keys), minFilterKeys)
-	return &keyFilter{f: bloom.NewWithEstimates(n, 0.01), cap: n}
+	return &keyFilter{blocks: make([][8]uint32, (n*filterBitsPerKey+255)/256), cap: n}
+}
+
+// block is the key's block, by its hash's high half (Lemire's fast range,
+// no modulo), and the hash whose low half picks the bits.
+func (k *keyFilter) block(key []byte) (*[8]uint32, uint32) {
+	h := xxhash.Sum64(key)
+	return &k.blocks[(h>>32)*uint64(len(k.blocks))>>32], uint32(h)
 }
 
 // mayHave is false only for keys never added.
-func (k *keyFilter) mayHave(key []byte) bool { return k.f.Test(key) }
+func (k *keyFilter) mayHave(key []byte) bool {
+	b, h := k.block(key)
+	for i, salt := range filterSalts {
+		if b[i]&(1<<((h*salt)>>27)) == 0 {
+			return false
+		}
+	}
+	return true
+}
 
 func (k *keyFilter) add(key []byte) {
-	k.f.Add(key)
+	b, h := k.block(key)
+	for i, salt := range filterSalts {
+		b[i] |= 1 << ((h * salt) >> 27)
+	}
 	k.added++
 }
 
