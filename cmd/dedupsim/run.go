@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
@@ -108,9 +111,19 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	bo := batchOptions{out: o.out, jobs: o.bf.jobs, keepHistory: o.bf.keepHistory, canSkip: len(list) > 1,
 		exec: simExec(o.swarm, o.bf.strict)}
 	if o.kafka != "" {
+		// SIGINT and SIGTERM stop the run, so that the deferred Close
+		// stops the brokers and removes their network namespaces.
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		cmd.SetContext(ctx)
+		stderrf := func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
 		if o.verbose {
-			o.lo.logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
+			o.lo.logf = stderrf
 		}
+		if !o.bf.quiet {
+			o.lo.startf = stderrf
+		}
+		o.lo.netns = o.kafka == "local" && usesFault(list, faults.BrokerPartition)
 		cluster, err := startCluster(cmd.Context(), o.lo)
 		if err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
@@ -123,6 +136,14 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 		}
 	}
 	return runList(cmd, list, o.seed, bo, o.bf)
+}
+
+// usesFault reports whether a scenario of list has fault name.
+func usesFault(list []*scenarios.Scenario, name string) bool {
+	return slices.ContainsFunc(list, func(s *scenarios.Scenario) bool {
+		_, ok := s.Config.Plan.Faults[name]
+		return ok
+	})
 }
 
 // runScenarios are run's scenarios: those the arguments name, or the whole
@@ -312,10 +333,12 @@ func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs int) 
 type liveOptions struct {
 	kind, bootstrap, engine, tableSink string
 	brokers                            int
+	netns                              bool // --kafka local: a network namespace per broker (broker-partition)
 	trigger                            time.Duration
 	out                                string
 	strict                             bool
 	logf                               func(string, ...any)
+	startf                             func(string, ...any) // notes of the cluster's start
 }
 
 // startCluster starts (or, for external, connects to) the Kafka cluster
@@ -323,7 +346,7 @@ type liveOptions struct {
 func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
 	switch o.kind {
 	case "local":
-		c, err := live.StartLocal(ctx, live.LocalOptions{Brokers: o.brokers})
+		c, err := live.StartLocal(ctx, live.LocalOptions{Brokers: o.brokers, Netns: o.netns, Logf: o.startf})
 		if err != nil {
 			return nil, fmt.Errorf("--kafka local needs a local Kafka broker from the jars that %s fetches (make kafka-fetch): %w", live.FetchScript, err)
 		}
