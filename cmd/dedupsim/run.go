@@ -44,7 +44,11 @@ engine). The producers append the simulator's workload for the seed to fresh top
 scenario's timeline scaled so that one trigger interval takes --live-trigger. The engine runs
 as a child process (dedupsim engine) that the crash faults kill with SIGKILL, at its armed
 crash points and at random moments, and that is restarted on its checkpoint; broker-restart
-kills and restarts a local broker. Table and merge sinks are the engine's Pebble table (or,
+kills and restarts a local broker. With --brokers 3, leader-kill, broker-pause and
+broker-partition kill, freeze or cut off a partition leader; for broker-partition --kafka local
+runs each broker in a network namespace of its own (needs root and iproute2's ip; without
+them the scenario is refused, exit 2, or skipped among several), removed at the end and on
+SIGINT, and a start removes those a killed run left. Table and merge sinks are the engine's Pebble table (or,
 with --table-sink kafka, the transactional Kafka sink); append and foreachBatch sinks are the
 plain Kafka sink. The records of every process and the table, read back after the run, make
 the history that the same checker judges. The run folder keeps the engine's checkpoint,
