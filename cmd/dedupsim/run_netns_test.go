@@ -144,14 +144,21 @@ func TestRunPartitionLocalInterrupt(t *testing.T) {
 // scenarios it is skipped and the others run on the same brokers.
 func TestRunPartitionLocalRefused(t *testing.T) {
 	kdir := localKafkaDir(t)
-	var path []string
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-		if _, err := os.Stat(filepath.Join(d, "ip")); err != nil {
-			path = append(path, d)
-		}
+	// A PATH that holds java and nothing else (ip often sits beside it in
+	// /usr/bin).
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if java, err = filepath.EvalSymlinks(java); err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir()
+	if err := os.Symlink(java, filepath.Join(path, "java")); err != nil {
+		t.Fatal(err)
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
-	env = append(env, "PATH="+strings.Join(path, string(filepath.ListSeparator)), live.DirEnv+"="+kdir)
+	env = append(env, "PATH="+path, live.DirEnv+"="+kdir)
 	runEnv := func(args ...string) (string, string, int) {
 		cmd := exec.Command(binary(t), args...)
 		cmd.Env = env
@@ -168,10 +175,16 @@ func TestRunPartitionLocalRefused(t *testing.T) {
 	}
 	partition, pause := "../../scenarios/live/broker-partition.yaml", "../../scenarios/live/broker-pause.yaml"
 
+	binary(t) // built before the clock starts
+	began := time.Now()
 	_, stderr, code := runEnv("run", "--kafka", "local", "--brokers", "3", "--out", t.TempDir(), partition)
 	if code != 2 || !strings.Contains(stderr, "broker-partition") || !strings.Contains(stderr, "iproute2's ip on PATH") {
 		t.Fatalf("exit %d, want 2 and a refusal naming ip:\n%s", code, stderr)
 	}
+	if strings.Contains(stderr, "127.0.0.1") {
+		t.Errorf("brokers started for a run that is refused:\n%s", stderr)
+	}
+	t.Logf("refused in %v", time.Since(began).Round(time.Millisecond))
 	t.Logf("refused: %s", strings.TrimSpace(stderr))
 
 	stdout, stderr, code := runEnv("run", "--kafka", "local", "--brokers", "3", "--live-trigger", "100ms", "--out", t.TempDir(), partition, pause)
