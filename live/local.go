@@ -10,7 +10,7 @@ package live
 // folder and process. Kill and Restart give the broker-crash fault
 // (SIGKILL, then a new process on the same data dir and ports); KillNode,
 // PauseNode (SIGSTOP) and their inverses fault one node. With Netns each
-// broker runs in a network namespace of its own (netns.go), on an address
+// broker runs in a network namespace of its own (live/netns), on an address
 // of its own instead of 127.0.0.1, and IsolateNode cuts one off.
 
 import (
@@ -27,6 +27,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dedupsim/dedupsim/live/netns"
 )
 
 // FetchScript is the script that fetches the broker's jars.
@@ -101,7 +103,7 @@ type Local struct {
 	dataDir   string
 	clusterID string
 	nodes     []*localNode
-	net       *brokerNet // with Netns: the brokers' namespaces
+	net       *netns.Net // with Netns: the brokers' namespaces
 	netErr    error      // with Netns: why there are none
 
 	mu     sync.Mutex
@@ -197,12 +199,12 @@ func StartLocal(ctx context.Context, opts LocalOptions) (_ *Local, err error) {
 	}()
 	if opts.Netns {
 		began := time.Now()
-		l.net, l.netErr = setupNetns(ctx, opts.Brokers, opts.Logf)
+		l.net, l.netErr = netns.Setup(ctx, opts.Brokers, opts.Logf)
 		if l.netErr != nil {
 			opts.Logf("the brokers run on 127.0.0.1, broker-partition is not possible: %v", l.netErr)
 		} else {
 			opts.Logf("brokers in the network namespaces %s..%s on %s (made in %v)",
-				l.net.names.Broker(1), l.net.names.Broker(opts.Brokers), l.net.subnet, time.Since(began).Round(time.Millisecond))
+				l.net.Broker(1), l.net.Broker(opts.Brokers), l.net.Subnet, time.Since(began).Round(time.Millisecond))
 		}
 	}
 	if err := l.prepare(); err != nil {
@@ -410,7 +412,7 @@ func (l *Local) IsolateNode(id int32) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := l.net.setLink(ctx, n.id, false); err != nil {
+	if err := l.net.SetLink(ctx, n.id, false); err != nil {
 		return fmt.Errorf("live: cut off broker %d: %w", id, err)
 	}
 	return nil
@@ -423,7 +425,7 @@ func (l *Local) ReconnectNode(ctx context.Context, id int32) error {
 	if err != nil {
 		return err
 	}
-	if err := l.net.setLink(ctx, n.id, true); err != nil {
+	if err := l.net.SetLink(ctx, n.id, true); err != nil {
 		return fmt.Errorf("live: reconnect broker %d: %w", id, err)
 	}
 	l.mu.Lock()
@@ -474,7 +476,7 @@ func (l *Local) Close() error {
 		os.Remove(filepath.Join(n.dir, "broker.pid"))
 	}
 	if l.net != nil {
-		return l.net.close()
+		return l.net.Close()
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ func (l *Local) prepare() error {
 		}
 		host := "127.0.0.1"
 		if l.net != nil {
-			host = l.net.brokerIP(i + 1)
+			host = l.net.BrokerIP(i + 1)
 		}
 		l.nodes = append(l.nodes, &localNode{id: i + 1, host: host, dir: dir, props: filepath.Join(dir, "server.properties"),
 			logPath: filepath.Join(dir, "broker.log"), brokerPort: np.BrokerPort, ctrlPort: np.CtrlPort})
@@ -232,7 +232,7 @@ func (l *Local) java(ctx context.Context, n *localNode, mainClass string, args .
 		mainClass)
 	all = append([]string{l.opts.Java}, append(all, args...)...)
 	if l.net != nil && mainClass == "kafka.Kafka" {
-		all = l.net.netnsCmd(n.id, all)
+		all = l.net.Command(n.id, all)
 	}
 	cmd := exec.CommandContext(ctx, all[0], all[1:]...)
 	cmd.Dir = n.dir

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live"
+	"github.com/dedupsim/dedupsim/live/netns"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
@@ -128,7 +129,7 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 			o.lo.startf = stderrf
 		}
 		o.lo.netns = o.kafka == "local" && o.lo.brokers == 3 && usesFault(list, faults.BrokerPartition)
-		if err := live.NetnsSupport(); o.lo.netns && err != nil && len(list) == 1 {
+		if err := netns.Support(); o.lo.netns && err != nil && len(list) == 1 {
 			// Refused before three brokers start for nothing; among
 			// several scenarios it is skipped and the others run.
 			return badInput(fmt.Errorf("run: %s: --kafka local cannot do %s here: %v", list[0].Name, faults.BrokerPartition, err))

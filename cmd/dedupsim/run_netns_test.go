@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/live"
+	"github.com/dedupsim/dedupsim/live/netns"
 )
 
 // The tests named *PartitionLocal* run `dedupsim run --kafka local
@@ -68,7 +69,7 @@ var netnsRunRe = regexp.MustCompile(`network namespaces dsim-([0-9a-f]{6})-b1\.\
 // removes their namespaces and lock file.
 func TestRunPartitionLocalInterrupt(t *testing.T) {
 	kdir := localKafkaDir(t)
-	if err := live.NetnsSupport(); err != nil {
+	if err := netns.Support(); err != nil {
 		t.Skipf("!!! SKIPPING: %v", err)
 	}
 	bin := binary(t)
@@ -129,7 +130,7 @@ func TestRunPartitionLocalInterrupt(t *testing.T) {
 	if strings.Contains(string(out), "dsim-"+run+"-") {
 		t.Errorf("namespaces of run %s left after SIGINT:\n%s", run, out)
 	}
-	if _, err := os.Stat(filepath.Join(live.NetnsLockDir, run+".lock")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(netns.LockDir, run+".lock")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("lock file of run %s: %v, want removed", run, err)
 	}
 	for _, pid := range pids {

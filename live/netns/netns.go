@@ -1,9 +1,9 @@
-package live
-
-// Network namespaces for the local provider: with LocalOptions.Netns each
-// broker JVM runs in a network namespace of its own, so that
+// Package netns gives each broker JVM of a local Kafka cluster
+// (live.LocalOptions.Netns) a network namespace of its own, so that
 // broker-partition can cut one broker off from the others and from the
 // clients, as `docker network disconnect` does to a container.
+package netns
+
 //
 // The layout of run R (six hex digits, random):
 //
@@ -36,7 +36,9 @@ package live
 // in a namespace, `ip netns exec`, and with which a user inspects what is
 // left: `ip netns list`), as root. Deleting the switch namespace removes
 // the bridge and every veth pair with an end in it, the root link
-// included.
+// included. (`ip netns exec` also gives the command a mount namespace with
+// a fresh /sys, without the cgroup mounts; the broker's heap is set
+// explicitly, so the JVM's container detection does not matter.)
 
 import (
 	"bufio"
@@ -59,22 +61,22 @@ import (
 	"time"
 )
 
-// NetnsPrefix starts the name of every network namespace and link the
+// Prefix starts the name of every network namespace and link the
 // local provider creates.
-const NetnsPrefix = "dsim"
+const Prefix = "dsim"
 
-// NetnsLockDir holds the lock file of every run's namespaces.
-const NetnsLockDir = "/run/dedupsim/netns"
+// LockDir holds the lock file of every run's namespaces.
+const LockDir = "/run/dedupsim/netns"
 
-// netnsNames are the names of run's namespaces, links and lock file.
-type netnsNames struct{ run string }
+// Names are the names of run's namespaces, links and lock file.
+type Names struct{ Run string }
 
-func (n netnsNames) Switch() string      { return NetnsPrefix + "-" + n.run + "-sw" }
-func (n netnsNames) Broker(i int) string { return fmt.Sprintf("%s-%s-b%d", NetnsPrefix, n.run, i) }
+func (n Names) Switch() string      { return Prefix + "-" + n.Run + "-sw" }
+func (n Names) Broker(i int) string { return fmt.Sprintf("%s-%s-b%d", Prefix, n.Run, i) }
 
 // HostLink is the root namespace's link: at most 15 bytes (IFNAMSIZ).
-func (n netnsNames) HostLink() string { return NetnsPrefix + n.run + "h" }
-func (n netnsNames) Lock() string     { return filepath.Join(NetnsLockDir, n.run+".lock") }
+func (n Names) HostLink() string { return Prefix + n.Run + "h" }
+func (n Names) Lock() string     { return filepath.Join(LockDir, n.Run+".lock") }
 
 // validRun reports whether s is a run id: six lower-case hex digits.
 func validRun(s string) bool {
@@ -91,10 +93,10 @@ func validRun(s string) bool {
 
 // netnsRun is the run id in the name of one of our namespaces
 // (dsim-R-sw, dsim-R-bN), root links (dsimRh) or lock files (R.lock).
-func netnsRun(name string) (string, bool) {
+func RunOf(name string) (string, bool) {
 	switch {
-	case strings.HasPrefix(name, NetnsPrefix+"-"):
-		rest := name[len(NetnsPrefix)+1:]
+	case strings.HasPrefix(name, Prefix+"-"):
+		rest := name[len(Prefix)+1:]
 		run, role, ok := strings.Cut(rest, "-")
 		if !ok || !validRun(run) {
 			return "", false
@@ -102,15 +104,15 @@ func netnsRun(name string) (string, bool) {
 		if role == "sw" {
 			return run, true
 		}
-		if n, err := strconv.Atoi(strings.TrimPrefix(role, "b")); err == nil && strings.HasPrefix(role, "b") && n >= 1 && n <= 9 {
+		if len(role) == 2 && role[0] == 'b' && '1' <= role[1] && role[1] <= '9' {
 			return run, true
 		}
 	case strings.HasSuffix(name, ".lock"):
 		if run := strings.TrimSuffix(name, ".lock"); validRun(run) {
 			return run, true
 		}
-	case strings.HasPrefix(name, NetnsPrefix) && len(name) == len(NetnsPrefix)+7 && strings.HasSuffix(name, "h"):
-		if run := name[len(NetnsPrefix) : len(NetnsPrefix)+6]; validRun(run) {
+	case strings.HasPrefix(name, Prefix) && len(name) == len(Prefix)+7 && strings.HasSuffix(name, "h"):
+		if run := name[len(Prefix) : len(Prefix)+6]; validRun(run) {
 			return run, true
 		}
 	}
@@ -119,9 +121,9 @@ func netnsRun(name string) (string, bool) {
 
 // NetnsSupport says why this process cannot put brokers in network
 // namespaces, or nil when it can (root, and ip on PATH).
-func NetnsSupport() error { return netnsSupport(os.Geteuid(), exec.LookPath) }
+func Support() error { return support(os.Geteuid(), exec.LookPath) }
 
-func netnsSupport(euid int, lookPath func(string) (string, error)) error {
+func support(euid int, lookPath func(string) (string, error)) error {
 	var need []string
 	if euid != 0 {
 		need = append(need, fmt.Sprintf("root (this process runs as uid %d)", euid))
@@ -135,27 +137,28 @@ func netnsSupport(euid int, lookPath func(string) (string, error)) error {
 	return nil
 }
 
-// brokerNet is the namespaces of one local cluster.
-type brokerNet struct {
-	names  netnsNames
-	subnet netip.Prefix // a /24: .1 the root link, .10+N broker N
+// Net is the namespaces of one local cluster, made by Setup; the caller
+// must Close it.
+type Net struct {
+	Names
+	Subnet netip.Prefix // a /24: .1 the root link, .10+N broker N
 	n      int
 	lock   *os.File // flock'ed while the cluster runs
 }
 
 // hostIP is the root namespace's address on the cluster's bridge.
-func (b *brokerNet) hostIP() netip.Addr { return b.subnet.Addr().Next() }
+func (b *Net) HostIP() netip.Addr { return b.Subnet.Addr().Next() }
 
 // brokerIP is broker i's address (i from 1).
-func (b *brokerNet) brokerIP(i int) string {
-	a := b.subnet.Addr().As4()
+func (b *Net) BrokerIP(i int) string {
+	a := b.Subnet.Addr().As4()
 	a[3] = byte(10 + i)
 	return netip.AddrFrom4(a).String()
 }
 
 // netnsCmd wraps argv to run in broker i's namespace.
-func (b *brokerNet) netnsCmd(i int, argv []string) []string {
-	return append([]string{"ip", "netns", "exec", b.names.Broker(i)}, argv...)
+func (b *Net) Command(i int, argv []string) []string {
+	return append([]string{"ip", "netns", "exec", b.Names.Broker(i)}, argv...)
 }
 
 // ipRun runs ip with args; the error names the command and its output.
@@ -170,26 +173,29 @@ func ipRun(ctx context.Context, args ...string) error {
 // setupNetns removes the leftovers of earlier runs, then creates a switch
 // and n broker namespaces on a fresh /24 subnet, each broker's interface
 // up. logf receives a line per removed leftover.
-func setupNetns(ctx context.Context, n int, logf func(string, ...any)) (_ *brokerNet, err error) {
-	if err := NetnsSupport(); err != nil {
+func Setup(ctx context.Context, n int, logf func(string, ...any)) (_ *Net, err error) {
+	if n < 1 || n > 9 {
+		return nil, fmt.Errorf("netns: %d brokers: want 1 to 9", n)
+	}
+	if err := Support(); err != nil {
 		return nil, err
 	}
-	if removed, err := cleanStaleNetns(ctx); err != nil {
+	if removed, err := CleanStale(ctx); err != nil {
 		return nil, fmt.Errorf("remove the network namespaces of earlier runs: %w", err)
 	} else if len(removed) > 0 {
 		logf("removed the network namespaces of %d earlier run(s) whose process is gone: %s", len(removed), strings.Join(removed, ", "))
 	}
-	if err := os.MkdirAll(NetnsLockDir, 0o755); err != nil {
+	if err := os.MkdirAll(LockDir, 0o755); err != nil {
 		return nil, err
 	}
-	b := &brokerNet{n: n}
+	b := &Net{n: n}
 	// The lock comes first: from then on a concurrent cleanup sees the
 	// run as alive.
 	for tries := 0; b.lock == nil; tries++ {
 		var rb [3]byte
 		rand.Read(rb[:])
-		b.names = netnsNames{hex.EncodeToString(rb[:])}
-		f, err := os.OpenFile(b.names.Lock(), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		b.Names = Names{hex.EncodeToString(rb[:])}
+		f, err := os.OpenFile(b.Names.Lock(), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, os.ErrExist) && tries < 10 {
 			continue
 		}
@@ -198,40 +204,40 @@ func setupNetns(ctx context.Context, n int, logf func(string, ...any)) (_ *broke
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			f.Close()
-			os.Remove(b.names.Lock())
-			return nil, fmt.Errorf("lock %s: %w", b.names.Lock(), err)
+			os.Remove(b.Names.Lock())
+			return nil, fmt.Errorf("lock %s: %w", b.Names.Lock(), err)
 		}
 		fmt.Fprintf(f, "pid %d\n", os.Getpid())
 		b.lock = f
 	}
 	defer func() {
 		if err != nil {
-			b.close()
+			b.Close()
 		}
 	}()
-	if b.subnet, err = pickSubnet(); err != nil {
+	if b.Subnet, err = pickSubnet(); err != nil {
 		return nil, err
 	}
-	sw, host := b.names.Switch(), b.names.HostLink()
-	plen := "/" + strconv.Itoa(b.subnet.Bits())
+	sw, host := b.Names.Switch(), b.Names.HostLink()
+	plen := "/" + strconv.Itoa(b.Subnet.Bits())
 	steps := [][]string{
 		{"netns", "add", sw},
 		{"-n", sw, "link", "set", "lo", "up"},
 		{"-n", sw, "link", "add", "br0", "type", "bridge"},
 		{"-n", sw, "link", "set", "br0", "up"},
 		{"link", "add", host, "type", "veth", "peer", "name", "host", "netns", sw},
-		{"addr", "add", b.hostIP().String() + plen, "dev", host},
+		{"addr", "add", b.HostIP().String() + plen, "dev", host},
 		{"link", "set", host, "up"},
 		{"-n", sw, "link", "set", "host", "master", "br0", "up"},
 	}
 	for i := 1; i <= n; i++ {
-		ns, port := b.names.Broker(i), "p"+strconv.Itoa(i)
+		ns, port := b.Names.Broker(i), "p"+strconv.Itoa(i)
 		steps = append(steps,
 			[]string{"netns", "add", ns},
 			[]string{"-n", ns, "link", "set", "lo", "up"},
 			[]string{"-n", sw, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns},
 			[]string{"-n", sw, "link", "set", port, "master", "br0", "up"},
-			[]string{"-n", ns, "addr", "add", b.brokerIP(i) + plen, "dev", "eth0"},
+			[]string{"-n", ns, "addr", "add", b.BrokerIP(i) + plen, "dev", "eth0"},
 			[]string{"-n", ns, "link", "set", "eth0", "up"})
 	}
 	for _, s := range steps {
@@ -269,24 +275,24 @@ func pickSubnet() (netip.Prefix, error) {
 }
 
 // setLink sets broker i's eth0 down (isolated) or up.
-func (b *brokerNet) setLink(ctx context.Context, i int, up bool) error {
+func (b *Net) SetLink(ctx context.Context, i int, up bool) error {
 	state := "down"
 	if up {
 		state = "up"
 	}
-	return ipRun(ctx, "-n", b.names.Broker(i), "link", "set", "eth0", state)
+	return ipRun(ctx, "-n", b.Names.Broker(i), "link", "set", "eth0", state)
 }
 
 // close removes the namespaces (killing any process left in them), the
 // root link and the lock file. It is safe to call more than once.
-func (b *brokerNet) close() error {
+func (b *Net) Close() error {
 	if b.lock == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := removeNetnsRun(ctx, b.names)
-	os.Remove(b.names.Lock())
+	err := removeRun(ctx, b.Names)
+	os.Remove(b.Names.Lock())
 	b.lock.Close() // releases the flock
 	b.lock = nil
 	return err
@@ -295,15 +301,15 @@ func (b *brokerNet) close() error {
 // removeNetnsRun kills the processes in the namespaces of a run, deletes
 // the namespaces (the switch last: the bridge and every veth with an end
 // in it go with it) and the root link if it is still there.
-func removeNetnsRun(ctx context.Context, names netnsNames) error {
-	all, err := netnsList(ctx)
+func removeRun(ctx context.Context, names Names) error {
+	all, err := List(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	var mine []string
 	for _, ns := range all {
-		if run, ok := netnsRun(ns); ok && run == names.run {
+		if run, ok := RunOf(ns); ok && run == names.Run {
 			mine = append(mine, ns)
 		}
 	}
@@ -330,7 +336,7 @@ func removeNetnsRun(ctx context.Context, names netnsNames) error {
 }
 
 // netnsList lists the named network namespaces (ip netns list).
-func netnsList(ctx context.Context) ([]string, error) {
+func List(ctx context.Context) ([]string, error) {
 	out, err := exec.CommandContext(ctx, "ip", "netns", "list").Output()
 	if err != nil {
 		return nil, fmt.Errorf("ip netns list: %w", err)
@@ -350,27 +356,27 @@ func netnsList(ctx context.Context) ([]string, error) {
 // every run whose lock nobody holds (its process is gone: killed, or it
 // crashed before its teardown), and returns their run ids. A run that is
 // alive, in this process or another, holds its lock and is left alone.
-func cleanStaleNetns(ctx context.Context) ([]string, error) {
+func CleanStale(ctx context.Context) ([]string, error) {
 	runs := map[string]bool{}
-	all, err := netnsList(ctx)
+	all, err := List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, ns := range all {
-		if run, ok := netnsRun(ns); ok {
+		if run, ok := RunOf(ns); ok {
 			runs[run] = true
 		}
 	}
 	if ifs, err := net.Interfaces(); err == nil {
 		for _, i := range ifs {
-			if run, ok := netnsRun(i.Name); ok && !strings.HasPrefix(i.Name, NetnsPrefix+"-") {
+			if run, ok := RunOf(i.Name); ok && !strings.HasPrefix(i.Name, Prefix+"-") {
 				runs[run] = true
 			}
 		}
 	}
-	if ents, err := os.ReadDir(NetnsLockDir); err == nil {
+	if ents, err := os.ReadDir(LockDir); err == nil {
 		for _, e := range ents {
-			if run, ok := netnsRun(e.Name()); ok && strings.HasSuffix(e.Name(), ".lock") {
+			if run, ok := RunOf(e.Name()); ok && strings.HasSuffix(e.Name(), ".lock") {
 				runs[run] = true
 			}
 		}
@@ -378,8 +384,8 @@ func cleanStaleNetns(ctx context.Context) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, run := range slices.Sorted(maps.Keys(runs)) {
-		names := netnsNames{run}
-		if err := os.MkdirAll(NetnsLockDir, 0o755); err != nil {
+		names := Names{run}
+		if err := os.MkdirAll(LockDir, 0o755); err != nil {
 			return removed, err
 		}
 		f, err := os.OpenFile(names.Lock(), os.O_RDWR|os.O_CREATE, 0o644)
@@ -391,7 +397,7 @@ func cleanStaleNetns(ctx context.Context) ([]string, error) {
 			f.Close() // held: the run is alive
 			continue
 		}
-		if err := removeNetnsRun(ctx, names); err != nil {
+		if err := removeRun(ctx, names); err != nil {
 			errs = append(errs, err)
 		} else {
 			removed = append(removed, run)
