@@ -25,11 +25,12 @@ package netns
 //	                    leftover (its owner was killed), which the next
 //	                    setup removes, its broker processes included.
 //
-// IsolateNode sets broker N's eth0 down inside its namespace: its address
+// SetLink(N, false) (live.Local.IsolateNode) sets broker N's eth0 down
+// inside its namespace: its address
 // stops routing there (its own connects fail at once with "network is
 // unreachable"), frames sent to it are dropped, and established
 // connections hang until their timeouts, in both directions; the other
-// brokers and the clients see it gone. ReconnectNode sets it up again; the
+// brokers and the clients see it gone. SetLink(N, true) sets it up again; the
 // address and routes come back with the link, and TCP retransmits resume.
 //
 // Everything is done with iproute2's ip (the tool that also runs a command
@@ -71,12 +72,17 @@ const LockDir = "/run/dedupsim/netns"
 // Names are the names of run's namespaces, links and lock file.
 type Names struct{ Run string }
 
-func (n Names) Switch() string      { return Prefix + "-" + n.Run + "-sw" }
+// Switch is the namespace of the bridge.
+func (n Names) Switch() string { return Prefix + "-" + n.Run + "-sw" }
+
+// Broker is broker i's namespace (i from 1 to 9).
 func (n Names) Broker(i int) string { return fmt.Sprintf("%s-%s-b%d", Prefix, n.Run, i) }
 
 // HostLink is the root namespace's link: at most 15 bytes (IFNAMSIZ).
 func (n Names) HostLink() string { return Prefix + n.Run + "h" }
-func (n Names) Lock() string     { return filepath.Join(LockDir, n.Run+".lock") }
+
+// Lock is the run's lock file.
+func (n Names) Lock() string { return filepath.Join(LockDir, n.Run+".lock") }
 
 // validRun reports whether s is a run id: six lower-case hex digits.
 func validRun(s string) bool {
@@ -91,7 +97,7 @@ func validRun(s string) bool {
 	return true
 }
 
-// netnsRun is the run id in the name of one of our namespaces
+// RunOf is the run id in the name of one of our namespaces
 // (dsim-R-sw, dsim-R-bN), root links (dsimRh) or lock files (R.lock).
 func RunOf(name string) (string, bool) {
 	switch {
@@ -119,7 +125,7 @@ func RunOf(name string) (string, bool) {
 	return "", false
 }
 
-// NetnsSupport says why this process cannot put brokers in network
+// Support says why this process cannot put brokers in network
 // namespaces, or nil when it can (root, and ip on PATH).
 func Support() error { return support(os.Geteuid(), exec.LookPath) }
 
@@ -142,21 +148,21 @@ func support(euid int, lookPath func(string) (string, error)) error {
 type Net struct {
 	Names
 	Subnet netip.Prefix // a /24: .1 the root link, .10+N broker N
-	n      int
-	lock   *os.File // flock'ed while the cluster runs
+	lock   *os.File     // flock'ed while the cluster runs
 }
 
-// hostIP is the root namespace's address on the cluster's bridge.
+// HostIP is the root namespace's address on the cluster's bridge.
 func (b *Net) HostIP() netip.Addr { return b.Subnet.Addr().Next() }
 
-// brokerIP is broker i's address (i from 1).
+// BrokerIP is broker i's address (i from 1).
 func (b *Net) BrokerIP(i int) string {
 	a := b.Subnet.Addr().As4()
 	a[3] = byte(10 + i)
 	return netip.AddrFrom4(a).String()
 }
 
-// netnsCmd wraps argv to run in broker i's namespace.
+// Command wraps argv to run in broker i's namespace (ip netns exec
+// execs argv in its place: the same pid).
 func (b *Net) Command(i int, argv []string) []string {
 	return append([]string{"ip", "netns", "exec", b.Names.Broker(i)}, argv...)
 }
@@ -170,7 +176,7 @@ func ipRun(ctx context.Context, args ...string) error {
 	return nil
 }
 
-// setupNetns removes the leftovers of earlier runs, then creates a switch
+// Setup removes the leftovers of earlier runs, then creates a switch
 // and n broker namespaces on a fresh /24 subnet, each broker's interface
 // up. logf receives a line per removed leftover.
 func Setup(ctx context.Context, n int, logf func(string, ...any)) (_ *Net, err error) {
@@ -188,7 +194,7 @@ func Setup(ctx context.Context, n int, logf func(string, ...any)) (_ *Net, err e
 	if err := os.MkdirAll(LockDir, 0o755); err != nil {
 		return nil, err
 	}
-	b := &Net{n: n}
+	b := &Net{}
 	// The lock comes first: from then on a concurrent cleanup sees the
 	// run as alive.
 	for tries := 0; b.lock == nil; tries++ {
@@ -274,7 +280,7 @@ func pickSubnet() (netip.Prefix, error) {
 	return netip.Prefix{}, errors.New("no free 10.x.y.0/24 subnet for the brokers' network")
 }
 
-// setLink sets broker i's eth0 down (isolated) or up.
+// SetLink sets broker i's eth0 down (isolated) or up.
 func (b *Net) SetLink(ctx context.Context, i int, up bool) error {
 	state := "down"
 	if up {
@@ -283,7 +289,7 @@ func (b *Net) SetLink(ctx context.Context, i int, up bool) error {
 	return ipRun(ctx, "-n", b.Names.Broker(i), "link", "set", "eth0", state)
 }
 
-// close removes the namespaces (killing any process left in them), the
+// Close removes the namespaces (killing any process left in them), the
 // root link and the lock file. It is safe to call more than once.
 func (b *Net) Close() error {
 	if b.lock == nil {
@@ -298,7 +304,7 @@ func (b *Net) Close() error {
 	return err
 }
 
-// removeNetnsRun kills the processes in the namespaces of a run, deletes
+// removeRun kills the processes in the namespaces of a run, deletes
 // the namespaces (the switch last: the bridge and every veth with an end
 // in it go with it) and the root link if it is still there.
 func removeRun(ctx context.Context, names Names) error {
@@ -335,7 +341,7 @@ func removeRun(ctx context.Context, names Names) error {
 	return errors.Join(errs...)
 }
 
-// netnsList lists the named network namespaces (ip netns list).
+// List lists the named network namespaces (ip netns list).
 func List(ctx context.Context) ([]string, error) {
 	out, err := exec.CommandContext(ctx, "ip", "netns", "list").Output()
 	if err != nil {
@@ -352,7 +358,7 @@ func List(ctx context.Context) ([]string, error) {
 	return names, sc.Err()
 }
 
-// cleanStaleNetns removes the namespaces, root links and lock files of
+// CleanStale removes the namespaces, root links and lock files of
 // every run whose lock nobody holds (its process is gone: killed, or it
 // crashed before its teardown), and returns their run ids. A run that is
 // alive, in this process or another, holds its lock and is left alone.
