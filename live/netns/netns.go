@@ -26,12 +26,12 @@ package netns
 //	                    setup removes, its broker processes included.
 //
 // SetLink(N, false) (live.Local.IsolateNode) sets broker N's eth0 down
-// inside its namespace: its address
-// stops routing there (its own connects fail at once with "network is
-// unreachable"), frames sent to it are dropped, and established
-// connections hang until their timeouts, in both directions; the other
-// brokers and the clients see it gone. SetLink(N, true) sets it up again; the
-// address and routes come back with the link, and TCP retransmits resume.
+// inside its namespace: its address stops routing there (its own connects
+// fail at once with "network is unreachable"), frames sent to it are
+// dropped, and established connections hang until their timeouts, in both
+// directions; the other brokers and the clients see it gone. SetLink(N,
+// true) sets it up again; the address and routes come back with the link,
+// and TCP retransmits resume.
 //
 // Everything is done with iproute2's ip (the tool that also runs a command
 // in a namespace, `ip netns exec`, and with which a user inspects what is
