@@ -2,10 +2,14 @@ package live
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,19 +67,23 @@ func TestStartLocalNetnsFailure(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "lib", "kafka_2.13-4.1.1.jar"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	nsFile := filepath.Join(dir, "netns")
+	nsFile, pidFile := filepath.Join(dir, "netns"), filepath.Join(dir, "pids")
 	java := filepath.Join(dir, "java")
 	script := "#!/bin/sh\ncase \"$*\" in *kafka.tools.StorageTool*) exit 0;; esac\n" +
-		"readlink /proc/self/ns/net >> " + nsFile + "\nexec sleep 600\n"
+		"readlink /proc/self/ns/net >> " + nsFile + "\necho $$ >> " + pidFile + "\nexec sleep 600\n"
 	if err := os.WriteFile(java, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	before, err := netns.List(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = StartLocal(t.Context(), LocalOptions{Dir: dir, DataDir: filepath.Join(dir, "data"), Java: java, Brokers: 3,
-		Netns: true, ReadyTimeout: 3 * time.Second, Logf: t.Logf})
+	var run string // the namespaces' run id, from the start's note
+	runRe := regexp.MustCompile(`network namespaces dsim-([0-9a-f]{6})-b1\.\.`)
+	_, err := StartLocal(t.Context(), LocalOptions{Dir: dir, DataDir: filepath.Join(dir, "data"), Java: java, Brokers: 3,
+		Netns: true, ReadyTimeout: 3 * time.Second, Logf: func(f string, a ...any) {
+			line := fmt.Sprintf(f, a...)
+			t.Log(line)
+			if m := runRe.FindStringSubmatch(line); m != nil {
+				run = m[1]
+			}
+		}})
 	if err == nil || !strings.Contains(err.Error(), "not ready") {
 		t.Fatalf("err = %v, want the brokers not ready", err)
 	}
@@ -85,13 +93,32 @@ func TestStartLocalNetnsFailure(t *testing.T) {
 	if slices.Sort(seen); len(slices.Compact(seen)) != 3 || slices.Contains(seen, own) {
 		t.Errorf("the brokers ran in the namespaces %q, want 3 of their own (this process: %s)", seen, own)
 	}
+	pids, _ := os.ReadFile(pidFile)
+	for _, f := range strings.Fields(string(pids)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("fake broker %d after the failed start: %v, want gone", pid, err)
+		}
+	}
+	if n := len(strings.Fields(string(pids))); n != 3 {
+		t.Errorf("%d fake brokers started, want 3", n)
+	}
+	if run == "" {
+		t.Fatal("the start named no namespaces")
+	}
 	after, err := netns.List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ns := range after {
-		if _, ok := netns.RunOf(ns); ok && !slices.Contains(before, ns) {
+		if r, ok := netns.RunOf(ns); ok && r == run {
 			t.Errorf("namespace %s left after the failed start", ns)
 		}
+	}
+	if _, err := os.Stat(netns.Names{Run: run}.Lock()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file after the failed start: %v, want removed", err)
 	}
 }

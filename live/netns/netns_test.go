@@ -140,8 +140,13 @@ func TestCleanup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(removed, stale.Run) || slices.Contains(removed, alive.Run) {
-		t.Fatalf("removed %q: want %s and not %s", removed, stale.Run, alive.Run)
+	if slices.Contains(removed, alive.Run) {
+		t.Fatalf("removed %q: the live run %s among them", removed, alive.Run)
+	}
+	if !slices.Contains(removed, stale.Run) {
+		// go test runs packages at once: live's tests start clusters,
+		// whose setup cleans up too. What follows checks it was done.
+		t.Logf("removed %q: %s not among them, removed by a concurrent cleanup", removed, stale.Run)
 	}
 	if got := netnsOf(t, stale.Run); len(got) > 0 {
 		t.Errorf("namespaces %q left", got)
