@@ -49,7 +49,9 @@ kafka-fetch:
 # The live tests against a real Kafka broker (a JVM started by
 # live.StartLocal; needs mvn and Java 17+): the crash suites, 20 SIGKILLs of
 # the engine process per sink, the live scenarios (a broker restart among
-# them), and leader-kill and broker-pause on three broker JVMs. -p 1: one
+# them), and leader-kill, broker-pause and broker-partition on three broker
+# JVMs, each in a network namespace of its own (as root with iproute2's ip;
+# otherwise broker-partition is skipped loudly, a failure under CI). -p 1: one
 # Kafka cluster at a time. `make test` runs it when Java is there.
 test-kafka: kafka-fetch
 	DEDUPSIM_KAFKA=local $(GO) test -p 1 ./live/ ./cmd/dedupsim/ -run Local -count=1 -v

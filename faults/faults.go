@@ -80,9 +80,10 @@ const (
 	// (SIGSTOP, docker pause) for a while, then thawed: a stalled broker
 	// whose connections stay open. Live runs only.
 	BrokerPause = "broker-pause"
-	// BrokerPartition: on a three-broker cluster of containers, a partition
-	// leader is cut off from the network (docker network disconnect) for
-	// a while, then reconnected. Live runs only.
+	// BrokerPartition: on a three-broker cluster, a partition leader is
+	// cut off from the network (docker network disconnect, or a local
+	// broker's interface down in its network namespace) for a while, then
+	// reconnected. Live runs only.
 	BrokerPartition = "broker-partition"
 )
 
@@ -327,7 +328,7 @@ var catalogue = slices.Concat([]Fault{
 		Doc:   "A partition leader of a three-broker cluster is frozen (SIGSTOP or docker pause) for a while, its connections open (live runs with --brokers 3 only).",
 		Knobs: brokerFaultKnobs("frozen")},
 	{Name: BrokerPartition, Class: ClassBroker, LiveOnly: true,
-		Doc:   "A partition leader of a three-broker cluster of containers is cut off from the network for a while (live runs with --kafka testcontainers --brokers 3 only).",
+		Doc:   "A partition leader of a three-broker cluster is cut off from the network for a while (live runs with --brokers 3 only: testcontainers, or local as root with iproute2).",
 		Knobs: brokerFaultKnobs("cut off")},
 })
 

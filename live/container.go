@@ -469,6 +469,9 @@ func (c *Container) ResumeNode(id int32) error {
 	})
 }
 
+// CanPartition is nil: a container can always be disconnected.
+func (c *Container) CanPartition() error { return nil }
+
 // IsolateNode cuts broker id off from the cluster's network (docker
 // network disconnect): from the other brokers, and from clients, whose
 // published port goes with the network.

@@ -9,13 +9,16 @@ package live
 // static controller quorum (controller.quorum.voters), each in its own
 // folder and process. Kill and Restart give the broker-crash fault
 // (SIGKILL, then a new process on the same data dir and ports); KillNode,
-// PauseNode (SIGSTOP) and their inverses fault one node.
+// PauseNode (SIGSTOP) and their inverses fault one node. With Netns each
+// broker runs in a network namespace of its own (live/netns), on an address
+// of its own instead of 127.0.0.1, and IsolateNode cuts one off.
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +27,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dedupsim/dedupsim/live/netns"
 )
 
 // FetchScript is the script that fetches the broker's jars.
@@ -73,6 +78,15 @@ type LocalOptions struct {
 	// Brokers is the number of combined broker+controller nodes: 1
 	// (default) or 3. Three nodes keep their state in DataDir/node-N.
 	Brokers int
+	// Netns runs each broker in a network namespace of its own, so that
+	// IsolateNode can cut it off (broker-partition). It needs root and
+	// iproute2's ip; without them, or when the namespaces cannot be made,
+	// the cluster starts on 127.0.0.1 as without Netns and CanPartition
+	// says why.
+	Netns bool
+	// Logf, when set, receives a line for what the start did besides
+	// starting brokers (leftover namespaces removed, why Netns fell back).
+	Logf func(format string, args ...any)
 }
 
 // DefaultJVMOpts are the JVM options used when LocalOptions.JVMOpts is nil.
@@ -89,6 +103,8 @@ type Local struct {
 	dataDir   string
 	clusterID string
 	nodes     []*localNode
+	net       *netns.Net // with Netns: the brokers' namespaces
+	netErr    error      // with Netns: why there are none
 
 	mu     sync.Mutex
 	closed bool
@@ -97,6 +113,7 @@ type Local struct {
 // localNode is one broker process and its folder.
 type localNode struct {
 	id         int
+	host       string // the listeners' address: 127.0.0.1, or its namespace's
 	dir        string // server.properties, log4j2.properties, broker.log, kraft/
 	props      string
 	logPath    string
@@ -105,7 +122,7 @@ type localNode struct {
 	proc       *process
 }
 
-var _ Nodes = (*Local)(nil)
+var _ Partitionable = (*Local)(nil)
 
 // process is one run of the broker JVM.
 type process struct {
@@ -116,8 +133,9 @@ type process struct {
 }
 
 // StartLocal formats the data dir (when new), starts the broker and waits
-// until it answers. The caller must Close it.
-func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
+// until it answers. The caller must Close it; on an error StartLocal has
+// already stopped the brokers and removed the namespaces.
+func StartLocal(ctx context.Context, opts LocalOptions) (_ *Local, err error) {
 	if opts.Dir == "" {
 		opts.Dir = os.Getenv(DirEnv)
 	}
@@ -150,6 +168,9 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = 20 * time.Second
 	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
 	if opts.Brokers != 1 && opts.Brokers != 3 {
 		return nil, fmt.Errorf("live: --brokers %d: want 1 or 3", opts.Brokers)
 	}
@@ -171,6 +192,21 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*Local, error) {
 		return nil, err
 	}
 	l := &Local{opts: opts, lib: lib, dataDir: dataDir}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	if opts.Netns {
+		began := time.Now()
+		l.net, l.netErr = netns.Setup(ctx, opts.Brokers, opts.Logf)
+		if l.netErr != nil {
+			opts.Logf("the brokers run on 127.0.0.1, broker-partition is not possible: %v", l.netErr)
+		} else {
+			opts.Logf("brokers in the network namespaces %s..%s on %s (made in %v)",
+				l.net.Broker(1), l.net.Broker(opts.Brokers), l.net.Subnet, time.Since(began).Round(time.Millisecond))
+		}
+	}
 	if err := l.prepare(); err != nil {
 		return nil, err
 	}
@@ -208,7 +244,7 @@ func moduleRoot() string {
 func (l *Local) Addrs() []string {
 	var addrs []string
 	for _, n := range l.nodes {
-		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(n.brokerPort))
+		addrs = append(addrs, net.JoinHostPort(n.host, strconv.Itoa(n.brokerPort)))
 	}
 	return addrs
 }
@@ -355,8 +391,64 @@ func (l *Local) signalNode(id int32, sig syscall.Signal) error {
 	return syscall.Kill(-n.proc.cmd.Process.Pid, sig)
 }
 
+// CanPartition says why IsolateNode cannot work on this cluster (it was
+// started without Netns, or its namespaces could not be made), or nil.
+func (l *Local) CanPartition() error {
+	switch {
+	case l.net != nil:
+		return nil
+	case l.netErr != nil:
+		return l.netErr
+	}
+	return errors.New("the cluster was started without a network namespace per broker (LocalOptions.Netns)")
+}
+
+// IsolateNode cuts broker id off from the other brokers and from the
+// clients: its interface goes down inside its namespace.
+func (l *Local) IsolateNode(id int32) error {
+	n, err := l.netNode(id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.net.SetLink(ctx, n.id, false); err != nil {
+		return fmt.Errorf("live: cut off broker %d: %w", id, err)
+	}
+	return nil
+}
+
+// ReconnectNode brings broker id's interface up again and waits until
+// every broker answers.
+func (l *Local) ReconnectNode(ctx context.Context, id int32) error {
+	n, err := l.netNode(id)
+	if err != nil {
+		return err
+	}
+	if err := l.net.SetLink(ctx, n.id, true); err != nil {
+		return fmt.Errorf("live: reconnect broker %d: %w", id, err)
+	}
+	l.mu.Lock()
+	var procs []*process
+	for _, n := range l.nodes {
+		if n.proc != nil {
+			procs = append(procs, n.proc)
+		}
+	}
+	l.mu.Unlock()
+	return l.waitReady(ctx, procs)
+}
+
+func (l *Local) netNode(id int32) (*localNode, error) {
+	if err := l.CanPartition(); err != nil {
+		return nil, fmt.Errorf("live: broker-partition: %w", err)
+	}
+	return l.node(id)
+}
+
 // Close stops the brokers: SIGTERM (a controlled shutdown), then SIGKILL
-// after StopTimeout. It is safe to call more than once.
+// after StopTimeout, and removes their namespaces. It is safe to call
+// more than once.
 func (l *Local) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -382,6 +474,9 @@ func (l *Local) Close() error {
 		}
 		n.proc = nil
 		os.Remove(filepath.Join(n.dir, "broker.pid"))
+	}
+	if l.net != nil {
+		return l.net.Close()
 	}
 	return nil
 }

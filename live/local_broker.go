@@ -55,9 +55,10 @@ func (l *Local) prepare() error {
 		if len(st.Nodes) != n {
 			return fmt.Errorf("live: the data dir %s holds a cluster of %d brokers, not %d: use another folder", l.dataDir, len(st.Nodes), n)
 		}
+		// (In namespaces of their own the brokers' ports are free.)
 		for _, np := range st.Nodes {
 			for _, p := range []int{np.BrokerPort, np.CtrlPort} {
-				if !portFree(p) {
+				if l.net == nil && !portFree(p) {
 					return fmt.Errorf("live: port %d of the data dir %s is in use (is a broker from an earlier run still running? see its pid in broker.pid)", p, l.dataDir)
 				}
 			}
@@ -95,7 +96,11 @@ func (l *Local) prepare() error {
 				return err
 			}
 		}
-		l.nodes = append(l.nodes, &localNode{id: i + 1, dir: dir, props: filepath.Join(dir, "server.properties"),
+		host := "127.0.0.1"
+		if l.net != nil {
+			host = l.net.BrokerIP(i + 1)
+		}
+		l.nodes = append(l.nodes, &localNode{id: i + 1, host: host, dir: dir, props: filepath.Join(dir, "server.properties"),
 			logPath: filepath.Join(dir, "broker.log"), brokerPort: np.BrokerPort, ctrlPort: np.CtrlPort})
 	}
 
@@ -121,15 +126,16 @@ logger.state.level = WARN
 }
 
 // serverProperties renders node n's KRaft configuration: a single node
-// with a dynamic quorum of itself, or one of three static voters.
+// with a dynamic quorum of itself, or one of three static voters, each
+// listening on its host (127.0.0.1, or its namespace's address).
 func (l *Local) serverProperties(n *localNode) string {
-	broker := "127.0.0.1:" + strconv.Itoa(n.brokerPort)
-	ctrl := "127.0.0.1:" + strconv.Itoa(n.ctrlPort)
+	broker := net.JoinHostPort(n.host, strconv.Itoa(n.brokerPort))
+	ctrl := net.JoinHostPort(n.host, strconv.Itoa(n.ctrlPort))
 	quorum := [2]string{"controller.quorum.bootstrap.servers", ctrl}
 	if len(l.nodes) > 1 {
 		var voters []string
 		for _, o := range l.nodes {
-			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", o.id, o.ctrlPort))
+			voters = append(voters, fmt.Sprintf("%d@%s", o.id, net.JoinHostPort(o.host, strconv.Itoa(o.ctrlPort))))
 		}
 		quorum = [2]string{"controller.quorum.voters", strings.Join(voters, ",")}
 	}
@@ -215,7 +221,8 @@ func portFree(p int) bool {
 }
 
 // java builds a JVM command for mainClass with the broker's classpath,
-// run in node n's folder.
+// run in node n's folder (and, for the broker itself, in its network
+// namespace: ip netns exec execs the JVM in its place, same pid).
 func (l *Local) java(ctx context.Context, n *localNode, mainClass string, args ...string) *exec.Cmd {
 	all := append([]string{}, l.opts.JVMOpts...)
 	all = append(all,
@@ -223,8 +230,11 @@ func (l *Local) java(ctx context.Context, n *localNode, mainClass string, args .
 		"-Dkafka.logs.dir="+n.dir,
 		"-cp", filepath.Join(l.lib, "*"),
 		mainClass)
-	all = append(all, args...)
-	cmd := exec.CommandContext(ctx, l.opts.Java, all...)
+	all = append([]string{l.opts.Java}, append(all, args...)...)
+	if l.net != nil && mainClass == "kafka.Kafka" {
+		all = l.net.Command(n.id, all)
+	}
+	cmd := exec.CommandContext(ctx, all[0], all[1:]...)
 	cmd.Dir = n.dir
 	return cmd
 }

@@ -35,9 +35,13 @@ type Nodes interface {
 }
 
 // Partitionable is a cluster one of whose brokers can be cut off from the
-// network (Container: docker network disconnect) and reconnected.
+// network (Container: docker network disconnect; Local with Netns: its
+// namespace's interface down) and reconnected.
 type Partitionable interface {
 	Nodes
+	// CanPartition says why this cluster cannot cut a broker off (a
+	// local cluster without network namespaces), or nil.
+	CanPartition() error
 	IsolateNode(id int32) error
 	ReconnectNode(ctx context.Context, id int32) error
 }
@@ -59,8 +63,14 @@ func (p *procRun) nodeFaultsFor(names []string) error {
 		if !ok || len(nodes.NodeIDs()) < 3 {
 			return fmt.Errorf("live: --kafka does not support %s on this cluster (it needs --kafka local or testcontainers with --brokers 3) (%w)", name, ErrUnsupported)
 		}
-		if _, ok := p.cluster.(Partitionable); name == faults.BrokerPartition && !ok {
-			return fmt.Errorf("live: --kafka does not support %s on this cluster (it needs --kafka testcontainers --brokers 3) (%w)", name, ErrUnsupported)
+		if name == faults.BrokerPartition {
+			pc, ok := p.cluster.(Partitionable)
+			if !ok {
+				return fmt.Errorf("live: --kafka does not support %s on this cluster (it needs --kafka local or testcontainers with --brokers 3) (%w)", name, ErrUnsupported)
+			}
+			if err := pc.CanPartition(); err != nil {
+				return fmt.Errorf("live: --kafka %s cannot do %s here: %v (%w)", ClusterName(p.cluster), name, err, ErrUnsupported)
+			}
 		}
 		at := p.wl.StartMs + int64(p.settings.Value(name, "at_frac")*float64(p.wl.HealMs-p.wl.StartMs))
 		d := time.Duration(p.settings.Value(name, "for") * float64(time.Millisecond))

@@ -62,7 +62,7 @@ type Restartable interface {
 // ProcessSupported lists what RunProcess supports.
 const ProcessSupported = "every producer, clock and source fault (the simulator's workload for the seed, produced to Kafka), " +
 	"the crash faults crash-after-* (the engine process kills itself at that point) and crash-random (SIGKILL at a random moment), " +
-	"broker-restart (with --kafka local or testcontainers), leader-kill and broker-pause (with --brokers 3), broker-partition (with --kafka testcontainers --brokers 3), and table, merge, append and foreachBatch sinks; not the disk faults, query-shape-change or swarm mode"
+	"broker-restart (with --kafka local or testcontainers), leader-kill and broker-pause (with --brokers 3), broker-partition (with --kafka testcontainers --brokers 3, or --kafka local --brokers 3 as root with iproute2: a network namespace per broker), and table, merge, append and foreachBatch sinks; not the disk faults, query-shape-change or swarm mode"
 
 // RunProcess runs the scenario configuration cfg against cluster with the
 // engine as a child process (`dedupsim engine`), and returns the history

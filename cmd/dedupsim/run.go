@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live"
+	"github.com/dedupsim/dedupsim/live/netns"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
@@ -41,7 +45,11 @@ engine). The producers append the simulator's workload for the seed to fresh top
 scenario's timeline scaled so that one trigger interval takes --live-trigger. The engine runs
 as a child process (dedupsim engine) that the crash faults kill with SIGKILL, at its armed
 crash points and at random moments, and that is restarted on its checkpoint; broker-restart
-kills and restarts a local broker. Table and merge sinks are the engine's Pebble table (or,
+kills and restarts a local broker. With --brokers 3, leader-kill, broker-pause and
+broker-partition kill, freeze or cut off a partition leader; for broker-partition --kafka local
+runs each broker in a network namespace of its own (needs root and iproute2's ip; without
+them the scenario is refused, exit 2, or skipped among several), removed at the end and on
+SIGINT, and a start removes those a killed run left. Table and merge sinks are the engine's Pebble table (or,
 with --table-sink kafka, the transactional Kafka sink); append and foreachBatch sinks are the
 plain Kafka sink. The records of every process and the table, read back after the run, make
 the history that the same checker judges. The run folder keeps the engine's checkpoint,
@@ -108,8 +116,23 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	bo := batchOptions{out: o.out, jobs: o.bf.jobs, keepHistory: o.bf.keepHistory, canSkip: len(list) > 1,
 		exec: simExec(o.swarm, o.bf.strict)}
 	if o.kafka != "" {
+		// SIGINT and SIGTERM stop the run, so that the deferred Close
+		// stops the brokers and removes their network namespaces.
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		cmd.SetContext(ctx)
+		stderrf := func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
 		if o.verbose {
-			o.lo.logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
+			o.lo.logf = stderrf
+		}
+		if !o.bf.quiet {
+			o.lo.startf = stderrf
+		}
+		o.lo.netns = o.kafka == "local" && o.lo.brokers == 3 && usesFault(list, faults.BrokerPartition)
+		if err := netns.Support(); o.lo.netns && err != nil && len(list) == 1 {
+			// Refused before three brokers start for nothing; among
+			// several scenarios it is skipped and the others run.
+			return badInput(fmt.Errorf("run: %s: --kafka local cannot do %s here: %v", list[0].Name, faults.BrokerPartition, err))
 		}
 		cluster, err := startCluster(cmd.Context(), o.lo)
 		if err != nil {
@@ -123,6 +146,14 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 		}
 	}
 	return runList(cmd, list, o.seed, bo, o.bf)
+}
+
+// usesFault reports whether a scenario of list has fault name.
+func usesFault(list []*scenarios.Scenario, name string) bool {
+	return slices.ContainsFunc(list, func(s *scenarios.Scenario) bool {
+		_, ok := s.Config.Plan.Faults[name]
+		return ok
+	})
 }
 
 // runScenarios are run's scenarios: those the arguments name, or the whole
@@ -312,10 +343,12 @@ func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs int) 
 type liveOptions struct {
 	kind, bootstrap, engine, tableSink string
 	brokers                            int
+	netns                              bool // --kafka local: a network namespace per broker (broker-partition)
 	trigger                            time.Duration
 	out                                string
 	strict                             bool
 	logf                               func(string, ...any)
+	startf                             func(string, ...any) // notes of the cluster's start
 }
 
 // startCluster starts (or, for external, connects to) the Kafka cluster
@@ -323,7 +356,7 @@ type liveOptions struct {
 func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
 	switch o.kind {
 	case "local":
-		c, err := live.StartLocal(ctx, live.LocalOptions{Brokers: o.brokers})
+		c, err := live.StartLocal(ctx, live.LocalOptions{Brokers: o.brokers, Netns: o.netns, Logf: o.startf})
 		if err != nil {
 			return nil, fmt.Errorf("--kafka local needs a local Kafka broker from the jars that %s fetches (make kafka-fetch): %w", live.FetchScript, err)
 		}
