@@ -252,7 +252,10 @@ func (c *checker) index() {
 	// the order of first appearance.
 	c.evOf = make([]int32, c.nCopies)
 	{
-		first := map[string]int32{}
+		// Sized for every copy an event of its own (the usual history):
+		// no rehash while it fills.
+		first := make(map[string]int32, c.nCopies)
+		c.events = make([]string, 0, c.nCopies)
 		for i := range h.Copies {
 			ev := h.Copies[i].Event
 			n, ok := first[ev]

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 )
@@ -61,11 +62,15 @@ func (h *History) Write(w io.Writer) error {
 	return bw.Flush()
 }
 
-// streamer writes JSON to w and keeps the first error.
+// streamer writes JSON to w and keeps the first error. Values go through
+// one encoder into one buffer (reused: no allocation per element) and the
+// encoder's newline is dropped.
 type streamer struct {
 	w     *bufio.Writer
 	err   error
 	comma bool // a member was written: the next needs a comma
+	buf   bytes.Buffer
+	enc   *json.Encoder
 }
 
 func (e *streamer) raw(s string) {
@@ -78,12 +83,16 @@ func (e *streamer) value(v any) {
 	if e.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	if e.enc == nil {
+		e.enc = json.NewEncoder(&e.buf)
+	}
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		e.err = err
 		return
 	}
-	_, e.err = e.w.Write(b)
+	b := e.buf.Bytes()
+	_, e.err = e.w.Write(b[:len(b)-1]) // Encode ends the value with a newline
 }
 
 // key writes the member name (and the comma before it).
