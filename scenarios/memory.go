@@ -186,6 +186,34 @@ func CheckMemory(list []*Scenario, b Budget, opt Options) error {
 	return nil
 }
 
+// Largest is the scenario of list predicted to need the most memory and
+// its prediction (nil for an empty list).
+func Largest(list []*Scenario, opt Options) (*Scenario, sim.Prediction, error) {
+	var top *Scenario
+	var best sim.Prediction
+	for _, s := range list {
+		cfg := s.Config
+		if opt.Swarm {
+			cfg.Plan.Swarm = true
+		}
+		p, err := cfg.Predict()
+		if err != nil {
+			return nil, sim.Prediction{}, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		if top == nil || p.PeakBytes > best.PeakBytes {
+			top, best = s, p
+		}
+	}
+	return top, best, nil
+}
+
+// PredictionLine states, before a batch starts, what its largest run is
+// predicted to use against the budget each run may use.
+func PredictionLine(s *Scenario, p sim.Prediction, b Budget) string {
+	return fmt.Sprintf("predicted peak memory %s for the largest run (%s: %s copies at about %s each, plus %s fixed); budget %s a run (%s)",
+		size(p.PeakBytes), s.Name, count(p.Copies), size(p.BytesPerCopy), size(p.FixedBytes), size(float64(b.Bytes)), b.From)
+}
+
 func size(b float64) string {
 	if b >= 1<<60 {
 		return "more than 1EiB"
