@@ -218,7 +218,16 @@ func size(b float64) string {
 	if b >= 1<<60 {
 		return "more than 1EiB"
 	}
-	return units.CustomSize("%.3g %s", b, 1024, []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"})
+	// Three significant digits in the largest unit that leaves fewer than
+	// four before the point: 1010 MiB is 0.986 GiB, where %.3g of 1010
+	// would write 1.01e+03.
+	names := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for b >= 1000 && i < len(names)-1 {
+		b /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.3g %s", b, names[i])
 }
 
 // rate writes events per second: 1000, 0.5, 1e-14.
