@@ -107,11 +107,16 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if !o.bf.quiet && o.kafka == "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: %s\n", memLine)
-	}
 	bo := batchOptions{out: o.out, jobs: o.bf.jobs, keepHistory: o.bf.keepHistory, canSkip: len(list) > 1,
 		exec: simExec(o.swarm, o.bf.strict)}
+	if o.kafka == "" {
+		if err := refuseUnrunnable(list, o.swarm, bo.canSkip); err != nil {
+			return err
+		}
+		if !o.bf.quiet {
+			fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: %s\n", memLine)
+		}
+	}
 	if o.kafka != "" {
 		if o.verbose {
 			o.lo.logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: "+f+"\n", a...) }
@@ -298,6 +303,21 @@ func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, jo
 		}
 	}
 	return checkMemory(list, memBudget, swarm, jobs)
+}
+
+// refuseUnrunnable refuses up front, as the run would, a scenario the
+// simulator cannot run and the batch cannot skip: bad input is one line
+// on standard error, which the prediction line must not precede.
+func refuseUnrunnable(list []*scenarios.Scenario, swarm, canSkip bool) error {
+	if canSkip {
+		return nil
+	}
+	for _, s := range list {
+		if err := scenarios.Runnable(s, scenarios.Options{Swarm: swarm}); err != nil {
+			return badInput(err)
+		}
+	}
+	return nil
 }
 
 // checkMemory refuses, up front, a scenario predicted above the budget,

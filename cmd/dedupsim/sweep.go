@@ -85,6 +85,9 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if err := refuseUnrunnable(list, o.swarm, false); err != nil {
+		return err
+	}
 	if !o.bf.quiet {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim sweep: %s\n", memLine)
 	}
