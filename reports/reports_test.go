@@ -295,3 +295,18 @@ func TestSkippedChecksAreProminent(t *testing.T) {
 		t.Fatalf("summary.md:\n%s", md)
 	}
 }
+
+// TestEventSetCollisions: events whose hashes collide are still told
+// apart (the ids are compared), with every hash the same and with the
+// process's own.
+func TestEventSetCollisions(t *testing.T) {
+	h := &history.History{Copies: []history.Copy{{Event: "a"}, {Event: "b"}, {Event: "a"}, {Event: "c"}, {Event: "b"}, {Event: "c"}}}
+	want := []bool{true, true, false, true, false, false}
+	for name, s := range map[string]*eventSet{"colliding": {h: h, hash: func(string) uint64 { return 42 }, byHash: map[uint64]int{}}, "maphash": newEventSet(h)} {
+		for c, w := range want {
+			if got := s.add(c); got != w {
+				t.Fatalf("%s: add(copy %d, event %s) = %v, want %v", name, c, h.Copies[c].Event, got, w)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"hash/maphash"
 	"sort"
 
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -55,7 +56,7 @@ func Points(h *history.History) []Point {
 		delivered[w.BatchID] = true
 	}
 	wm := hasWatermark(h)
-	emitted := map[string]bool{}
+	emitted := newEventSet(h)
 	maxET := int64(0)
 	haveET := false
 	out := make([]Point, 0, len(ids))
@@ -69,11 +70,9 @@ func Points(h *history.History) []Point {
 			switch b.Outcomes[i] {
 			case history.Emitted:
 				p.Emitted++
-				ev := h.Copies[c].Event
-				if emitted[ev] {
+				if !emitted.add(c) {
 					p.DuplicatesPass++
 				}
-				emitted[ev] = true
 			case history.Duplicate:
 				p.DuplicatesDrop++
 			case history.Late:
@@ -109,4 +108,42 @@ func origin(h *history.History) (t0 int64) {
 		}
 	}
 	return t0
+}
+
+// eventSet is a set of events, each named by one of its copies: a map of
+// 64-bit hashes of the event id to the copy that added it (16 bytes a
+// slot, where a map of the id strings costs 8 more, and sized once), the ids compared on a hit, and the rare event whose hash
+// collides with another's kept by name.
+type eventSet struct {
+	h       *history.History
+	hash    func(string) uint64
+	byHash  map[uint64]int
+	collide map[string]bool
+}
+
+func newEventSet(h *history.History) *eventSet {
+	seed := maphash.MakeSeed()
+	return &eventSet{h: h, hash: func(s string) uint64 { return maphash.String(seed, s) }, byHash: make(map[uint64]int, len(h.Copies))}
+}
+
+// add puts copy c's event in the set; false when it was there already.
+func (s *eventSet) add(c int) bool {
+	ev := s.h.Copies[c].Event
+	k := s.hash(ev)
+	first, ok := s.byHash[k]
+	switch {
+	case !ok:
+		s.byHash[k] = c
+		return true
+	case s.h.Copies[first].Event == ev:
+		return false
+	}
+	if s.collide == nil {
+		s.collide = map[string]bool{}
+	}
+	if s.collide[ev] {
+		return false
+	}
+	s.collide[ev] = true
+	return true
 }

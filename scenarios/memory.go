@@ -186,11 +186,48 @@ func CheckMemory(list []*Scenario, b Budget, opt Options) error {
 	return nil
 }
 
+// Largest is the scenario of list predicted to need the most memory and
+// its prediction (nil for an empty list).
+func Largest(list []*Scenario, opt Options) (*Scenario, sim.Prediction, error) {
+	var top *Scenario
+	var best sim.Prediction
+	for _, s := range list {
+		cfg := s.Config
+		if opt.Swarm {
+			cfg.Plan.Swarm = true
+		}
+		p, err := cfg.Predict()
+		if err != nil {
+			return nil, sim.Prediction{}, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		if top == nil || p.PeakBytes > best.PeakBytes {
+			top, best = s, p
+		}
+	}
+	return top, best, nil
+}
+
+// PredictionLine states, before a batch starts, what its largest run is
+// predicted to use against the budget each run may use.
+func PredictionLine(s *Scenario, p sim.Prediction, b Budget) string {
+	return fmt.Sprintf("predicted peak memory %s for the largest run (%s: %s copies at about %s each, plus %s fixed); budget %s a run (%s)",
+		size(p.PeakBytes), s.Name, count(p.Copies), size(p.BytesPerCopy), size(p.FixedBytes), size(float64(b.Bytes)), b.From)
+}
+
 func size(b float64) string {
 	if b >= 1<<60 {
 		return "more than 1EiB"
 	}
-	return units.CustomSize("%.3g %s", b, 1024, []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"})
+	// Three significant digits in the largest unit that leaves fewer than
+	// four before the point: 1010 MiB is 0.986 GiB, where %.3g of 1010
+	// would write 1.01e+03.
+	names := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for b >= 1000 && i < len(names)-1 {
+		b /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.3g %s", b, names[i])
 }
 
 // rate writes events per second: 1000, 0.5, 1e-14.

@@ -19,8 +19,8 @@ func TestMemoryBudgetRefuses(t *testing.T) {
 	if !errors.As(err, &me) || !errors.Is(err, ErrMemoryBudget) {
 		t.Fatalf("error %v, want a MemoryError", err)
 	}
-	for _, want := range []string{"big.yaml: the run would need about 1.", "above the memory budget of 100 MiB (a test)",
-		"1.2 M copies predicted (1000 events/s x 20m x copy factor 1.00)", "KiB per copy", "40 MiB fixed"} {
+	for _, want := range []string{"big.yaml: the run would need about 0.989 GiB, ", "above the memory budget of 100 MiB (a test)",
+		"1.2 M copies predicted (1000 events/s x 20m x copy factor 1.00)", "850 B per copy", "40 MiB fixed"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err.Error(), want)
 		}
@@ -66,5 +66,15 @@ func TestMemoryBudgetSources(t *testing.T) {
 	}
 	if def.Bytes <= 0 || !strings.Contains(def.From, "3/4 of") {
 		t.Fatalf("default budget %+v", def)
+	}
+}
+
+// TestSizeText: three significant digits, never in e-notation.
+func TestSizeText(t *testing.T) {
+	for b, want := range map[float64]string{0: "0 B", 999: "999 B", 1000: "0.977 KiB", 1536: "1.5 KiB", 1010 << 20: "0.986 GiB",
+		445 << 20: "445 MiB", 16.3 * (1 << 30): "16.3 GiB", 1 << 60: "more than 1EiB", 1023 << 50: "0.999 EiB"} {
+		if got := size(b); got != want {
+			t.Errorf("size(%v) = %q, want %q", b, got, want)
+		}
 	}
 }

@@ -50,6 +50,19 @@ func Run(s *Scenario, seed uint64, opt Options) (*result.Run, error) {
 	return Evaluate(s, h, seed, opt), nil
 }
 
+// Runnable is the error Run returns for s before it simulates anything (a
+// fault that needs a real broker), worded as Run words it.
+func Runnable(s *Scenario, opt Options) error {
+	cfg := s.Config
+	if opt.Swarm {
+		cfg.Plan.Swarm = true
+	}
+	if err := cfg.CheckRunnable(); err != nil {
+		return fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return nil
+}
+
 // Evaluate checks a history against the scenario's expectations.
 func Evaluate(s *Scenario, h *history.History, seed uint64, opt Options) *result.Run {
 	rep := check.Check(h, s.Check)

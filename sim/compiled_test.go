@@ -51,3 +51,28 @@ func TestCompiledSchedule(t *testing.T) {
 		t.Fatalf("bad query compiled: %v", err)
 	}
 }
+
+// TestCheckRunnable: a live-only fault is refused up front with the error
+// Run gives; swarm mode (which never draws one) and a plain plan pass; an
+// invalid query is refused, but not as live-only.
+func TestCheckRunnable(t *testing.T) {
+	cfg := sim.Defaults()
+	cfg.Plan = faults.Plan{Faults: map[string]faults.Knobs{faults.BrokerRestart: {}}}
+	err := cfg.CheckRunnable()
+	_, runErr := sim.Run(cfg, 1)
+	if !errors.Is(err, sim.ErrLiveOnly) || runErr == nil || err.Error() != runErr.Error() {
+		t.Fatalf("live-only: CheckRunnable %v, Run %v", err, runErr)
+	}
+	cfg.Plan.Swarm = true
+	if err := cfg.CheckRunnable(); err != nil {
+		t.Fatalf("swarm: %v", err)
+	}
+	cfg.Plan = faults.Plan{Faults: map[string]faults.Knobs{faults.DuplicateAppend: {}}}
+	if err := cfg.CheckRunnable(); err != nil {
+		t.Fatalf("duplicate-append: %v", err)
+	}
+	cfg.Query = "dedup: {api: nope}\n"
+	if err := cfg.CheckRunnable(); err == nil || errors.Is(err, sim.ErrLiveOnly) {
+		t.Fatalf("bad query: %v", err)
+	}
+}

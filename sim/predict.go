@@ -2,37 +2,48 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"time"
 
+	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/faults"
 )
 
 // Memory of a run, measured: peak RSS of `dedupsim run` (simulation,
-// checking, reports and history.json) under /usr/bin/time -v, fitted as
-// bytes per copy plus bytes per logical event and rounded up. A run keeps
-// every copy (the history, the log, each batch's input) and every event
-// (the table, the checker's per-event index, the reports) until it ends,
-// and Go's collector lets the heap grow to about twice what is live
-// before it collects, which the figures include. Measured (Go 1.26, this
-// commit): 1 M copies of 1 M events, no faults, 1.31 GB (1.31 KB per
-// copy); 0.5 M: 0.62 to 0.88 GB from one run to the next (collector
-// timing); 2 M: 2.87 GB; 0.9 M copies of 0.5 M events with retries and
-// duplicate appends, 0.78 GB; dropDuplicates without a watermark (state
-// holds every key), 1 M: 1.49 GB; 1 M with a 200-byte payload column,
-// 1.88 GB. The model predicts each within 1.45x, above it. The
-// performance work that shrinks a copy must re-measure and update these
-// figures (TestPredictMatchesMeasurement pins the model to the 1 M-copy
-// measurement).
+// checking, reports) under /usr/bin/time -v, fitted as bytes per copy plus
+// bytes per logical event and rounded up. A run keeps every copy (the
+// history, the log, each batch's input) and every event (the table, the
+// checker's per-event index) until it ends, and Go's collector lets the
+// heap grow to about twice what is live before it collects, which the
+// figures include: the simulation's end is the peak (about 280 bytes a
+// copy live: the history's copies 80 + 16 slack, the log's row bytes 65,
+// its per-partition refs 34, the sink table's rows 26, each row's outcome
+// 16 and input 8, the checkpoint's files 23), the checker's index (about
+// 150 bytes a copy) comes second. Measured (Go 1.26, this commit, on a
+// loaded machine; the spread is the collector's timing): 1 M copies of
+// 1 M events, no faults, 0.63 to 0.78 GB (5 runs); 0.5 M: 0.41 GB; 2 M:
+// 1.50 GB; 0.70 M copies of 0.50 M events with retries and duplicate
+// appends, 0.45 GB; dropDuplicates without a watermark (state holds every
+// key), 1 M: 1.11 to 1.13 GB; 1 M with a 200-byte payload column, 0.94 to
+// 1.07 GB. The model predicts each within 1.45x, above it. Before the
+// checker's index was flat arrays and history.json was streamed, 1 M
+// copies took 1.31 to 1.38 GB. The performance work that shrinks a copy
+// must re-measure and update these figures (TestPredictMatchesMeasurement
+// pins the model to the 1 M-copy measurement).
 const (
 	// BytesPerCopyMeasured is the cost of one appended copy.
-	BytesPerCopyMeasured = 400
+	BytesPerCopyMeasured = 300
 	// BytesPerEventMeasured is the cost of one logical event, beyond its
 	// copies.
-	BytesPerEventMeasured = 1250
+	BytesPerEventMeasured = 550
+	// bytesPerKeptKey is one key a state that never evicts holds until
+	// the run ends (dropDuplicates without the event time in its key):
+	// measured about 360 with the memory store.
+	bytesPerKeptKey = 400
 	// bytesPerRowByte: each row byte beyond the default row's (further key
 	// columns, payload columns) lives in the log's arena, in the state
-	// store's keys and in the table's rows (measured 2.4).
-	bytesPerRowByte = 2.5
+	// store's keys and in the table's rows (measured 1.4 to 1.6).
+	bytesPerRowByte = 2.0
 	// bytesPerBoundedID is one id of a bounded key space, kept for the run.
 	bytesPerBoundedID = 48
 	// bytesPerProducer is one producer's clock.
@@ -93,12 +104,29 @@ func (c Config) Predict() (Prediction, error) {
 	}
 	pr.CopyFactor = 1 + faultShare*extra
 	pr.Copies = pr.Events * pr.CopyFactor
-	pr.BytesPerCopy = BytesPerCopyMeasured + BytesPerEventMeasured/pr.CopyFactor + float64(p.layout.extraBytes())*bytesPerRowByte
+	perEvent := float64(BytesPerEventMeasured)
+	if keepsEveryKey(p) {
+		perEvent += bytesPerKeptKey
+	}
+	pr.BytesPerCopy = BytesPerCopyMeasured + perEvent/pr.CopyFactor + float64(p.layout.extraBytes())*bytesPerRowByte
 	pr.PeakBytes = pr.FixedBytes + pr.Copies*pr.BytesPerCopy
 	if math.IsInf(pr.PeakBytes, 0) || math.IsNaN(pr.PeakBytes) {
 		pr.PeakBytes = math.MaxFloat64
 	}
 	return pr, nil
+}
+
+// keepsEveryKey: the query's state never evicts a key (dropDuplicates
+// without a watermark, §2.2, or whose key does not hold the watermark's
+// event-time column, §3.3), so it holds every event's key until the run
+// ends.
+func keepsEveryKey(p *prepared) bool {
+	q := p.q
+	if q.API != query.DropDuplicates {
+		return false
+	}
+	col := q.EventTimeColumn()
+	return col == "" || !slices.Contains(q.Keys, col)
 }
 
 // extraCopies is the mean number of copies beyond the first that a fault

@@ -71,6 +71,18 @@ func Run(cfg Config, seed uint64) (*history.History, error) {
 	return h, nil
 }
 
+// CheckRunnable is the error Run returns before it simulates anything:
+// an invalid configuration, or a fault that needs a real broker
+// (ErrLiveOnly). A caller that reports before the run starts refuses
+// with it first, as Run would.
+func (c Config) CheckRunnable() error {
+	p, err := c.prepare()
+	if err != nil {
+		return err
+	}
+	return refuseLiveOnly(p)
+}
+
 // ErrLiveOnly is wrapped by Run's refusal of a fault that needs a real
 // broker (a valid configuration, but not for the simulator).
 var ErrLiveOnly = errors.New("the fault needs a real broker: dedupsim run --kafka local")

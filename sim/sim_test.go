@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -331,6 +332,27 @@ func TestLiveOnlyRefused(t *testing.T) {
 		_, err := Run(testConfig(tableQuery, map[string]faults.Knobs{f.Name: nil}), 1)
 		if err == nil || !strings.Contains(err.Error(), "--kafka local") {
 			t.Errorf("%s: sim.Run error %v, want a refusal naming --kafka local", f.Name, err)
+		}
+	}
+}
+
+// TestHistoryWriteIsTheEncoding: the streamed history of swarm runs (every
+// fault of the catalogue over the seeds, shape changes and crashes
+// included) is byte for byte what encoding the whole struct gives, so that
+// histories written before the writer streamed read and hash the same.
+func TestHistoryWriteIsTheEncoding(t *testing.T) {
+	cfg := swarmConfig()
+	for seed := uint64(1); seed <= 6; seed++ {
+		h := run(t, cfg, seed)
+		var streamed, whole bytes.Buffer
+		if err := h.Write(&streamed); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.NewEncoder(&whole).Encode(h); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(streamed.Bytes(), whole.Bytes()) {
+			t.Fatalf("seed %d: the streamed history (%d bytes) differs from its encoding (%d bytes)", seed, streamed.Len(), whole.Len())
 		}
 	}
 }

@@ -660,3 +660,24 @@ func TestProgressBarOnTerminal(t *testing.T) {
 		t.Fatalf("no bar on a terminal: %q", b)
 	}
 }
+
+// TestRunStatesPredictedMemory: before it starts, run (and sweep) states
+// the largest run's predicted peak memory against the budget a run may
+// use, the -j share included, as a progress line (none with --quiet).
+func TestRunStatesPredictedMemory(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	for _, verb := range [][]string{{"run", "-j", "2"}, {"sweep", "--seeds", "2", "-j", "2"}} {
+		args := append(verb, "--memory-budget", "4g", "--out", filepath.Join(dir, verb[0]), "replay-append-sink", "delay-zero-drops-ties")
+		_, errOut, code := run(bin, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		first, _, _ := strings.Cut(errOut, "\n")
+		want := "dedupsim " + verb[0] + ": predicted peak memory "
+		if !strings.HasPrefix(first, want) || !strings.Contains(first, "for the largest run (") || !strings.Contains(first, "copies at about ") ||
+			!strings.Contains(first, "budget 2 GiB a run (--memory-budget 4g, shared by -j 2 runs at once)") {
+			t.Errorf("%s: the first stderr line %q does not state the prediction against the budget", verb[0], first)
+		}
+	}
+}

@@ -35,8 +35,9 @@ For each run it writes DIR/<scenario>-<seed>/ with report.html, report.json and 
 history.json.gz (the recorded history, gzip-compressed, for 'dedupsim check') when the run did
 not meet its expectations or with --keep-history; and DIR/index.html, DIR/summary.md and
 DIR/junit.xml over all runs. When GITHUB_STEP_SUMMARY is set (GitHub Actions), summary.md is
-appended to it. Progress goes to standard error: a bar on a terminal, otherwise a plain line
-every few seconds; none with --quiet.
+appended to it. Progress goes to standard error: first the predicted peak memory of the largest
+run against the memory budget, then a bar on a terminal, otherwise a plain line every few
+seconds; none with --quiet.
 
 With --kafka it runs the same scenarios against Kafka: kfake (franz-go's in-process fake
 cluster), local (a real Apache Kafka broker started from the jars make kafka-fetch caches),
@@ -110,11 +111,20 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs); err != nil {
+	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs)
+	if err != nil {
 		return badInput(err)
 	}
 	bo := batchOptions{out: o.out, jobs: o.bf.jobs, keepHistory: o.bf.keepHistory, canSkip: len(list) > 1,
 		exec: simExec(o.swarm, o.bf.strict)}
+	if o.kafka == "" {
+		if err := refuseUnrunnable(list, o.swarm, bo.canSkip); err != nil {
+			return err
+		}
+		if !o.bf.quiet {
+			fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim run: %s\n", memLine)
+		}
+	}
 	if o.kafka != "" {
 		// SIGINT and SIGTERM stop the run, so that the deferred Close
 		// stops the brokers and removes their network namespaces.
@@ -316,27 +326,52 @@ func memoryBudgetFlag(cmd *cobra.Command, v *string) {
 // checkScenarios refuses, before any of them runs, the scenarios of run
 // or sweep whose name is not a safe folder name for their reports, or that
 // are predicted above the memory budget.
-func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, jobs int) error {
+// It returns the line that states the largest run's predicted memory.
+func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, jobs int) (string, error) {
 	for _, s := range list {
 		if err := checkRunName(s.Name); err != nil {
-			return fmt.Errorf("%s: %w", scenarios.Ref(s), err)
+			return "", fmt.Errorf("%s: %w", scenarios.Ref(s), err)
 		}
 	}
 	return checkMemory(list, memBudget, swarm, jobs)
 }
 
-// checkMemory refuses, up front, a scenario predicted above the budget.
-func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs int) error {
+// refuseUnrunnable refuses up front, as the run would, a scenario the
+// simulator cannot run and the batch cannot skip: bad input is one line
+// on standard error, which the prediction line must not precede.
+func refuseUnrunnable(list []*scenarios.Scenario, swarm, canSkip bool) error {
+	if canSkip {
+		return nil
+	}
+	for _, s := range list {
+		if err := scenarios.Runnable(s, scenarios.Options{Swarm: swarm}); err != nil {
+			return badInput(err)
+		}
+	}
+	return nil
+}
+
+// checkMemory refuses, up front, a scenario predicted above the budget,
+// and states the largest run's prediction.
+func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs int) (string, error) {
 	b, err := scenarios.MemoryBudget(flag)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// -j runs share the budget: each may use its share.
 	if jobs = min(jobs, len(list)); jobs > 1 {
 		b.Bytes /= int64(jobs)
 		b.From += fmt.Sprintf(", shared by -j %d runs at once", jobs)
 	}
-	return scenarios.CheckMemory(list, b, scenarios.Options{Swarm: swarm})
+	opt := scenarios.Options{Swarm: swarm}
+	if err := scenarios.CheckMemory(list, b, opt); err != nil {
+		return "", err
+	}
+	s, p, err := scenarios.Largest(list, opt)
+	if err != nil || s == nil {
+		return "", err
+	}
+	return scenarios.PredictionLine(s, p, b), nil
 }
 
 // liveOptions are run's --kafka settings.

@@ -81,8 +81,15 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs); err != nil {
+	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs)
+	if err != nil {
 		return badInput(err)
+	}
+	if err := refuseUnrunnable(list, o.swarm, false); err != nil {
+		return err
+	}
+	if !o.bf.quiet {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim sweep: %s\n", memLine)
 	}
 	sw := newSweep(list, o, idx, n)
 	runErr := sw.run(cmd, o)

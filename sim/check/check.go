@@ -379,20 +379,36 @@ func (c *checker) finish() Report {
 // copies.
 func (c *checker) timelines() {
 	h := c.h
-	if h == nil || c.reads == nil {
+	if h == nil || c.reads.start == nil {
 		return
 	}
-	inTable := map[int]int{}
+	var inTable []int32 // per copy; nil: no table
 	if h.HasTable {
+		inTable = make([]int32, c.nCopies)
 		for _, ci := range h.Table {
-			inTable[ci]++
+			if ci >= 0 && ci < c.nCopies {
+				inTable[ci]++
+			}
 		}
 	}
+	// The events the examples name, looked up once each.
+	evIndex := map[string]int{}
 	for fi := range c.findings {
 		for ei := range c.findings[fi].Examples {
 			e := &c.findings[fi].Examples[ei]
-			copies := c.copiesOf[e.Event]
-			if e.Event == "" || len(copies) == 0 {
+			if e.Event == "" {
+				continue
+			}
+			ev, ok := evIndex[e.Event]
+			if !ok {
+				ev = c.eventOf(e.Event)
+				evIndex[e.Event] = ev
+			}
+			if ev < 0 {
+				continue
+			}
+			copies := c.copiesOf.of(ev)
+			if len(copies) == 0 {
 				continue
 			}
 			copies = append([]int(nil), copies...)
@@ -402,14 +418,17 @@ func (c *checker) timelines() {
 			}
 			for _, ci := range copies {
 				cp := &h.Copies[ci]
-				s := Step{Copy: ci, CopyNo: cp.CopyNo, Fault: cp.Fault, EventTimeUs: cp.EventTimeUs, AppendedAtMs: cp.AppendedAtMs, BatchID: -1, Outcome: "unread", InTable: inTable[ci]}
-				if len(c.reads[ci]) == 0 {
+				s := Step{Copy: ci, CopyNo: cp.CopyNo, Fault: cp.Fault, EventTimeUs: cp.EventTimeUs, AppendedAtMs: cp.AppendedAtMs, BatchID: -1, Outcome: "unread"}
+				if inTable != nil {
+					s.InTable = int(inTable[ci])
+				}
+				if len(c.reads.of(ci)) == 0 {
 					e.Timeline = append(e.Timeline, s)
 					continue
 				}
-				for _, r := range c.reads[ci] {
+				for _, r := range c.reads.of(ci) {
 					b := &h.Batches[r.exec]
-					s.BatchID, s.Checkpoint, s.BatchAtMs, s.Outcome = b.BatchID, c.epochOf[r.exec], b.AtMs, r.outcome
+					s.BatchID, s.Checkpoint, s.BatchAtMs, s.Outcome = b.BatchID, c.epochOf[r.exec], b.AtMs, r.outcome.String()
 					s.LateWatermarkMs, s.WatermarkMs = b.LateWatermarkMs, b.WatermarkMs
 					e.Timeline = append(e.Timeline, s)
 				}

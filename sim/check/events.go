@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/internal/intmath"
-	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // checkEvents runs the row and event rules: conservation (lost, double-read,
@@ -27,30 +26,30 @@ func (c *checker) countRows() {
 		if !c.auth[i] {
 			continue
 		}
-		for _, r := range c.rows[i] {
+		for _, r := range c.rows.of(i) {
 			ct.Reads++
 			switch r.outcome {
-			case history.Emitted:
+			case outEmitted:
 				ct.Emitted++
-			case history.Duplicate:
+			case outDuplicate:
 				ct.DuplicatesDropped++
-			case history.Late:
+			case outLate:
 				ct.LateDropped++
-			case history.Filtered:
+			case outFiltered:
 				ct.Filtered++
 			}
 		}
 	}
-	for _, rs := range c.reads {
-		if len(rs) == 0 {
+	for ci := range c.nCopies {
+		if rs := c.reads.of(ci); len(rs) == 0 {
 			ct.Unread++
 		} else {
 			ct.ExtraReads += len(rs) - 1
 		}
 	}
 	ct.Conservation = ct.Unread == 0 && ct.ExtraReads == 0 && ct.Reads == ct.Emitted+ct.DuplicatesDropped+ct.LateDropped+ct.Filtered && ct.Reads == ct.Copies
-	for _, ev := range c.events {
-		m := len(c.emits[ev])
+	for e := range c.events {
+		m := len(c.emits.of(e))
 		switch {
 		case m == 1:
 			ct.EventsEmittedOnce++
@@ -58,19 +57,19 @@ func (c *checker) countRows() {
 			ct.EventsEmittedTwice++
 		default:
 			ct.EventsNotEmitted++
-			if c.anyLate(ev) {
+			if c.anyLate(e) {
 				ct.EventsLateDropped++
 			}
 		}
 	}
 }
 
-func (c *checker) anyLate(ev string) bool {
-	for _, ci := range c.copiesOf[ev] {
-		for _, r := range c.reads[ci] {
+func (c *checker) anyLate(e int) bool {
+	for _, ci := range c.copiesOf.of(e) {
+		for _, r := range c.reads.of(ci) {
 			// A copy the future-events filter removed is dropped by design,
 			// like a late one.
-			if r.outcome == history.Late || r.outcome == history.Filtered {
+			if r.outcome == outLate || r.outcome == outFiltered {
 				return true
 			}
 		}
@@ -87,8 +86,8 @@ func (c *checker) checkConservation() {
 	h := c.h
 	maxRead := map[partKey]int64{}
 	maxReadBy := map[partKey]int{}
-	for ci, rs := range c.reads {
-		if len(rs) == 0 {
+	for ci := range c.nCopies {
+		if len(c.reads.of(ci)) == 0 {
 			continue
 		}
 		cp := &h.Copies[ci]
@@ -99,8 +98,9 @@ func (c *checker) checkConservation() {
 		}
 	}
 	var lostEx, ncEx, drEx, rrEx []Example
-	lostEvents := map[string]bool{}
-	for ci, rs := range c.reads {
+	lostEvents := map[int32]bool{}
+	for ci := range c.nCopies {
+		rs := c.reads.of(ci)
 		cp := &h.Copies[ci]
 		if len(rs) == 0 {
 			k := partKey{cp.Source, cp.Partition}
@@ -109,14 +109,17 @@ func (c *checker) checkConservation() {
 				lostEx = append(lostEx, Example{Event: cp.Event, Copies: []int{ci, later},
 					Batches: c.batchesReading(later),
 					Detail: fmt.Sprintf("copy %d (source %d partition %d offset %d) was never read, but offset %d of that partition was (copy %d)",
-						ci, cp.Source, cp.Partition, cp.Offset, o, later) + c.eventFate(cp.Event)})
-				lostEvents[cp.Event] = true
+						ci, cp.Source, cp.Partition, cp.Offset, o, later) + c.eventFate(int(c.evOf[ci]))})
+				lostEvents[c.evOf[ci]] = true
 			} else {
 				ncEx = append(ncEx, Example{Event: cp.Event, Copies: []int{ci},
 					Detail: fmt.Sprintf("copy %d (source %d partition %d offset %d, appended at %s%s) was never read by the end of the run (%s)",
 						ci, cp.Source, cp.Partition, cp.Offset, c.at(cp.AppendedAtMs), c.phase(cp.AppendedAtMs), c.at(h.EndMs))})
 			}
 			continue
+		}
+		if len(rs) == 1 {
+			continue // read once: neither twice in a checkpoint nor in two
 		}
 		byEpoch := map[int][]int64{}
 		var epochs []int
@@ -125,7 +128,7 @@ func (c *checker) checkConservation() {
 			if _, ok := byEpoch[e]; !ok {
 				epochs = append(epochs, e)
 			}
-			byEpoch[e] = append(byEpoch[e], c.batchID(r.exec))
+			byEpoch[e] = append(byEpoch[e], c.rowBatch(r))
 		}
 		sort.Ints(epochs)
 		for _, e := range epochs {
@@ -164,38 +167,59 @@ func (c *checker) checkSpuriousDuplicates() {
 	h := c.h
 	type dkey struct {
 		epoch int
-		exec  int // -1 for streaming: the scope is the checkpoint
-		event string
+		exec  int32 // -1 for streaming: the scope is the checkpoint
 		et    int64
 	}
 	key := func(r rd) dkey {
-		cp := &h.Copies[r.copy]
 		sh := c.sh(c.epochOf[r.exec])
-		k := dkey{epoch: c.epochOf[r.exec], exec: -1, event: cp.Event}
+		k := dkey{epoch: c.epochOf[r.exec], exec: -1}
 		if sh.batchAPI {
 			k.exec = r.exec
 		} else if sh.timeInKey {
-			k.et = cp.EventTimeUs
+			k.et = h.Copies[r.copy].EventTimeUs
 		}
 		return k
 	}
-	minEmit := map[dkey]int64{}
-	for _, ev := range c.events {
-		for _, r := range c.emits[ev] {
-			k := key(r)
-			if b, ok := minEmit[k]; !ok || c.batchID(r.exec) < b {
-				minEmit[k] = c.batchID(r.exec)
+	// minEmit is the first batch id an emitted row of r's key (the event
+	// and dkey) ran in: a scan of the event's emitted rows, or for an
+	// event emitted many times (a bounded key), a map built once.
+	big := map[int32]map[dkey]int64{}
+	minEmit := func(r rd) (int64, bool) {
+		e := c.evOf[r.copy]
+		ems := c.emits.of(int(e))
+		k := key(r)
+		if len(ems) > 16 {
+			m, ok := big[e]
+			if !ok {
+				m = map[dkey]int64{}
+				for _, x := range ems {
+					kx := key(x)
+					if b, ok := m[kx]; !ok || c.rowBatch(x) < b {
+						m[kx] = c.rowBatch(x)
+					}
+				}
+				big[e] = m
+			}
+			b, ok := m[k]
+			return b, ok
+		}
+		var b int64
+		found := false
+		for _, x := range ems {
+			if key(x) == k && (!found || c.rowBatch(x) < b) {
+				b, found = c.rowBatch(x), true
 			}
 		}
+		return b, found
 	}
 	var ex []Example
-	for ci, rs := range c.reads {
-		for _, r := range rs {
-			if r.outcome != history.Duplicate {
+	for ci := range c.nCopies {
+		for _, r := range c.reads.of(ci) {
+			if r.outcome != outDuplicate {
 				continue
 			}
-			b, ok := minEmit[key(r)]
-			if ok && b <= c.batchID(r.exec) {
+			b, ok := minEmit(r)
+			if ok && b <= c.rowBatch(r) {
 				continue
 			}
 			cp := &h.Copies[ci]
@@ -208,18 +232,18 @@ func (c *checker) checkSpuriousDuplicates() {
 			if sh.batchAPI {
 				scope = "in the same batch"
 			}
-			d := fmt.Sprintf("copy %d dropped as a duplicate in batch %d, but no copy of %s was emitted %s at or before that batch", ci, c.batchID(r.exec), what, scope)
+			d := fmt.Sprintf("copy %d dropped as a duplicate in batch %d, but no copy of %s was emitted %s at or before that batch", ci, c.rowBatch(r), what, scope)
 			if ok {
 				d += fmt.Sprintf(" (first emitted in batch %d)", b)
 			}
-			ex = append(ex, Example{Event: cp.Event, Copies: []int{ci}, Batches: []int64{c.batchID(r.exec)}, Detail: d + c.eventFate(cp.Event)})
-			c.lostEvents[cp.Event] = true
+			ex = append(ex, Example{Event: cp.Event, Copies: []int{ci}, Batches: []int64{c.rowBatch(r)}, Detail: d + c.eventFate(int(c.evOf[ci]))})
+			c.lostEvents[c.evOf[ci]] = true
 		}
 	}
 	c.lostEx = append(c.lostEx, ex...)
 	notEmitted := 0
-	for ev := range c.lostEvents {
-		if len(c.emits[ev]) == 0 {
+	for e := range c.lostEvents {
+		if len(c.emits.of(int(e))) == 0 {
 			notEmitted++
 		}
 	}
@@ -234,9 +258,9 @@ func (c *checker) checkLateFilter() {
 	h := c.h
 	var ex []Example
 	unknown := 0
-	for ci, rs := range c.reads {
+	for ci := range c.nCopies {
 		cp := &h.Copies[ci]
-		for _, r := range rs {
+		for _, r := range c.reads.of(ci) {
 			b := &h.Batches[r.exec]
 			sh := c.sh(c.epochOf[r.exec])
 			var d string
@@ -244,18 +268,18 @@ func (c *checker) checkLateFilter() {
 				unknown++
 				continue
 			}
-			if r.outcome == history.Filtered {
+			if r.outcome == outFiltered {
 				continue // removed before the watermark node: no late predicate applies
 			}
 			if sh.hasWatermark && !sh.batchAPI {
 				late := cp.EventTimeUs <= satMul(b.LateWatermarkMs, 1000)
 				switch {
-				case late && r.outcome != history.Late:
+				case late && r.outcome != outLate:
 					d = fmt.Sprintf("copy %d (t=%s) is at or below batch %d's late watermark %s but was %s", ci, c.et(cp.EventTimeUs), b.BatchID, c.at(b.LateWatermarkMs), r.outcome)
-				case !late && r.outcome == history.Late:
+				case !late && r.outcome == outLate:
 					d = fmt.Sprintf("copy %d (t=%s) is above batch %d's late watermark %s but was dropped as late", ci, c.et(cp.EventTimeUs), b.BatchID, c.at(b.LateWatermarkMs))
 				}
-			} else if r.outcome == history.Late {
+			} else if r.outcome == outLate {
 				why := "the query has no watermark"
 				if sh.batchAPI {
 					why = "batchDropDuplicates has no late filter"
@@ -278,8 +302,8 @@ func (c *checker) checkLateFilter() {
 // guarantee.
 func (c *checker) checkDuplicates() {
 	var in, out []Example
-	for _, ev := range c.events {
-		ems := c.emits[ev]
+	for e, ev := range c.events {
+		ems := c.emits.of(e)
 		if len(ems) < 2 {
 			continue
 		}
@@ -288,14 +312,14 @@ func (c *checker) checkDuplicates() {
 		var ids []int64
 		for _, r := range ems {
 			copies = append(copies, r.copy)
-			ids = append(ids, c.batchID(r.exec))
+			ids = append(ids, c.rowBatch(r))
 		}
-		e := Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
+		x := Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
 			Detail: fmt.Sprintf("emitted %d times: %s", len(ems), detail)}
 		if within {
-			in = append(in, e)
+			in = append(in, x)
 		} else {
-			out = append(out, e)
+			out = append(out, x)
 		}
 	}
 	c.add(DuplicateEmitted, len(in), fmt.Sprintf("%d events were emitted more than once within %s", len(in), c.describe()), in)
@@ -323,13 +347,13 @@ func (c *checker) classify(ems []rd) (bool, string) {
 		if ea, eb := c.epochOf[a.exec], c.epochOf[b.exec]; ea != eb {
 			return ea < eb
 		}
-		if ba, bb := c.batchID(a.exec), c.batchID(b.exec); ba != bb {
+		if ba, bb := c.rowBatch(a), c.rowBatch(b); ba != bb {
 			return ba < bb
 		}
 		return a.copy < b.copy
 	})
 	desc := func(r rd) string {
-		return fmt.Sprintf("copy %d (t=%s, batch %d)", r.copy, c.et(h.Copies[r.copy].EventTimeUs), c.batchID(r.exec))
+		return fmt.Sprintf("copy %d (t=%s, batch %d)", r.copy, c.et(h.Copies[r.copy].EventTimeUs), c.rowBatch(r))
 	}
 	var outside string
 	for lo := 0; lo < len(ems); {
@@ -345,7 +369,7 @@ func (c *checker) classify(ems []rd) (bool, string) {
 		sh := c.sh(c.epochOf[g[0].exec])
 		switch {
 		case sh.batchAPI:
-			byExec := map[int]rd{}
+			byExec := map[int32]rd{}
 			for _, r := range g {
 				if p, ok := byExec[r.exec]; ok {
 					return true, fmt.Sprintf("%s and %s were both emitted by one batch: batchDropDuplicates drops duplicates within a batch", desc(p), desc(r))
@@ -401,8 +425,8 @@ func (c *checker) checkLateDropped() {
 	h := c.h
 	var ex []Example
 	never, laterCopy, honest, healedLate := 0, 0, 0, 0
-	for _, ev := range c.events {
-		copies := c.copiesOf[ev]
+	for e, ev := range c.events {
+		copies := c.copiesOf.of(e)
 		orig := copies[0]
 		for _, ci := range copies {
 			if h.Copies[ci].CopyNo < h.Copies[orig].CopyNo {
@@ -414,12 +438,12 @@ func (c *checker) checkLateDropped() {
 		var firstLate *rd
 		origLate := false
 		for _, ci := range copies {
-			for _, r := range c.reads[ci] {
-				if r.outcome != history.Late {
+			for _, r := range c.reads.of(ci) {
+				if r.outcome != outLate {
 					continue
 				}
 				lateCopies = append(lateCopies, ci)
-				lateBatches = append(lateBatches, c.batchID(r.exec))
+				lateBatches = append(lateBatches, c.rowBatch(r))
 				if ci == orig {
 					origLate = true
 				}
@@ -432,7 +456,7 @@ func (c *checker) checkLateDropped() {
 		if firstLate == nil {
 			continue
 		}
-		m := len(c.emits[ev])
+		m := len(c.emits.of(e))
 		if m > 0 && !origLate {
 			continue
 		}
@@ -450,7 +474,7 @@ func (c *checker) checkLateDropped() {
 			}
 			if isHonest {
 				honest++
-				if c.healedHonest(ev) {
+				if c.healedHonest(e) {
 					healedLate++
 				}
 				d = "never emitted (honest: no fault and no future event time on any copy): " + fl
@@ -459,9 +483,9 @@ func (c *checker) checkLateDropped() {
 			}
 		} else {
 			laterCopy++
-			e := c.emits[ev][0]
+			r := c.emits.of(e)[0]
 			d = fmt.Sprintf("original %s; emitted through copy %d (t=%s) in batch %d",
-				fl, e.copy, c.et(h.Copies[e.copy].EventTimeUs), c.batchID(e.exec))
+				fl, r.copy, c.et(h.Copies[r.copy].EventTimeUs), c.rowBatch(r))
 		}
 		ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(lateCopies), Batches: sortedUniqueIDs(lateBatches), Detail: d})
 	}
@@ -547,13 +571,13 @@ func (c *checker) checkHealed() {
 		c.note("not-converged: healAtMs is %d, so no healed phase is recorded; only unconsumed copies are checked", h.HealAtMs)
 		events = nil
 	}
-	for _, ev := range events {
-		if !c.healedHonest(ev) {
+	for e, ev := range events {
+		if !c.healedHonest(e) {
 			continue
 		}
-		ems := c.emits[ev]
+		ems := c.emits.of(e)
 		m := len(ems)
-		if m == 1 || c.anyLate(ev) {
+		if m == 1 || c.anyLate(e) {
 			continue
 		}
 		if m > 1 && c.allOriginals(ems) {
@@ -566,8 +590,8 @@ func (c *checker) checkHealed() {
 			}
 		}
 		unread := false
-		for _, ci := range c.copiesOf[ev] {
-			if len(c.reads[ci]) == 0 {
+		for _, ci := range c.copiesOf.of(e) {
+			if len(c.reads.of(ci)) == 0 {
 				unread = true // reported as lost or not consumed already
 			}
 		}
@@ -575,11 +599,11 @@ func (c *checker) checkHealed() {
 			continue
 		}
 		bad++
-		copies := append([]int(nil), c.copiesOf[ev]...)
+		copies := append([]int(nil), c.copiesOf.of(e)...)
 		var ids []int64
 		for _, ci := range copies {
-			for _, r := range c.reads[ci] {
-				ids = append(ids, c.batchID(r.exec))
+			for _, r := range c.reads.of(ci) {
+				ids = append(ids, c.rowBatch(r))
 			}
 		}
 		ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
@@ -591,12 +615,12 @@ func (c *checker) checkHealed() {
 
 // healedHonest: every copy of ev was appended in the healed phase, with no
 // fault and no event time ahead of its append time by more than the delay.
-func (c *checker) healedHonest(ev string) bool {
+func (c *checker) healedHonest(e int) bool {
 	h := c.h
 	if h.HealAtMs <= 0 {
 		return false
 	}
-	for _, ci := range c.copiesOf[ev] {
+	for _, ci := range c.copiesOf.of(e) {
 		if _, ahead := c.leadMs(ci); h.Copies[ci].AppendedAtMs < h.HealAtMs || h.Copies[ci].Fault != "" || ahead {
 			return false
 		}
@@ -605,11 +629,11 @@ func (c *checker) healedHonest(ev string) bool {
 }
 
 // eventFate says whether the event still reached the output.
-func (c *checker) eventFate(ev string) string {
-	if m := len(c.emits[ev]); m > 0 {
-		return fmt.Sprintf("; event %s was still emitted %d time(s)", ev, m)
+func (c *checker) eventFate(e int) string {
+	if m := len(c.emits.of(e)); m > 0 {
+		return fmt.Sprintf("; event %s was still emitted %d time(s)", c.events[e], m)
 	}
-	return fmt.Sprintf("; event %s was never emitted", ev)
+	return fmt.Sprintf("; event %s was never emitted", c.events[e])
 }
 
 func (c *checker) phase(atMs int64) string {
@@ -621,8 +645,8 @@ func (c *checker) phase(atMs int64) string {
 
 func (c *checker) batchesReading(ci int) []int64 {
 	var ids []int64
-	for _, r := range c.reads[ci] {
-		ids = append(ids, c.batchID(r.exec))
+	for _, r := range c.reads.of(ci) {
+		ids = append(ids, c.rowBatch(r))
 	}
 	return sortedUniqueIDs(ids)
 }
@@ -630,7 +654,7 @@ func (c *checker) batchesReading(ci int) []int64 {
 func (c *checker) fates(rs []rd) string {
 	s := make([]string, len(rs))
 	for i, r := range rs {
-		s[i] = fmt.Sprintf("%s in batch %d", r.outcome, c.batchID(r.exec))
+		s[i] = fmt.Sprintf("%s in batch %d", r.outcome, c.rowBatch(r))
 	}
 	return strings.Join(s, ", ")
 }

@@ -2,17 +2,95 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
-// rd is one row of a batch execution: a copy read and its fate.
+// outcome is a row's fate, a byte instead of the history's string: the
+// checker holds one rd per row read.
+type outcome uint8
+
+const (
+	outEmitted outcome = iota
+	outDuplicate
+	outLate
+	outFiltered
+)
+
+// outcomeNames are the history's names of the outcomes, by value.
+var outcomeNames = [...]string{outEmitted: history.Emitted, outDuplicate: history.Duplicate, outLate: history.Late, outFiltered: history.Filtered}
+
+func (o outcome) String() string { return outcomeNames[o] }
+
+// parseOutcome is the outcome a history names s.
+func parseOutcome(s string) (outcome, bool) {
+	switch s {
+	case history.Emitted:
+		return outEmitted, true
+	case history.Duplicate:
+		return outDuplicate, true
+	case history.Late:
+		return outLate, true
+	case history.Filtered:
+		return outFiltered, true
+	}
+	return 0, false
+}
+
+// rd is one row of a batch execution: a copy read and its fate (16 bytes).
 type rd struct {
 	copy    int
-	exec    int // index into History.Batches
-	outcome string
+	exec    int32 // index into History.Batches
+	outcome outcome
+}
+
+// csr is a list of lists in two arrays (compressed sparse rows): list i is
+// items[start[i]:start[i+1]]. The checker's per-copy and per-event views
+// are csr instead of a slice or map entry per copy, which cost a header
+// and an allocation each.
+type csr[T any] struct {
+	start []int
+	items []T
+}
+
+func (l *csr[T]) of(i int) []T { return l.items[l.start[i]:l.start[i+1]:l.start[i+1]] }
+
+// len is the number of lists.
+func (l *csr[T]) len() int { return max(len(l.start)-1, 0) }
+
+// csrBuilder fills a csr in two passes over the same items in the same
+// order: count, then put; each list keeps the order its items came in.
+type csrBuilder[T any] struct {
+	csr[T]
+	next []int
+}
+
+func newCSRBuilder[T any](lists int) *csrBuilder[T] {
+	return &csrBuilder[T]{csr: csr[T]{start: make([]int, lists+1)}}
+}
+
+func (b *csrBuilder[T]) count(i int) { b.start[i+1]++ }
+
+// alloc ends the counting pass.
+func (b *csrBuilder[T]) alloc() {
+	for i := 1; i < len(b.start); i++ {
+		b.start[i] += b.start[i-1]
+	}
+	b.items = make([]T, b.start[len(b.start)-1])
+	b.next = append([]int(nil), b.start[:len(b.start)-1]...)
+}
+
+func (b *csrBuilder[T]) put(i int, v T) {
+	b.items[b.next[i]] = v
+	b.next[i]++
+}
+
+func (b *csrBuilder[T]) done() csr[T] {
+	b.next = nil
+	return b.csr
 }
 
 // checker holds the history, its derived index, and the findings so far.
@@ -34,18 +112,20 @@ type checker struct {
 	mixedShapes bool
 
 	nCopies int
-	epochOf []int  // per execution
-	auth    []bool // per execution: last of its (epoch, batch id)
-	rows    [][]rd // per execution: the valid rows
+	epochOf []int   // per execution
+	auth    []bool  // per execution: last of its (epoch, batch id)
+	rows    csr[rd] // per execution: the valid rows
 	// authByTime: authoritative executions by (AtMs, index).
 	authByTime []int
 	// reads: per copy, its rows in authoritative executions.
-	reads [][]rd
-	// events in natural order; copiesOf an event in index order.
+	reads csr[rd]
+	// events in natural order; evOf each copy's event (an index into
+	// events); copiesOf an event in index order.
 	events   []string
-	copiesOf map[string][]int
+	evOf     []int32
+	copiesOf csr[int]
 	// emits: per event, its emitted rows (authoritative).
-	emits map[string][]rd
+	emits csr[rd]
 	// writeEpoch: per sink write, its checkpoint epoch.
 	writeEpoch []int
 	malformed  []Example
@@ -53,7 +133,7 @@ type checker struct {
 
 	// Shared between the event rules.
 	lostEx     []Example
-	lostEvents map[string]bool
+	lostEvents map[int32]bool
 	ncEx       []Example
 	ncCopies   int
 }
@@ -74,7 +154,7 @@ func newChecker(h *history.History, opts Options) *checker {
 	if opts.TriggerIntervalMs < 0 {
 		opts.TriggerIntervalMs = 0
 	}
-	return &checker{h: h, opts: opts, lostEvents: map[string]bool{}}
+	return &checker{h: h, opts: opts, lostEvents: map[int32]bool{}}
 }
 
 func (c *checker) bad(e Example) { c.malformed = append(c.malformed, e) }
@@ -91,28 +171,41 @@ func (c *checker) index() {
 	c.resolveShapes(c.assignEpochs())
 
 	// Rows, with validation.
-	c.rows = make([][]rd, len(h.Batches))
-	for i := range h.Batches {
-		b := &h.Batches[i]
-		if len(b.Outcomes) != len(b.Input) {
-			c.bad(Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: %d inputs but %d outcomes", i, b.BatchID, len(b.Input), len(b.Outcomes))})
+	rows := newCSRBuilder[rd](len(h.Batches))
+	for pass := 0; pass < 2; pass++ {
+		if pass == 1 {
+			rows.alloc()
 		}
-		n := min(len(b.Input), len(b.Outcomes))
-		rows := make([]rd, 0, n)
-		for j := 0; j < n; j++ {
-			ci, o := b.Input[j], b.Outcomes[j]
-			if ci < 0 || ci >= c.nCopies {
-				c.bad(Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: input %d is copy %d, out of range [0,%d)", i, b.BatchID, j, ci, c.nCopies)})
-				continue
+		for i := range h.Batches {
+			b := &h.Batches[i]
+			if pass == 0 && len(b.Outcomes) != len(b.Input) {
+				c.bad(Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: %d inputs but %d outcomes", i, b.BatchID, len(b.Input), len(b.Outcomes))})
 			}
-			if o != history.Emitted && o != history.Duplicate && o != history.Late && o != history.Filtered {
-				c.bad(Example{Copies: []int{ci}, Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: unknown outcome %q", i, b.BatchID, o)})
-				continue
+			n := min(len(b.Input), len(b.Outcomes))
+			for j := 0; j < n; j++ {
+				ci := b.Input[j]
+				if ci < 0 || ci >= c.nCopies {
+					if pass == 0 {
+						c.bad(Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: input %d is copy %d, out of range [0,%d)", i, b.BatchID, j, ci, c.nCopies)})
+					}
+					continue
+				}
+				o, ok := parseOutcome(b.Outcomes[j])
+				if !ok {
+					if pass == 0 {
+						c.bad(Example{Copies: []int{ci}, Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: unknown outcome %q", i, b.BatchID, b.Outcomes[j])})
+					}
+					continue
+				}
+				if pass == 0 {
+					rows.count(i)
+				} else {
+					rows.put(i, rd{copy: ci, exec: int32(i), outcome: o})
+				}
 			}
-			rows = append(rows, rd{copy: ci, exec: i, outcome: o})
 		}
-		c.rows[i] = rows
 	}
+	c.rows = rows.done()
 	for wi, w := range h.Writes {
 		for _, ci := range w.Rows {
 			if ci < 0 || ci >= c.nCopies {
@@ -155,30 +248,75 @@ func (c *checker) index() {
 		return h.Batches[c.authByTime[a]].AtMs < h.Batches[c.authByTime[b]].AtMs
 	})
 
-	// Copies and events.
-	c.copiesOf = map[string][]int{}
-	for i, cp := range h.Copies {
-		if _, ok := c.copiesOf[cp.Event]; !ok {
-			c.events = append(c.events, cp.Event)
+	// Copies and events: each event's number in natural order, through
+	// the order of first appearance.
+	c.evOf = make([]int32, c.nCopies)
+	{
+		// Sized for every copy an event of its own (the usual history):
+		// no rehash while it fills.
+		first := make(map[string]int32, c.nCopies)
+		c.events = make([]string, 0, c.nCopies)
+		for i := range h.Copies {
+			ev := h.Copies[i].Event
+			n, ok := first[ev]
+			if !ok {
+				n = int32(len(c.events))
+				first[ev] = n
+				c.events = append(c.events, ev)
+			}
+			c.evOf[i] = n
 		}
-		c.copiesOf[cp.Event] = append(c.copiesOf[cp.Event], i)
 	}
-	sort.Slice(c.events, func(i, j int) bool { return naturalLess(c.events[i], c.events[j]) })
+	byName := make([]int32, len(c.events)) // natural rank -> number of first appearance
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	sort.Slice(byName, func(i, j int) bool { return naturalLess(c.events[byName[i]], c.events[byName[j]]) })
+	rank := make([]int32, len(c.events))
+	sorted := make([]string, len(c.events))
+	for r, n := range byName {
+		rank[n] = int32(r)
+		sorted[r] = c.events[n]
+	}
+	c.events = sorted
+	copiesOf := newCSRBuilder[int](len(c.events))
+	for i := range c.evOf {
+		c.evOf[i] = rank[c.evOf[i]]
+		copiesOf.count(int(c.evOf[i]))
+	}
+	copiesOf.alloc()
+	for i, e := range c.evOf {
+		copiesOf.put(int(e), i)
+	}
+	c.copiesOf = copiesOf.done()
 
-	c.reads = make([][]rd, c.nCopies)
-	c.emits = map[string][]rd{}
-	for i := range h.Batches {
-		if !c.auth[i] {
-			continue
+	reads, emits := newCSRBuilder[rd](c.nCopies), newCSRBuilder[rd](len(c.events))
+	for pass := 0; pass < 2; pass++ {
+		if pass == 1 {
+			reads.alloc()
+			emits.alloc()
 		}
-		for _, r := range c.rows[i] {
-			c.reads[r.copy] = append(c.reads[r.copy], r)
-			if r.outcome == history.Emitted {
-				ev := h.Copies[r.copy].Event
-				c.emits[ev] = append(c.emits[ev], r)
+		for i := range h.Batches {
+			if !c.auth[i] {
+				continue
+			}
+			for _, r := range c.rows.of(i) {
+				e := int(c.evOf[r.copy])
+				if pass == 0 {
+					reads.count(r.copy)
+					if r.outcome == outEmitted {
+						emits.count(e)
+					}
+					continue
+				}
+				reads.put(r.copy, r)
+				if r.outcome == outEmitted {
+					emits.put(e, r)
+				}
 			}
 		}
 	}
+	c.reads, c.emits = reads.done(), emits.done()
 
 	c.triggerMs = c.opts.TriggerIntervalMs
 	if c.triggerMs == 0 {
@@ -285,6 +423,26 @@ func (c *checker) inferTrigger() int64 {
 
 func (c *checker) batchID(exec int) int64 { return c.h.Batches[exec].BatchID }
 
+// rowBatch is the batch id of the execution that read r.
+func (c *checker) rowBatch(r rd) int64 { return c.h.Batches[r.exec].BatchID }
+
+// eventOf is the index of ev in c.events (-1: no copy of it).
+func (c *checker) eventOf(ev string) int {
+	lo, hi := 0, len(c.events)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if naturalLess(c.events[m], ev) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(c.events) && c.events[lo] == ev {
+		return lo
+	}
+	return slices.Index(c.events, ev) // an order naturalLess does not keep (never expected)
+}
+
 // contradictions finds records that cannot all be true: a sink write for a
 // batch that never ran or of a row its batch did not emit, a table row no
 // sink write kept, a sink that keeps a table recorded without one, two
@@ -294,51 +452,50 @@ func (c *checker) contradictions() {
 	if d, ok := sink.Lookup(sink.Kind(h.SinkKind)); ok && d.HasTable && !h.HasTable {
 		c.bad(Example{Detail: fmt.Sprintf("sink kind %q keeps a table, but hasTable is false", h.SinkKind)})
 	}
-	type pk struct {
-		source, partition int
-		offset            int64
-	}
-	at := map[pk]int{}
-	for i, cp := range h.Copies {
-		k := pk{cp.Source, cp.Partition, cp.Offset}
-		if j, ok := at[k]; ok {
-			c.bad(Example{Event: cp.Event, Copies: []int{j, i}, Detail: fmt.Sprintf("copies %d and %d are both at source %d partition %d offset %d", j, i, cp.Source, cp.Partition, cp.Offset)})
-			continue
-		}
-		at[k] = i
-	}
-	emitted := map[int64]map[int]bool{} // batch id -> copies some execution of it emitted
+	c.sameOffset()
+	// Per batch id, the copies some execution of it emitted, built for
+	// one batch id at a time: a write delivers the rows of its batch.
+	execsOf := map[int64][]int{}
 	for i := range h.Batches {
-		b := &h.Batches[i]
-		m := emitted[b.BatchID]
-		if m == nil {
-			m = map[int]bool{}
-			emitted[b.BatchID] = m
-		}
-		for j, ci := range b.Input {
-			if j < len(b.Outcomes) && b.Outcomes[j] == history.Emitted {
-				m[ci] = true
-			}
-		}
+		execsOf[h.Batches[i].BatchID] = append(execsOf[h.Batches[i].BatchID], i)
 	}
-	keptRows := map[int]int{} // copy -> deliveries with rows kept that hold it
+	emitted := map[int]bool{}
+	emittedFor := int64(-1)
+	var keptRows []int32 // copy -> deliveries with rows kept that hold it
 	anyKept := false
 	for wi, w := range h.Writes {
-		m, ran := emitted[w.BatchID]
+		execs, ran := execsOf[w.BatchID]
 		if !ran {
 			c.bad(Example{Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d is for batch %d, which never ran", wi, w.BatchID)})
 			continue
 		}
+		if emittedFor != w.BatchID || len(emitted) == 0 {
+			clear(emitted)
+			emittedFor = w.BatchID
+			for _, i := range execs {
+				b := &h.Batches[i]
+				for j, ci := range b.Input {
+					if j < len(b.Outcomes) && b.Outcomes[j] == history.Emitted {
+						emitted[ci] = true
+					}
+				}
+			}
+		}
 		for _, ci := range w.Rows {
-			if ci >= 0 && ci < c.nCopies && !m[ci] {
+			if ci >= 0 && ci < c.nCopies && !emitted[ci] {
 				c.bad(Example{Copies: []int{ci}, Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d (batch %d) delivers copy %d, which no execution of batch %d emitted", wi, w.BatchID, ci, w.BatchID)})
 				break
 			}
 		}
 		if w.Kept > 0 {
 			anyKept = true
+			if keptRows == nil {
+				keptRows = make([]int32, c.nCopies)
+			}
 			for _, ci := range w.Rows {
-				keptRows[ci]++
+				if ci >= 0 && ci < c.nCopies {
+					keptRows[ci]++
+				}
 			}
 		}
 	}
@@ -349,22 +506,91 @@ func (c *checker) contradictions() {
 		c.bad(Example{Detail: fmt.Sprintf("the table has %d rows but no sink write kept a row", len(h.Table))})
 		return
 	}
-	inTable := map[int]int{}
+	inTable := make([]int32, c.nCopies)
 	for _, ci := range h.Table {
-		inTable[ci]++
+		if ci >= 0 && ci < c.nCopies {
+			inTable[ci]++
+		}
 	}
 	var over []int
 	for ci, n := range inTable {
-		if ci >= 0 && ci < c.nCopies && n > keptRows[ci] {
+		if n > keptRows[ci] {
 			over = append(over, ci)
 		}
 	}
-	sort.Ints(over)
 	for _, ci := range over {
 		c.bad(Example{Event: h.Copies[ci].Event, Copies: []int{ci}, Detail: fmt.Sprintf("copy %d is in the table %d times, but only %d sink writes that kept rows delivered it", ci, inTable[ci], keptRows[ci])})
 		if len(over) > 1 {
 			c.bad(Example{Detail: fmt.Sprintf("%d more copies in the table have fewer sink writes that kept rows than table rows", len(over)-1)})
 			break
 		}
+	}
+}
+
+// sameOffset finds two copies at one (source, partition, offset). A log
+// appends each partition's offsets in increasing order, which is checked
+// with one offset per partition; only a history that does not (a merged
+// or hand-written one) is sorted, instead of a map entry per copy.
+func (c *checker) sameOffset() {
+	h := c.h
+	type pk struct{ source, partition int }
+	last := map[pk]int64{}
+	increasing := true
+	for i := range h.Copies {
+		cp := &h.Copies[i]
+		k := pk{cp.Source, cp.Partition}
+		if o, ok := last[k]; ok && cp.Offset <= o {
+			increasing = false
+			break
+		}
+		last[k] = cp.Offset
+	}
+	if increasing {
+		return
+	}
+	order := make([]int32, c.nCopies)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	at := func(i int32) (int, int, int64) {
+		cp := &h.Copies[i]
+		return cp.Source, cp.Partition, cp.Offset
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		sa, pa, oa := at(a)
+		sb, pb, ob := at(b)
+		if sa != sb {
+			return sa - sb
+		}
+		if pa != pb {
+			return pa - pb
+		}
+		if oa != ob {
+			if oa < ob {
+				return -1
+			}
+			return 1
+		}
+		return int(a - b)
+	})
+	type pair struct{ first, i int }
+	var pairs []pair
+	same := func(a, b int32) bool {
+		s0, p0, o0 := at(a)
+		s1, p1, o1 := at(b)
+		return s0 == s1 && p0 == p1 && o0 == o1
+	}
+	for k, gs := 1, 0; k < len(order); k++ {
+		if !same(order[gs], order[k]) {
+			gs = k
+			continue
+		}
+		pairs = append(pairs, pair{int(order[gs]), int(order[k])})
+	}
+	// In copy order, as a scan of the copies would find them.
+	slices.SortFunc(pairs, func(a, b pair) int { return a.i - b.i })
+	for _, p := range pairs {
+		cp := &h.Copies[p.i]
+		c.bad(Example{Event: cp.Event, Copies: []int{p.first, p.i}, Detail: fmt.Sprintf("copies %d and %d are both at source %d partition %d offset %d", p.first, p.i, cp.Source, cp.Partition, cp.Offset)})
 	}
 }

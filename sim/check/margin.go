@@ -146,26 +146,36 @@ func (c *checker) computeMargin() *Margin {
 		}
 		execs := byEpoch[e]
 		sort.SliceStable(execs, func(a, b int) bool { return h.Batches[execs[a]].BatchID < h.Batches[execs[b]].BatchID })
-		rowsOf := map[string][]mrow{}
-		var evs []string
-		prev := int64(-1)
-		for seq, i := range execs {
-			b := &h.Batches[i]
-			for _, r := range c.rows[i] {
-				if r.outcome == history.Filtered {
-					continue // removed before the operator
-				}
-				ev := h.Copies[r.copy].Event
-				if _, ok := rowsOf[ev]; !ok {
-					evs = append(evs, ev)
-				}
-				rowsOf[ev] = append(rowsOf[ev], mrow{copy: r.copy, t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome})
+		// Per event, its rows in batch order: a counting sort by event
+		// (events are numbered in natural order).
+		rowsOf := newCSRBuilder[mrow](len(c.events))
+		for pass := 0; pass < 2; pass++ {
+			if pass == 1 {
+				rowsOf.alloc()
 			}
-			prev = b.WatermarkMs
+			prev := int64(-1)
+			for seq, i := range execs {
+				b := &h.Batches[i]
+				for _, r := range c.rows.of(i) {
+					if r.outcome == outFiltered {
+						continue // removed before the operator
+					}
+					e := int(c.evOf[r.copy])
+					if pass == 0 {
+						rowsOf.count(e)
+						continue
+					}
+					rowsOf.put(e, mrow{copy: r.copy, t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.String()})
+				}
+				prev = b.WatermarkMs
+			}
 		}
-		sort.Slice(evs, func(i, j int) bool { return naturalLess(evs[i], evs[j]) })
-		for _, ev := range evs {
-			rows := rowsOf[ev]
+		perEvent := rowsOf.done()
+		for e, ev := range c.events {
+			rows := perEvent.of(e)
+			if len(rows) == 0 {
+				continue
+			}
 			escaped := c.marginCount(m, sh, ev, rows, execs)
 			if len(rows) < 2 {
 				continue

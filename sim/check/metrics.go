@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // progressFigures is the part of a Spark progress record the checker reads.
@@ -31,13 +29,13 @@ func (c *checker) checkMetrics() {
 	for _, i := range c.authByTime {
 		b := &h.Batches[i]
 		var emitted, dup, late int64
-		for _, r := range c.rows[i] {
+		for _, r := range c.rows.of(i) {
 			switch r.outcome {
-			case history.Emitted:
+			case outEmitted:
 				emitted++
-			case history.Duplicate:
+			case outDuplicate:
 				dup++
-			case history.Late:
+			case outLate:
 				late++
 			}
 		}

@@ -17,7 +17,6 @@ func (c *checker) checkSink() {
 	var order []wk
 	kept := map[wk][]int{}
 	deliveries := map[wk][]int{}
-	keptBy := map[int][]int64{} // copy -> batch ids of deliveries with rows kept
 	for wi, w := range h.Writes {
 		k := wk{c.writeEpoch[wi], w.BatchID}
 		if _, ok := deliveries[k]; !ok {
@@ -26,11 +25,6 @@ func (c *checker) checkSink() {
 		deliveries[k] = append(deliveries[k], wi)
 		if w.Kept > 0 {
 			kept[k] = append(kept[k], wi)
-			for _, ci := range w.Rows {
-				if ci >= 0 && ci < c.nCopies {
-					keptBy[ci] = append(keptBy[ci], w.BatchID)
-				}
-			}
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool {
@@ -41,42 +35,80 @@ func (c *checker) checkSink() {
 	})
 
 	var ex []Example
-	overEvents := map[string]bool{}
+	overEvents := map[int32]bool{}
 	if h.HasTable {
-		perCopy := map[int]int{}
-		perEvent := map[string][]int{}
+		// Per copy: its table rows and emissions; per event, its table
+		// rows in table order.
+		perCopy := make([]int32, c.nCopies)
+		perEventB := newCSRBuilder[int](len(c.events))
 		for _, ci := range h.Table {
 			if ci < 0 || ci >= c.nCopies {
 				continue
 			}
 			c.counts.TableRows++
 			perCopy[ci]++
-			ev := h.Copies[ci].Event
-			perEvent[ev] = append(perEvent[ev], ci)
+			perEventB.count(int(c.evOf[ci]))
 		}
-		c.counts.TableEvents = len(perEvent)
-		emittedCopy := map[int]int{}
-		for _, ev := range c.events {
-			for _, r := range c.emits[ev] {
-				emittedCopy[r.copy]++
+		perEventB.alloc()
+		for _, ci := range h.Table {
+			if ci >= 0 && ci < c.nCopies {
+				perEventB.put(int(c.evOf[ci]), ci)
 			}
 		}
+		perEvent := perEventB.done()
+		for e := range perEvent.len() {
+			if len(perEvent.of(e)) > 0 {
+				c.counts.TableEvents++
+			}
+		}
+		emittedCopy := make([]int32, c.nCopies)
+		for _, r := range c.emits.items {
+			emittedCopy[r.copy]++
+		}
+		var keptBy *csr[int64] // copy -> batch ids of deliveries with rows kept; built when first needed
+		keptByOf := func(ci int) []int64 {
+			if keptBy == nil {
+				b := newCSRBuilder[int64](c.nCopies)
+				for pass := 0; pass < 2; pass++ {
+					if pass == 1 {
+						b.alloc()
+					}
+					for _, w := range h.Writes {
+						if w.Kept <= 0 {
+							continue
+						}
+						for _, ci := range w.Rows {
+							if ci >= 0 && ci < c.nCopies {
+								if pass == 0 {
+									b.count(ci)
+								} else {
+									b.put(ci, w.BatchID)
+								}
+							}
+						}
+					}
+				}
+				l := b.done()
+				keptBy = &l
+			}
+			return keptBy.of(ci)
+		}
 		var lostEx []Example
-		for _, ev := range c.events {
-			rows := perEvent[ev]
-			m := len(c.emits[ev])
+		for e, ev := range c.events {
+			rows := perEvent.of(e)
+			m := len(c.emits.of(e))
 			twice := -1
 			for _, ci := range rows {
-				if perCopy[ci] > max(emittedCopy[ci], 1) {
+				if int(perCopy[ci]) > max(int(emittedCopy[ci]), 1) {
 					twice = ci
 					break
 				}
 			}
 			if len(rows) > m || twice >= 0 {
-				overEvents[ev] = true
+				overEvents[int32(e)] = true
 				var ids []int64
 				for _, ci := range sortedUniqueInts(rows) {
-					ids = append(ids, keptBy[ci]...)
+					ids = append(ids, keptByOf(ci)...)
 				}
 				d := fmt.Sprintf("in the table %d times but emitted %d times", len(rows), m)
 				if twice >= 0 {
@@ -91,17 +123,17 @@ func (c *checker) checkSink() {
 				var copies []int
 				var ids []int64
 				var why []string
-				for _, r := range c.emits[ev] {
+				for _, r := range c.emits.of(e) {
 					copies = append(copies, r.copy)
-					ids = append(ids, c.batchID(r.exec))
-					for _, wi := range deliveries[wk{c.epochOf[r.exec], c.batchID(r.exec)}] {
+					ids = append(ids, c.rowBatch(r))
+					for _, wi := range deliveries[wk{c.epochOf[r.exec], c.rowBatch(r)}] {
 						if len(why) == 5 {
 							break // enough to explain; joinLimit shows 4
 						}
-						why = append(why, fmt.Sprintf("batch %d delivered %d rows, kept %d", c.batchID(r.exec), len(h.Writes[wi].Rows), h.Writes[wi].Kept))
+						why = append(why, fmt.Sprintf("batch %d delivered %d rows, kept %d", c.rowBatch(r), len(h.Writes[wi].Rows), h.Writes[wi].Kept))
 					}
 				}
-				d := fmt.Sprintf("emitted %d time(s) but absent from the final table", len(c.emits[ev]))
+				d := fmt.Sprintf("emitted %d time(s) but absent from the final table", len(c.emits.of(e)))
 				if len(why) > 0 {
 					d += " (" + joinLimit(why, 4) + ")"
 				} else {
@@ -114,9 +146,9 @@ func (c *checker) checkSink() {
 		// What a reader of the table sees, whatever the cause: an event held
 		// more than once (copies the operator let through, or replays).
 		var dupEx []Example
-		for _, ev := range c.events {
-			if rows := perEvent[ev]; len(rows) > 1 {
-				dupEx = append(dupEx, Example{Event: ev, Copies: sortedUniqueInts(rows), Detail: fmt.Sprintf("in the final table %d times (emitted %d times)", len(rows), len(c.emits[ev]))})
+		for e, ev := range c.events {
+			if rows := perEvent.of(e); len(rows) > 1 {
+				dupEx = append(dupEx, Example{Event: ev, Copies: sortedUniqueInts(rows), Detail: fmt.Sprintf("in the final table %d times (emitted %d times)", len(rows), len(c.emits.of(e)))})
 			}
 		}
 		c.add(TableDuplicate, len(dupEx), fmt.Sprintf("%d events are held more than once in the final table", len(dupEx)), dupEx)
@@ -133,7 +165,7 @@ func (c *checker) checkSink() {
 		covered := false
 		for _, wi := range ws {
 			for _, ci := range h.Writes[wi].Rows {
-				if ci >= 0 && ci < c.nCopies && overEvents[h.Copies[ci].Event] {
+				if ci >= 0 && ci < c.nCopies && overEvents[c.evOf[ci]] {
 					covered = true
 				}
 			}

@@ -2,8 +2,6 @@ package check
 
 import (
 	"fmt"
-
-	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // Table is what reached the sink, per logical event: the first thing every
@@ -77,10 +75,10 @@ func (t Table) Line() string {
 func (c *checker) tableOutcome() Table {
 	h := c.h
 	t := Table{Source: "table", SinkKind: h.SinkKind, Events: len(c.events)}
-	rows := map[string]int{}
+	rows := make([]int32, len(c.events)) // per event
 	add := func(ci int) {
 		if ci >= 0 && ci < c.nCopies {
-			rows[h.Copies[ci].Event]++
+			rows[c.evOf[ci]]++
 			t.Rows++
 		}
 	}
@@ -96,8 +94,8 @@ func (c *checker) tableOutcome() Table {
 			}
 		}
 	}
-	for _, ev := range c.events {
-		switch n := rows[ev]; {
+	for e := range c.events {
+		switch n := int(rows[e]); {
 		case n == 1:
 			t.Once++
 		case n > 1:
@@ -106,11 +104,11 @@ func (c *checker) tableOutcome() Table {
 		default:
 			t.Never++
 			switch {
-			case len(c.emits[ev]) > 0:
+			case len(c.emits.of(e)) > 0:
 				t.NeverLost++ // emitted, and the sink lost it
-			case c.anyOutcome(ev, history.Late):
+			case c.anyOutcome(e, outLate):
 				t.NeverLate++
-			case c.anyOutcome(ev, history.Filtered):
+			case c.anyOutcome(e, outFiltered):
 				t.NeverFiltered++
 			default:
 				t.NeverLost++
@@ -121,9 +119,9 @@ func (c *checker) tableOutcome() Table {
 }
 
 // anyOutcome: some authoritative read of a copy of ev had outcome o.
-func (c *checker) anyOutcome(ev, o string) bool {
-	for _, ci := range c.copiesOf[ev] {
-		for _, r := range c.reads[ci] {
+func (c *checker) anyOutcome(e int, o outcome) bool {
+	for _, ci := range c.copiesOf.of(e) {
+		for _, r := range c.reads.of(ci) {
 			if r.outcome == o {
 				return true
 			}

@@ -7,7 +7,6 @@ package history
 
 import (
 	"encoding/json"
-	"io"
 )
 
 // Version of the file format.
@@ -165,10 +164,4 @@ type SinkWrite struct {
 	// Kept is how many of Rows the sink added to its table (table: 0 when
 	// the (app id, version) was already committed; merge: the unmatched rows).
 	Kept int `json:"kept"`
-}
-
-// Write saves h as JSON.
-func (h *History) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	return enc.Encode(h)
 }
