@@ -228,17 +228,11 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 		if err != nil {
 			return nil, nil, err
 		}
-		for {
-			_, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return nil, nil, badInput(err)
-			}
-		}
+		err = r.Check()
 		f.Close()
+		if err != nil {
+			return nil, nil, badInput(err)
+		}
 	}
 	r, f, err := open()
 	if err != nil {

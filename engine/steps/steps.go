@@ -148,8 +148,13 @@ func InferSchema(filename string, r io.Reader, q *query.Query) error {
 	if err != nil {
 		return err
 	}
+	return inferFrom(rd, q)
+}
+
+// inferFrom is InferSchema over the steps rd reads.
+func inferFrom(rd *Reader, q *query.Query) error {
 	inf := row.NewInferrer()
-	rd.p.infer = inf
+	rd.p.infer, rd.p.scratch = inf, true
 	for {
 		if _, err := rd.Next(); err == io.EOF {
 			break
@@ -168,7 +173,7 @@ func InferSchema(filename string, r io.Reader, q *query.Query) error {
 	cols = append(cols, q.Sink.Keys...)
 	for _, c := range cols {
 		if s.Index(c) < 0 {
-			return &Error{File: filename, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", c, s)}
+			return &Error{File: rd.p.file, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", c, s)}
 		}
 	}
 	q.Schema, q.SchemaInferred = s, true
@@ -237,6 +242,21 @@ func (r *Reader) All() ([]Step, error) {
 	}
 }
 
+// Check reads every remaining step as Next does and keeps none: the pass
+// that finds the first bad line before a run starts. It returns nil at
+// the end of the input.
+func (r *Reader) Check() error {
+	r.p.scratch = true
+	defer func() { r.p.scratch = false }()
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
 // Next returns the next step, or io.EOF after the last. Errors for bad
 // input are *Error; after an error the Reader is done.
 func (r *Reader) Next() (Step, error) {
@@ -272,6 +292,7 @@ func (r *Reader) Next() (Step, error) {
 			}
 			return Step{}, r.p.errorf(r.lineNo, "", "invalid UTF-8 at column %d (byte %#02x): a steps file is UTF-8 text", col+at, trimmed[at])
 		}
+		r.p.rowBuf = r.p.rowBuf[:0]
 		st, err := r.p.line(r.lineNo, col, trimmed)
 		if err != nil {
 			r.done = true
@@ -325,6 +346,16 @@ type parser struct {
 	sinkDec *row.Decoder
 	// infer, when set, takes every row instead of the decoders (InferSchema).
 	infer *row.Inferrer
+	// scratch: the rows of a line are dropped before the next line is
+	// read (InferSchema, Check): their Data may share the line's buffer
+	// or tmp, and they live in rowBuf, reused from line to line. Such a
+	// Step's rows are good for counting only.
+	scratch bool
+	rowBuf  []row.Row
+	tmp     []byte
+	// slow takes encoding/json's path only, as every line did before the
+	// row scanner's (the tests hold the two to the same answers).
+	slow bool
 
 	// For an all-columns key: the sorted field names of the file's first
 	// row, and where that row is, for messages.
@@ -341,6 +372,32 @@ type member struct {
 	name string
 	val  json.RawMessage
 }
+
+// fastMembers is members in one scan with the row scanner, which also
+// validates the whole object. It gives up (ok false) on anything but an
+// object with plain names, each once: members and encoding/json then say
+// what is wrong, in their words. The values share raw's bytes.
+func (p *parser) fastMembers(raw []byte) (ms []member, ok bool) {
+	if p.slow {
+		return nil, false
+	}
+	err := row.Members(raw, func(name []byte, esc bool, val []byte) error {
+		if esc {
+			return errSlowPath
+		}
+		for _, m := range ms {
+			if m.name == string(name) {
+				return errSlowPath
+			}
+		}
+		ms = append(ms, member{name: string(name), val: val})
+		return nil
+	})
+	return ms, err == nil
+}
+
+// errSlowPath stops a walk of the row scanner: the slow path answers.
+var errSlowPath = errors.New("slow path")
 
 // members returns an object's fields in order, rejecting repeated names,
 // which encoding/json would silently collapse to the last one.
@@ -398,20 +455,26 @@ func kindOf(raw []byte) string {
 }
 
 func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
-	// Validate first, for a syntax error with its column.
-	if !json.Valid(text) {
-		var probe json.RawMessage
-		err := json.Unmarshal(text, &probe)
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return Step{}, p.errorf(lineNo, "", "invalid JSON at column %d: %v", col+int(se.Offset)-1, se)
+	// One scan validates the whole line and splits it (fastMembers); only
+	// a line it refuses goes through encoding/json, for its messages.
+	ms, ok := p.fastMembers(text)
+	if !ok {
+		// Validate first, for a syntax error with its column.
+		if !json.Valid(text) {
+			var probe json.RawMessage
+			err := json.Unmarshal(text, &probe)
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				return Step{}, p.errorf(lineNo, "", "invalid JSON at column %d: %v", col+int(se.Offset)-1, se)
+			}
+			return Step{}, p.errorf(lineNo, "", "invalid JSON: %v", err)
 		}
-		return Step{}, p.errorf(lineNo, "", "invalid JSON: %v", err)
+		var err error
+		if ms, err = members(text); err != nil {
+			return Step{}, p.errorf(lineNo, "", "%v (a step is {\"rows\": [...]}, {\"sources\": {...}}, {\"restart\": true} or {\"crash\": \"POINT\"})", err)
+		}
 	}
-	ms, err := members(text)
-	if err != nil {
-		return Step{}, p.errorf(lineNo, "", "%v (a step is {\"rows\": [...]}, {\"sources\": {...}}, {\"restart\": true} or {\"crash\": \"POINT\"})", err)
-	}
+	var err error
 	var kind, batch, once *member
 	for i := range ms {
 		m := &ms[i]
@@ -500,9 +563,12 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 }
 
 func (p *parser) sources(lineNo int, raw json.RawMessage) (map[string][]row.Row, error) {
-	ms, err := members(raw)
-	if err != nil {
-		return nil, p.errorf(lineNo, "sources", "%v (want {\"SOURCE\": [ROW, ...], ...})", err)
+	ms, ok := p.fastMembers(raw)
+	if !ok {
+		var err error
+		if ms, err = members(raw); err != nil {
+			return nil, p.errorf(lineNo, "sources", "%v (want {\"SOURCE\": [ROW, ...], ...})", err)
+		}
 	}
 	out := make(map[string][]row.Row, len(ms))
 	for _, m := range ms {
@@ -519,43 +585,111 @@ func (p *parser) sources(lineNo int, raw json.RawMessage) (map[string][]row.Row,
 }
 
 // rows decodes an array of row objects. Each row keeps its bytes, compacted,
-// as its Data.
+// as its Data: a copy of its own, except in a scratch pass, where Data
+// may share the line's buffer (the rows are dropped before the next line).
 func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, error) {
-	var elems []json.RawMessage
 	// null would unmarshal to an empty list; it is a mistake, not "no rows".
-	if kindOf(raw) != "an array" || json.Unmarshal(raw, &elems) != nil {
+	if kindOf(raw) != "an array" {
 		return nil, p.errorf(lineNo, path, "want an array of row objects, got %s", kindOf(raw))
 	}
-	rows := make([]row.Row, len(elems))
-	for i, e := range elems {
-		rpath := fmt.Sprintf("%s[%d]", path, i)
-		var buf bytes.Buffer
-		buf.Grow(len(e))
-		if err := json.Compact(&buf, e); err != nil {
-			return nil, p.errorf(lineNo, rpath, "%v", err)
+	// In a scratch pass the line's rows go to one reused buffer (a
+	// sources line appends each source's after the previous one's).
+	var rows []row.Row
+	start := 0
+	if p.scratch {
+		rows, start = p.rowBuf, len(p.rowBuf)
+	}
+	// The line was validated as a whole (fastMembers or json.Valid), so
+	// only the row scanner's stricter grammar can make Elements fail; the
+	// elements are then split by encoding/json, as they always were, and
+	// decoded again from the first (the decoders give the same answers).
+	i := 0
+	err := errSlowPath
+	if !p.slow {
+		err = row.Elements(raw, func(e []byte) error {
+			rows = append(rows, row.Row{})
+			err := p.row(lineNo, path, i, p.compact(e), &rows[start+i])
+			i++
+			return err
+		})
+	}
+	var rerr *rowError
+	switch {
+	case errors.As(err, &rerr):
+		return nil, rerr.err
+	case err != nil:
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil {
+			return nil, p.errorf(lineNo, path, "want an array of row objects, got %s", kindOf(raw))
 		}
-		if p.infer != nil {
-			if err := p.infer.Add(buf.Bytes()); err != nil {
-				return nil, p.errorf(lineNo, rpath, "%v", err)
+		rows = rows[:start]
+		for i, e := range elems {
+			var buf bytes.Buffer
+			buf.Grow(len(e))
+			if err := json.Compact(&buf, e); err != nil {
+				return nil, p.errorf(lineNo, fmt.Sprintf("%s[%d]", path, i), "%v", err)
 			}
-			continue
-		}
-		if err := p.dec.Decode(buf.Bytes(), &rows[i]); err != nil {
-			return nil, p.errorf(lineNo, rpath, "%v", err)
-		}
-		if p.sinkDec != nil {
-			var m row.Row
-			if err := p.sinkDec.Decode(buf.Bytes(), &m); err != nil {
-				return nil, p.errorf(lineNo, rpath, "sink.keys: %v (the merge sink matches rows on sink.keys)", err)
-			}
-		}
-		if len(p.q.Keys) == 0 && p.q.Schema == nil {
-			if err := p.checkSchema(lineNo, rpath, rows[i].Data); err != nil {
-				return nil, err
+			rows = append(rows, row.Row{})
+			if err := p.row(lineNo, path, i, buf.Bytes(), &rows[start+i]); err != nil {
+				return nil, err.(*rowError).err
 			}
 		}
 	}
-	return rows, nil
+	if p.scratch {
+		p.rowBuf = rows
+	}
+	if rows == nil {
+		rows = []row.Row{}
+	}
+	return rows[start:], nil
+}
+
+// rowError is p.row's refusal of the row, an *Error from p.errorf: Elements
+// passes it through, told apart from its own (scanner) errors.
+type rowError struct{ err error }
+
+func (e *rowError) Error() string { return e.err.Error() }
+
+// compact is an element Elements accepted, compacted, as the row's Data:
+// its own copy, or in a scratch pass possibly the line's bytes.
+func (p *parser) compact(e []byte) []byte {
+	switch {
+	case p.scratch && row.IsCompact(e):
+		return e
+	case p.scratch:
+		p.tmp = row.AppendCompact(p.tmp[:0], e)
+		return p.tmp
+	case row.IsCompact(e):
+		return append(make([]byte, 0, len(e)), e...)
+	}
+	return row.AppendCompact(make([]byte, 0, len(e)), e)
+}
+
+// row decodes element i of the array at path, compacted, into r, or
+// feeds it to the inferrer.
+func (p *parser) row(lineNo int, path string, i int, data []byte, r *row.Row) error {
+	rpath := func() string { return path + "[" + strconv.Itoa(i) + "]" }
+	if p.infer != nil {
+		if err := p.infer.Add(data); err != nil {
+			return &rowError{p.errorf(lineNo, rpath(), "%v", err)}
+		}
+		return nil
+	}
+	if err := p.dec.Decode(data, r); err != nil {
+		return &rowError{p.errorf(lineNo, rpath(), "%v", err)}
+	}
+	if p.sinkDec != nil {
+		var m row.Row
+		if err := p.sinkDec.Decode(data, &m); err != nil {
+			return &rowError{p.errorf(lineNo, rpath(), "sink.keys: %v (the merge sink matches rows on sink.keys)", err)}
+		}
+	}
+	if len(p.q.Keys) == 0 && p.q.Schema == nil {
+		if err := p.checkSchema(lineNo, rpath(), r.Data); err != nil {
+			return &rowError{err}
+		}
+	}
+	return nil
 }
 
 // checkSchema holds every row to the field names of the file's first row:

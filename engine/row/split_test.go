@@ -1,0 +1,89 @@
+package row
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+var splitSeeds = []string{
+	`{"a":1,"b":[1, 2],"c":{"d" : "x y"}}`,
+	` [ {"a":1} , 2 ,"s t",[ ],{}, null ] `,
+	`[]`, `{}`, `[1,]`, `{"a":1,}`, `[1] x`, `{"a":1}}`, `[`, `{"a"}`,
+	`["\ud800"]`, `{"\u0061":"\"\\ "}`, "[\"\t\"]", "{\"a\":\t1\n}\r\n",
+}
+
+// A container Members or Elements accepts is JSON encoding/json accepts,
+// split where encoding/json splits it, and AppendCompact is json.Compact.
+func checkSplit(t *testing.T, data []byte) {
+	var parts []json.RawMessage
+	merr := Members(data, func(name []byte, esc bool, val []byte) error {
+		parts = append(parts, val)
+		return nil
+	})
+	var eparts []json.RawMessage
+	eerr := Elements(data, func(e []byte) error {
+		eparts = append(eparts, e)
+		return nil
+	})
+	if merr == nil && eerr == nil {
+		t.Fatalf("%q is both an object and an array", data)
+	}
+	if merr == nil || eerr == nil {
+		if !json.Valid(data) {
+			t.Fatalf("%q accepted, encoding/json refuses it", data)
+		}
+		var want []json.RawMessage
+		if merr == nil {
+			// The names may repeat: the values in order, through a decoder.
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.Token()
+			for dec.More() {
+				dec.Token()
+				var v json.RawMessage
+				dec.Decode(&v)
+				want = append(want, v)
+			}
+		} else {
+			if err := json.Unmarshal(data, &want); err != nil {
+				t.Fatal(err)
+			}
+			parts = eparts
+		}
+		if len(parts) != len(want) {
+			t.Fatalf("%q: %d parts, want %d", data, len(parts), len(want))
+		}
+		for i := range parts {
+			if !bytes.Equal(parts[i], want[i]) {
+				t.Fatalf("%q part %d: %q, want %q", data, i, parts[i], want[i])
+			}
+		}
+	}
+	if json.Valid(data) {
+		var c bytes.Buffer
+		json.Compact(&c, data)
+		if got := AppendCompact(nil, data); !bytes.Equal(got, c.Bytes()) {
+			t.Fatalf("AppendCompact(%q) = %q, json.Compact %q", data, got, c.Bytes())
+		}
+		if IsCompact(data) && !bytes.Equal(data, c.Bytes()) {
+			t.Fatalf("IsCompact(%q) but json.Compact gives %q", data, c.Bytes())
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	for _, s := range splitSeeds {
+		checkSplit(t, []byte(s))
+	}
+	var n int
+	if err := Elements([]byte(`[{"a":1}, {"b": 2}]`), func(e []byte) error { n++; return nil }); err != nil || n != 2 {
+		t.Fatalf("Elements: %d, %v", n, err)
+	}
+}
+
+func FuzzSplit(f *testing.F) {
+	for _, s := range splitSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkSplit(t, data) })
+}
