@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -149,8 +148,7 @@ func openCheckpoint(o execOptions) (dir string, ckpt *fsys.OS, release func(), e
 // committed only when everything was written.
 func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, dir string, o execOptions, out *outFile) error {
 	bw := bufio.NewWriterSize(out, 256<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
+	enc := trace.NewEncoder(bw)
 	tw := &tableWriter{w: bw}
 	emit := func(r *trace.Record) error {
 		if err := o.expect.observe(r); err != nil {
@@ -159,7 +157,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 		if o.format == "table" {
 			return tw.Record(r)
 		}
-		return enc.Encode(r)
+		return enc.Record(r)
 	}
 	res, err := trace.RunSteps(q, next, trace.Options{
 		Checkpoint: ckpt, Seed: o.seed, Emit: emit, NewStateProvider: stores.Open,
@@ -171,9 +169,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	if o.format == "table" {
 		err = tw.End(res)
 	} else if res.HasTable {
-		err = enc.Encode(struct {
-			Table []json.RawMessage `json:"table"`
-		}{res.Table})
+		err = enc.Table(res.Table)
 	}
 	if err == nil {
 		err = bw.Flush()
