@@ -1,6 +1,7 @@
 package row
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,13 +38,15 @@ func NewInferrer() *Inferrer {
 	return &Inferrer{types: map[string]schema.Type{}, lower: map[string]string{}}
 }
 
-// Add merges one row (a JSON object) into the schema.
+// Add merges one row (a JSON object) into the schema. It allocates only
+// for a column it has not seen before.
 func (in *Inferrer) Add(data []byte) error {
 	var it objectIter
 	if err := it.begin(data); err != nil {
 		return err
 	}
-	var seen []string
+	var seenBuf [16][]byte
+	seen := seenBuf[:0]
 	for {
 		m, ok, err := it.next()
 		if err != nil {
@@ -52,17 +55,20 @@ func (in *Inferrer) Add(data []byte) error {
 		if !ok {
 			break
 		}
-		name := string(plainName(m.name, m.nameEsc))
-		if slices.Contains(seen, name) {
-			return fmt.Errorf("column %q appears twice in the row", name)
+		name := plainName(m.name, m.nameEsc)
+		for _, s := range seen {
+			if bytes.Equal(s, name) {
+				return fmt.Errorf("column %q appears twice in the row", name)
+			}
 		}
 		seen = append(seen, name)
 		t, err := inferValue(data[m.start:m.end], m.kind)
 		if err != nil {
 			return fmt.Errorf("column %q: %w", name, err)
 		}
-		prev, ok := in.types[name]
+		prev, ok := in.types[string(name)]
 		if !ok {
+			name := string(name)
 			low := strings.ToLower(name)
 			if other, clash := in.lower[low]; clash {
 				return fmt.Errorf("columns %q and %q differ only in case: Spark resolves names case-insensitively and could not tell them apart", other, name)
@@ -74,7 +80,9 @@ func (in *Inferrer) Add(data []byte) error {
 			in.types[name] = t
 			continue
 		}
-		in.types[name] = schema.Merge(prev, t)
+		if merged := schema.Merge(prev, t); merged != prev {
+			in.types[string(name)] = merged
+		}
 	}
 	in.rows++
 	return nil

@@ -1,6 +1,9 @@
 package row
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+)
 
 // Members and Elements let a reader of a container of rows (a steps-file
 // line) walk it with the row scanner, once, without building generic
@@ -14,22 +17,73 @@ import "errors"
 // name has escapes, and the value's bytes, without surrounding space.
 // Repeated names are not checked here. An error from f ends the walk with
 // it.
-func Members(data []byte, f func(name []byte, esc bool, val []byte) error) error {
+//
+// each, when not nil, is asked about every member before its value is
+// scanned: when it returns a function and the value is an array, the array
+// is walked as Elements walks it, that function taking each element, so
+// that the elements are scanned once, not twice. An error from each, or
+// from the function, ends the walk with it.
+func Members(data []byte, each func(name []byte, esc bool) (func(elem []byte) error, error), f func(name []byte, esc bool, val []byte) error) error {
 	var it objectIter
 	if err := it.begin(data); err != nil {
 		return err
 	}
+	s := &it.s
 	for {
-		m, ok, err := it.next()
+		// objectIter.next, with the value's scan left to each.
+		if s.pos >= len(data) {
+			return s.errorf("unterminated object")
+		}
+		if it.first {
+			it.first = false
+			if data[s.pos] == '}' {
+				return it.end()
+			}
+		} else {
+			switch data[s.pos] {
+			case ',':
+				s.pos++
+				s.skipSpace()
+			case '}':
+				return it.end()
+			default:
+				return s.errorf("want ',' or '}' in an object, got %s", s.describeByte())
+			}
+		}
+		if s.pos >= len(data) || data[s.pos] != '"' {
+			return s.errorf("want a field name, got %s", s.describeByte())
+		}
+		nameStart := s.pos + 1
+		esc, err := s.str()
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return nil
+		name := data[nameStart : s.pos-1]
+		s.skipSpace()
+		if s.pos >= len(data) || data[s.pos] != ':' {
+			return s.errorf("want ':' after a field name, got %s", s.describeByte())
 		}
-		if err := f(m.name, m.nameEsc, data[m.start:m.end]); err != nil {
+		s.pos++
+		s.skipSpace()
+		var elem func([]byte) error
+		if each != nil {
+			if elem, err = each(name, esc); err != nil {
+				return err
+			}
+		}
+		start := s.pos
+		if elem != nil && s.pos < len(data) && data[s.pos] == '[' {
+			err = s.elements(2, elem)
+		} else {
+			_, _, err = s.value(1)
+		}
+		if err != nil {
 			return err
 		}
+		if err := f(name, esc, data[start:s.pos]); err != nil {
+			return err
+		}
+		s.skipSpace()
 	}
 }
 
@@ -45,40 +99,53 @@ func Elements(data []byte, f func(elem []byte) error) error {
 	if s.pos >= len(data) || data[s.pos] != '[' {
 		return errNotArray
 	}
-	s.pos++
-	s.skipSpace()
-	if s.pos < len(data) && data[s.pos] == ']' {
-		s.pos++
-	} else {
-		for {
-			start := s.pos
-			if _, _, err := s.value(1); err != nil {
-				return err
-			}
-			if err := f(data[start:s.pos]); err != nil {
-				return err
-			}
-			s.skipSpace()
-			if s.pos >= len(data) {
-				return s.errorf("unterminated array")
-			}
-			c := data[s.pos]
-			s.pos++
-			if c == ']' {
-				break
-			}
-			if c != ',' {
-				s.pos--
-				return s.errorf("want ',' or ']' in an array, got %s", s.describeByte())
-			}
-			s.skipSpace()
-		}
+	if err := s.elements(1, f); err != nil {
+		return err
 	}
 	s.skipSpace()
 	if s.pos != len(data) {
 		return s.errorf("data after the array")
 	}
 	return nil
+}
+
+// elements scans the array at pos, at nesting depth depth (as array
+// counts it), giving f each element, and leaves pos after the closing
+// bracket.
+func (s *scanner) elements(depth int, f func(elem []byte) error) error {
+	if depth > maxDepth {
+		return s.errorf("nested too deeply")
+	}
+	data := s.data
+	s.pos++ // [
+	s.skipSpace()
+	if s.pos < len(data) && data[s.pos] == ']' {
+		s.pos++
+		return nil
+	}
+	for {
+		start := s.pos
+		if _, _, err := s.value(depth); err != nil {
+			return err
+		}
+		if err := f(data[start:s.pos]); err != nil {
+			return err
+		}
+		s.skipSpace()
+		if s.pos >= len(data) {
+			return s.errorf("unterminated array")
+		}
+		switch data[s.pos] {
+		case ']':
+			s.pos++
+			return nil
+		case ',':
+			s.pos++
+			s.skipSpace()
+		default:
+			return s.errorf("want ',' or ']' in an array, got %s", s.describeByte())
+		}
+	}
 }
 
 // AppendCompact appends valid JSON (as Members, Elements or Decode
@@ -112,10 +179,19 @@ func AppendCompact(dst, valid []byte) []byte {
 // AppendCompact would copy it unchanged. It answers false for any space,
 // also one inside a string (AppendCompact keeps that one).
 func IsCompact(valid []byte) bool {
-	for _, c := range valid {
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			return false
-		}
+	// Four vectorised searches beat one loop over the bytes.
+	return bytes.IndexByte(valid, ' ') < 0 && bytes.IndexByte(valid, '\t') < 0 &&
+		bytes.IndexByte(valid, '\n') < 0 && bytes.IndexByte(valid, '\r') < 0
+}
+
+// Valid reports whether data is one JSON value (space around it allowed)
+// under the row scanner's grammar, a subset of encoding/json's.
+func Valid(data []byte) bool {
+	s := scanner{data: data}
+	s.skipSpace()
+	if _, _, err := s.value(0); err != nil {
+		return false
 	}
-	return true
+	s.skipSpace()
+	return s.pos == len(data)
 }

@@ -9,6 +9,7 @@ import (
 var splitSeeds = []string{
 	`{"a":1,"b":[1, 2],"c":{"d" : "x y"}}`,
 	` [ {"a":1} , 2 ,"s t",[ ],{}, null ] `,
+	`{"a":[{"b":1}, [2], {}], "c": [ ], "d": [1 2]}`, `{"a": [1,]}`, `{"a":[`,
 	`[]`, `{}`, `[1,]`, `{"a":1,}`, `[1] x`, `{"a":1}}`, `[`, `{"a"}`,
 	`["\ud800"]`, `{"\u0061":"\"\\ "}`, "[\"\t\"]", "{\"a\":\t1\n}\r\n",
 }
@@ -17,10 +18,35 @@ var splitSeeds = []string{
 // split where encoding/json splits it, and AppendCompact is json.Compact.
 func checkSplit(t *testing.T, data []byte) {
 	var parts []json.RawMessage
-	merr := Members(data, func(name []byte, esc bool, val []byte) error {
+	merr := Members(data, nil, func(name []byte, esc bool, val []byte) error {
 		parts = append(parts, val)
 		return nil
 	})
+	// Walking the arrays' elements as they are scanned changes nothing.
+	var inline [][]byte
+	ierr := Members(data, func([]byte, bool) (func([]byte) error, error) {
+		return func(e []byte) error { inline = append(inline, e); return nil }, nil
+	}, func(name []byte, esc bool, val []byte) error {
+		if len(val) > 0 && val[0] == '[' {
+			var want [][]byte
+			if err := Elements(val, func(e []byte) error { want = append(want, e); return nil }); err != nil {
+				t.Fatalf("%q: Elements(%q): %v", data, val, err)
+			}
+			if len(want) != len(inline) {
+				t.Fatalf("%q: %q walked as %q", data, val, inline)
+			}
+			for i := range want {
+				if !bytes.Equal(want[i], inline[i]) {
+					t.Fatalf("%q: %q walked as %q", data, val, inline)
+				}
+			}
+		}
+		inline = nil
+		return nil
+	})
+	if (ierr == nil) != (merr == nil) {
+		t.Fatalf("%q: Members %v, walking arrays %v", data, merr, ierr)
+	}
 	var eparts []json.RawMessage
 	eerr := Elements(data, func(e []byte) error {
 		eparts = append(eparts, e)

@@ -371,17 +371,47 @@ func (p *parser) errorf(line int, path, format string, args ...any) *Error {
 type member struct {
 	name string
 	val  json.RawMessage
+	// rows are val's rows when fastMembers decoded them as it scanned
+	// (decoded set).
+	rows    []row.Row
+	decoded bool
 }
 
 // fastMembers is members in one scan with the row scanner, which also
 // validates the whole object. It gives up (ok false) on anything but an
-// object with plain names, each once: members and encoding/json then say
-// what is wrong, in their words. The values share raw's bytes.
-func (p *parser) fastMembers(raw []byte) (ms []member, ok bool) {
+// object with plain names, each once, and on any error in a row: members
+// and encoding/json then say what is wrong, in their words, in their
+// order. The values share raw's bytes.
+//
+// rowsAt, when not nil, names the rows of a member (its path in messages;
+// "" for a member that holds no rows): an array there is decoded as it is
+// scanned, so its rows are scanned twice (validation, decoding), not three
+// times.
+func (p *parser) fastMembers(lineNo int, raw []byte, rowsAt func(name []byte) string) (ms []member, ok bool) {
 	if p.slow {
 		return nil, false
 	}
-	err := row.Members(raw, func(name []byte, esc bool, val []byte) error {
+	var acc *rowsAcc
+	var each func(name []byte, esc bool) (func([]byte) error, error)
+	if rowsAt != nil {
+		each = func(name []byte, esc bool) (func([]byte) error, error) {
+			acc = nil
+			if esc {
+				return nil, errSlowPath
+			}
+			for _, m := range ms {
+				if m.name == string(name) {
+					return nil, errSlowPath
+				}
+			}
+			if path := rowsAt(name); path != "" {
+				acc = p.newRowsAcc(lineNo, path)
+				return acc.add, nil
+			}
+			return nil, nil
+		}
+	}
+	err := row.Members(raw, each, func(name []byte, esc bool, val []byte) error {
 		if esc {
 			return errSlowPath
 		}
@@ -390,10 +420,54 @@ func (p *parser) fastMembers(raw []byte) (ms []member, ok bool) {
 				return errSlowPath
 			}
 		}
-		ms = append(ms, member{name: string(name), val: val})
+		m := member{name: string(name), val: val}
+		if acc != nil && len(val) > 0 && val[0] == '[' {
+			m.rows, m.decoded = acc.done(), true
+		}
+		acc = nil
+		ms = append(ms, m)
 		return nil
 	})
 	return ms, err == nil
+}
+
+// rowsAcc collects the rows of one array, element by element.
+type rowsAcc struct {
+	p            *parser
+	lineNo       int
+	path         string
+	rows         []row.Row
+	start, count int
+}
+
+// newRowsAcc starts the rows at path: in a scratch pass they go to one
+// reused buffer (a sources line appends each source's after the previous
+// one's).
+func (p *parser) newRowsAcc(lineNo int, path string) *rowsAcc {
+	a := &rowsAcc{p: p, lineNo: lineNo, path: path}
+	if p.scratch {
+		a.rows, a.start = p.rowBuf, len(p.rowBuf)
+	}
+	return a
+}
+
+// add decodes the next element, as Elements gives it, compacted.
+func (a *rowsAcc) add(e []byte) error {
+	a.rows = append(a.rows, row.Row{})
+	err := a.p.row(a.lineNo, a.path, a.count, a.p.compact(e), &a.rows[a.start+a.count])
+	a.count++
+	return err
+}
+
+// done returns the rows (never nil).
+func (a *rowsAcc) done() []row.Row {
+	if a.p.scratch {
+		a.p.rowBuf = a.rows
+	}
+	if a.rows == nil {
+		return []row.Row{}
+	}
+	return a.rows[a.start:]
 }
 
 // errSlowPath stops a walk of the row scanner: the slow path answers.
@@ -457,7 +531,12 @@ func kindOf(raw []byte) string {
 func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 	// One scan validates the whole line and splits it (fastMembers); only
 	// a line it refuses goes through encoding/json, for its messages.
-	ms, ok := p.fastMembers(text)
+	ms, ok := p.fastMembers(lineNo, text, func(name []byte) string {
+		if string(name) == "rows" && len(p.q.Sources) == 1 {
+			return "rows"
+		}
+		return ""
+	})
 	if !ok {
 		// Validate first, for a syntax error with its column.
 		if !json.Valid(text) {
@@ -520,9 +599,11 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 			return Step{}, p.errorf(lineNo, "rows", "the query has %d sources (%s): name them with {\"sources\": {%q: [...], ...}}",
 				len(p.q.Sources), strings.Join(p.q.SourceNames(), ", "), p.q.Sources[0].Name)
 		}
-		rows, err := p.rows(lineNo, "rows", kind.val)
-		if err != nil {
-			return Step{}, err
+		rows := kind.rows
+		if !kind.decoded {
+			if rows, err = p.rows(lineNo, "rows", kind.val); err != nil {
+				return Step{}, err
+			}
 		}
 		st.Rows = map[string][]row.Row{p.q.Sources[0].Name: rows}
 	case "sources":
@@ -563,7 +644,12 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 }
 
 func (p *parser) sources(lineNo int, raw json.RawMessage) (map[string][]row.Row, error) {
-	ms, ok := p.fastMembers(raw)
+	ms, ok := p.fastMembers(lineNo, raw, func(name []byte) string {
+		if _, ok := p.q.SourceIndex(string(name)); ok {
+			return "sources." + string(name)
+		}
+		return ""
+	})
 	if !ok {
 		var err error
 		if ms, err = members(raw); err != nil {
@@ -575,9 +661,12 @@ func (p *parser) sources(lineNo int, raw json.RawMessage) (map[string][]row.Row,
 		if _, ok := p.q.SourceIndex(m.name); !ok {
 			return nil, p.errorf(lineNo, "sources", "unknown source %q (the query's sources: %s)", m.name, strings.Join(p.q.SourceNames(), ", "))
 		}
-		rows, err := p.rows(lineNo, "sources."+m.name, m.val)
-		if err != nil {
-			return nil, err
+		rows := m.rows
+		if !m.decoded {
+			var err error
+			if rows, err = p.rows(lineNo, "sources."+m.name, m.val); err != nil {
+				return nil, err
+			}
 		}
 		out[m.name] = rows
 	}
@@ -592,26 +681,14 @@ func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, 
 	if kindOf(raw) != "an array" {
 		return nil, p.errorf(lineNo, path, "want an array of row objects, got %s", kindOf(raw))
 	}
-	// In a scratch pass the line's rows go to one reused buffer (a
-	// sources line appends each source's after the previous one's).
-	var rows []row.Row
-	start := 0
-	if p.scratch {
-		rows, start = p.rowBuf, len(p.rowBuf)
-	}
 	// The line was validated as a whole (fastMembers or json.Valid), so
 	// only the row scanner's stricter grammar can make Elements fail; the
 	// elements are then split by encoding/json, as they always were, and
 	// decoded again from the first (the decoders give the same answers).
-	i := 0
+	acc := p.newRowsAcc(lineNo, path)
 	err := errSlowPath
 	if !p.slow {
-		err = row.Elements(raw, func(e []byte) error {
-			rows = append(rows, row.Row{})
-			err := p.row(lineNo, path, i, p.compact(e), &rows[start+i])
-			i++
-			return err
-		})
+		err = row.Elements(raw, acc.add)
 	}
 	var rerr *rowError
 	switch {
@@ -622,26 +699,20 @@ func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, 
 		if json.Unmarshal(raw, &elems) != nil {
 			return nil, p.errorf(lineNo, path, "want an array of row objects, got %s", kindOf(raw))
 		}
-		rows = rows[:start]
+		acc = p.newRowsAcc(lineNo, path)
 		for i, e := range elems {
 			var buf bytes.Buffer
 			buf.Grow(len(e))
 			if err := json.Compact(&buf, e); err != nil {
 				return nil, p.errorf(lineNo, fmt.Sprintf("%s[%d]", path, i), "%v", err)
 			}
-			rows = append(rows, row.Row{})
-			if err := p.row(lineNo, path, i, buf.Bytes(), &rows[start+i]); err != nil {
+			acc.rows = append(acc.rows, row.Row{})
+			if err := p.row(lineNo, path, i, buf.Bytes(), &acc.rows[acc.start+i]); err != nil {
 				return nil, err.(*rowError).err
 			}
 		}
 	}
-	if p.scratch {
-		p.rowBuf = rows
-	}
-	if rows == nil {
-		rows = []row.Row{}
-	}
-	return rows[start:], nil
+	return acc.done(), nil
 }
 
 // rowError is p.row's refusal of the row, an *Error from p.errorf: Elements
