@@ -45,6 +45,23 @@ func (in *Inferrer) Add(data []byte) error {
 	if err := it.begin(data); err != nil {
 		return err
 	}
+	return in.add(&it, data)
+}
+
+// AddPrefix is Add of the row object at the start of data, as
+// Decoder.DecodePrefix reads it; it returns the object's length.
+func (in *Inferrer) AddPrefix(data []byte, depth int) (int, error) {
+	var it objectIter
+	if err := it.beginPrefix(data, depth); err != nil {
+		return 0, err
+	}
+	if err := in.add(&it, data); err != nil {
+		return 0, err
+	}
+	return it.s.pos, nil
+}
+
+func (in *Inferrer) add(it *objectIter, data []byte) error {
 	var seenBuf [16][]byte
 	seen := seenBuf[:0]
 	for {

@@ -19,11 +19,13 @@ import (
 // it.
 //
 // each, when not nil, is asked about every member before its value is
-// scanned: when it returns a function and the value is an array, the array
-// is walked as Elements walks it, that function taking each element, so
-// that the elements are scanned once, not twice. An error from each, or
-// from the function, ends the walk with it.
-func Members(data []byte, each func(name []byte, esc bool) (func(elem []byte) error, error), f func(name []byte, esc bool, val []byte) error) error {
+// scanned: when it returns a function and the value is an array, that
+// function scans each element in turn: it gets the array's bytes from the
+// element's first byte on, at nesting depth ElementDepth, and returns the
+// element's length, having validated it (Decoder.DecodePrefix and
+// Inferrer.AddPrefix do), so that an element is scanned once, not twice.
+// An error from each, or from the function, ends the walk with it.
+func Members(data []byte, each func(name []byte, esc bool) (func(rest []byte) (int, error), error), f func(name []byte, esc bool, val []byte) error) error {
 	var it objectIter
 	if err := it.begin(data); err != nil {
 		return err
@@ -65,7 +67,7 @@ func Members(data []byte, each func(name []byte, esc bool) (func(elem []byte) er
 		}
 		s.pos++
 		s.skipSpace()
-		var elem func([]byte) error
+		var elem func([]byte) (int, error)
 		if each != nil {
 			if elem, err = each(name, esc); err != nil {
 				return err
@@ -73,7 +75,7 @@ func Members(data []byte, each func(name []byte, esc bool) (func(elem []byte) er
 		}
 		start := s.pos
 		if elem != nil && s.pos < len(data) && data[s.pos] == '[' {
-			err = s.elements(2, elem)
+			err = s.elements(ElementDepth-1, elem)
 		} else {
 			_, _, err = s.value(1)
 		}
@@ -99,7 +101,14 @@ func Elements(data []byte, f func(elem []byte) error) error {
 	if s.pos >= len(data) || data[s.pos] != '[' {
 		return errNotArray
 	}
-	if err := s.elements(1, f); err != nil {
+	err := s.elements(1, func(rest []byte) (int, error) {
+		e := scanner{data: rest}
+		if _, _, err := e.value(1); err != nil {
+			return 0, err
+		}
+		return e.pos, f(rest[:e.pos])
+	})
+	if err != nil {
 		return err
 	}
 	s.skipSpace()
@@ -109,10 +118,14 @@ func Elements(data []byte, f func(elem []byte) error) error {
 	return nil
 }
 
+// ElementDepth is the nesting depth of the elements Members' each
+// functions scan: in a member's array in an object.
+const ElementDepth = 3
+
 // elements scans the array at pos, at nesting depth depth (as array
-// counts it), giving f each element, and leaves pos after the closing
-// bracket.
-func (s *scanner) elements(depth int, f func(elem []byte) error) error {
+// counts it), each element by scan (which gets the rest of the input and
+// returns the element's length), and leaves pos after the closing bracket.
+func (s *scanner) elements(depth int, scan func(rest []byte) (int, error)) error {
 	if depth > maxDepth {
 		return s.errorf("nested too deeply")
 	}
@@ -124,13 +137,11 @@ func (s *scanner) elements(depth int, f func(elem []byte) error) error {
 		return nil
 	}
 	for {
-		start := s.pos
-		if _, _, err := s.value(depth); err != nil {
+		n, err := scan(data[s.pos:])
+		if err != nil {
 			return err
 		}
-		if err := f(data[start:s.pos]); err != nil {
-			return err
-		}
+		s.pos += n
 		s.skipSpace()
 		if s.pos >= len(data) {
 			return s.errorf("unterminated array")

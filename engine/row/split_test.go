@@ -24,8 +24,15 @@ func checkSplit(t *testing.T, data []byte) {
 	})
 	// Walking the arrays' elements as they are scanned changes nothing.
 	var inline [][]byte
-	ierr := Members(data, func([]byte, bool) (func([]byte) error, error) {
-		return func(e []byte) error { inline = append(inline, e); return nil }, nil
+	ierr := Members(data, func([]byte, bool) (func([]byte) (int, error), error) {
+		return func(rest []byte) (int, error) {
+			s := scanner{data: rest}
+			if _, _, err := s.value(ElementDepth - 1); err != nil {
+				return 0, err
+			}
+			inline = append(inline, rest[:s.pos])
+			return s.pos, nil
+		}, nil
 	}, func(name []byte, esc bool, val []byte) error {
 		if len(val) > 0 && val[0] == '[' {
 			var want [][]byte

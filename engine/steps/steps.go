@@ -392,9 +392,9 @@ func (p *parser) fastMembers(lineNo int, raw []byte, rowsAt func(name []byte) st
 		return nil, false
 	}
 	var acc *rowsAcc
-	var each func(name []byte, esc bool) (func([]byte) error, error)
+	var each func(name []byte, esc bool) (func([]byte) (int, error), error)
 	if rowsAt != nil {
-		each = func(name []byte, esc bool) (func([]byte) error, error) {
+		each = func(name []byte, esc bool) (func([]byte) (int, error), error) {
 			acc = nil
 			if esc {
 				return nil, errSlowPath
@@ -406,7 +406,7 @@ func (p *parser) fastMembers(lineNo int, raw []byte, rowsAt func(name []byte) st
 			}
 			if path := rowsAt(name); path != "" {
 				acc = p.newRowsAcc(lineNo, path)
-				return acc.add, nil
+				return acc.scan, nil
 			}
 			return nil, nil
 		}
@@ -457,6 +457,35 @@ func (a *rowsAcc) add(e []byte) error {
 	err := a.p.row(a.lineNo, a.path, a.count, a.p.compact(e), &a.rows[a.start+a.count])
 	a.count++
 	return err
+}
+
+// scan decodes the row at the start of rest, as Members walks an array,
+// and returns its length: the element is scanned once, by the decoder (or
+// the inferrer), which validates it.
+func (a *rowsAcc) scan(rest []byte) (int, error) {
+	p := a.p
+	a.rows = append(a.rows, row.Row{})
+	r := &a.rows[a.start+a.count]
+	i := a.count
+	a.count++
+	if p.infer != nil {
+		// Inference reads names, value kinds and numbers' text, which
+		// space between tokens leaves alone: the row need not be compact.
+		return p.infer.AddPrefix(rest, row.ElementDepth)
+	}
+	n, err := p.dec.DecodePrefix(rest, row.ElementDepth, r)
+	if err != nil {
+		return 0, err
+	}
+	e := rest[:n]
+	if !row.IsCompact(e) {
+		// Decoded again from its compacted copy, as on every other path.
+		return n, p.row(a.lineNo, a.path, i, p.compact(e), r)
+	}
+	if !p.scratch {
+		r.Data = append(make([]byte, 0, n), e...)
+	}
+	return n, p.checkRow(a.lineNo, a.path, i, r)
 }
 
 // done returns the rows (never nil).
@@ -749,9 +778,16 @@ func (p *parser) row(lineNo int, path string, i int, data []byte, r *row.Row) er
 	if err := p.dec.Decode(data, r); err != nil {
 		return &rowError{p.errorf(lineNo, rpath(), "%v", err)}
 	}
+	return p.checkRow(lineNo, path, i, r)
+}
+
+// checkRow checks a decoded row (element i of the array at path) against
+// the sink's match columns and the schema of an all-columns key.
+func (p *parser) checkRow(lineNo int, path string, i int, r *row.Row) error {
+	rpath := func() string { return path + "[" + strconv.Itoa(i) + "]" }
 	if p.sinkDec != nil {
 		var m row.Row
-		if err := p.sinkDec.Decode(data, &m); err != nil {
+		if err := p.sinkDec.Decode(r.Data, &m); err != nil {
 			return &rowError{p.errorf(lineNo, rpath(), "sink.keys: %v (the merge sink matches rows on sink.keys)", err)}
 		}
 	}
