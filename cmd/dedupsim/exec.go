@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -186,9 +187,9 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 // openSteps infers the rows' schema when the query declares none (a
 // first pass), checks the whole steps file, then opens it again for the
 // run, so that a bad line anywhere is found before the checkpoint or
-// --out is touched. Both passes stream: memory holds one line. An input
-// that cannot be read twice (a pipe) is checked as it runs; its errors
-// still leave --out alone.
+// --out is touched. Every pass streams: memory holds one line, and in the
+// run up to three (readAhead). An input that cannot be read twice (a
+// pipe) is checked as it runs; its errors still leave --out alone.
 func openSteps(path string, q *query.Query) (next func() (steps.Step, error), closeFn func(), err error) {
 	open := func() (*steps.Reader, *os.File, error) {
 		f, err := os.Open(path)
@@ -234,7 +235,51 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	if err != nil {
 		return nil, nil, err
 	}
-	return r.Next, func() { f.Close() }, nil
+	next, stop := readAhead(r.Next)
+	return next, func() { stop(); f.Close() }, nil
+}
+
+// readAhead calls next in a goroutine, one step ahead of its caller, so
+// that the next line is read and decoded while the engine runs the batch
+// of the one before (exec's wall time on two cores: the decoding hides
+// behind the engine). The steps come in the same order, so the run and
+// its output are the same; memory holds one more line. stop ends the
+// goroutine and waits for it: after stop, next is not called again.
+func readAhead(next func() (steps.Step, error)) (ahead func() (steps.Step, error), stop func()) {
+	type item struct {
+		st  steps.Step
+		err error
+	}
+	ch := make(chan item, 1)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		for {
+			st, err := next()
+			select {
+			case ch <- item{st, err}:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return // io.EOF or the Reader's first error: it is done
+			}
+		}
+	}()
+	ahead = func() (steps.Step, error) {
+		it, ok := <-ch
+		if !ok {
+			return steps.Step{}, io.EOF
+		}
+		return it.st, it.err
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() { close(quit) })
+		<-done
+	}
+	return ahead, stop
 }
 
 // outFile is --out: a temp file next to the target, renamed over it when
