@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -151,19 +152,28 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	bw := bufio.NewWriterSize(out, 256<<10)
 	enc := trace.NewEncoder(bw)
 	tw := &tableWriter{w: bw}
+	var wb *writeBehind
+	if o.format != "table" {
+		wb = newWriteBehind(enc)
+	}
 	emit := func(r *trace.Record) error {
 		if err := o.expect.observe(r); err != nil {
 			return err
 		}
-		if o.format == "table" {
+		if wb == nil {
 			return tw.Record(r)
 		}
-		return enc.Record(r)
+		return wb.send(r)
 	}
 	res, err := trace.RunSteps(q, next, trace.Options{
 		Checkpoint: ckpt, Seed: o.seed, Emit: emit, NewStateProvider: stores.Open,
 		Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
 	})
+	if wb != nil {
+		if werr := wb.close(); werr != nil {
+			return &exitError{code: 1, err: fmt.Errorf("exec: write %s: %w", out.name, werr)}
+		}
+	}
 	if err != nil {
 		return classify(o.queryPath, o.inputPath, dir, err)
 	}
@@ -182,6 +192,52 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 		return &exitError{code: 1, err: fmt.Errorf("exec: write %s: %w", out.name, err)}
 	}
 	return o.expect.finish(res)
+}
+
+// writeBehind encodes and writes batch records in a goroutine, one record
+// behind the engine, so that a batch's output is written while the next
+// batch runs. Records go out in order; memory holds one more batch's
+// output. After a write fails, send refuses the next record (the run
+// stops) and close returns the write's error.
+type writeBehind struct {
+	ch     chan *trace.Record
+	done   chan struct{}
+	err    error // the goroutine's; read after done
+	failed atomic.Bool
+}
+
+// errWriteFailed stops the run after a failed write; close has the cause.
+var errWriteFailed = errors.New("the output could not be written")
+
+func newWriteBehind(enc *trace.Encoder) *writeBehind {
+	w := &writeBehind{ch: make(chan *trace.Record, 1), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for r := range w.ch {
+			if w.err == nil {
+				if w.err = enc.Record(r); w.err != nil {
+					w.failed.Store(true)
+				}
+			}
+		}
+	}()
+	return w
+}
+
+// send queues r, which the caller no longer changes.
+func (w *writeBehind) send(r *trace.Record) error {
+	if w.failed.Load() {
+		return errWriteFailed
+	}
+	w.ch <- r
+	return nil
+}
+
+// close waits for every queued record to be written; call it once.
+func (w *writeBehind) close() error {
+	close(w.ch)
+	<-w.done
+	return w.err
 }
 
 // openSteps infers the rows' schema when the query declares none (a

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"io"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine/steps"
@@ -46,4 +48,18 @@ func TestReadAhead(t *testing.T) {
 	// its full channel.
 	_, stop = readAhead(src())
 	stop()
+}
+
+// A write that fails behind the engine stops the run with exit 1 and
+// names the output.
+func TestExecWriteFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	bin := binary(t)
+	ex := "../../examples/worked-example/"
+	_, errOut, code := run(bin, "exec", "--query", ex+"query.yaml", "--input", ex+"steps.jsonl", "--out", "/dev/full")
+	if code != 1 || !strings.Contains(errOut, "exec: write /dev/full:") || !strings.Contains(errOut, "no space left on device") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
 }
