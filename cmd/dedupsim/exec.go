@@ -266,25 +266,13 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	if err == nil && st.Mode().IsRegular() && q.Schema == nil {
 		// No declared schema: infer one from every row, as Spark's JSON
 		// source does, before the rows are read under it.
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, nil, badInput(fmt.Errorf("exec: --input: %w", err))
-		}
-		err = steps.InferSchema(path, f, q)
-		f.Close()
-		if err != nil {
-			return nil, nil, badInput(err)
+		if err := inferSteps(path, q); err != nil {
+			return nil, nil, stepsProblem(err)
 		}
 	}
 	if err == nil && st.Mode().IsRegular() {
-		r, f, err := open()
-		if err != nil {
-			return nil, nil, err
-		}
-		err = r.Check()
-		f.Close()
-		if err != nil {
-			return nil, nil, badInput(err)
+		if err := checkSteps(path, q); err != nil {
+			return nil, nil, stepsProblem(err)
 		}
 	}
 	r, f, err := open()
@@ -336,6 +324,16 @@ func readAhead(next func() (steps.Step, error)) (ahead func() (steps.Step, error
 		<-done
 	}
 	return ahead, stop
+}
+
+// stepsProblem is a pass's refusal of the steps file: bad input (exit 2);
+// a file that cannot be opened is named as --input.
+func stepsProblem(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Op == "open" {
+		return badInput(fmt.Errorf("exec: --input: %w", err))
+	}
+	return badInput(err)
 }
 
 // outFile is --out: a temp file next to the target, renamed over it when

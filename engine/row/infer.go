@@ -105,6 +105,30 @@ func (in *Inferrer) add(it *objectIter, data []byte) error {
 	return nil
 }
 
+// Merge adds what o inferred to in, as if in had read o's rows after its
+// own: the types merge as they do row by row, so one Inferrer per part of
+// a file, merged, infers the file's schema. It reports false, leaving in
+// unusable, when two names of in and o differ only in case or there are
+// too many columns: reading the rows in one Inferrer then finds the error
+// Add reports, which depends on the order of the rows.
+func (in *Inferrer) Merge(o *Inferrer) bool {
+	for name, t := range o.types {
+		prev, ok := in.types[name]
+		if ok {
+			in.types[name] = schema.Merge(prev, t)
+			continue
+		}
+		low := strings.ToLower(name)
+		if _, clash := in.lower[low]; clash || len(in.types) == schema.MaxFields {
+			return false
+		}
+		in.lower[low] = name
+		in.types[name] = t
+	}
+	in.rows += o.rows
+	return true
+}
+
 // Rows is how many rows were added.
 func (in *Inferrer) Rows() int64 { return in.rows }
 

@@ -3,7 +3,10 @@ package row
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 var splitSeeds = []string{
@@ -119,4 +122,50 @@ func FuzzSplit(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkSplit(t, data) })
+}
+
+// Inferrers over two parts of the rows, merged, infer what one Inferrer
+// over all of them infers.
+func TestInferrerMerge(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		vals := []string{`1`, `-2`, `1.5`, `12345678901234567890`, `1e400`, `"s"`, `true`, `null`, `{}`, `[]`}
+		n := rapid.IntRange(0, 8).Draw(t, "rows")
+		var rows [][]byte
+		for range n {
+			b := []byte{'{'}
+			for j, c := range rapid.SliceOfDistinct(rapid.SampledFrom([]string{"a", "b", "c"}), func(s string) string { return s }).Draw(t, "cols") {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `"`+c+`":`+rapid.SampledFrom(vals).Draw(t, "v")...)
+			}
+			rows = append(rows, append(b, '}'))
+		}
+		cut := rapid.IntRange(0, n).Draw(t, "cut")
+		whole, a, b := NewInferrer(), NewInferrer(), NewInferrer()
+		for i, r := range rows {
+			part := a
+			if i >= cut {
+				part = b
+			}
+			if err := whole.Add(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := part.Add(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !a.Merge(b) {
+			t.Fatal("merge refused")
+		}
+		if fmt.Sprint(a.Schema()) != fmt.Sprint(whole.Schema()) || a.Rows() != whole.Rows() {
+			t.Fatalf("merged %v (%d rows), whole %v (%d rows)", a.Schema(), a.Rows(), whole.Schema(), whole.Rows())
+		}
+	})
+	x, y := NewInferrer(), NewInferrer()
+	x.Add([]byte(`{"Id":1}`))
+	y.Add([]byte(`{"id":1}`))
+	if x.Merge(y) {
+		t.Fatal("Id and id merged")
+	}
 }

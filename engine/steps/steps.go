@@ -162,6 +162,12 @@ func inferFrom(rd *Reader, q *query.Query) error {
 			return err
 		}
 	}
+	return SetInferred(rd.p.file, inf, q)
+}
+
+// SetInferred ends InferSchema: it sets q.Schema to the schema inf
+// inferred from the rows of the steps file filename, or refuses it.
+func SetInferred(filename string, inf *row.Inferrer, q *query.Query) error {
 	s := inf.Schema()
 	if s == nil || len(s.Fields) == 0 {
 		return nil // no rows, or only {}: nothing to type
@@ -173,7 +179,7 @@ func inferFrom(rd *Reader, q *query.Query) error {
 	cols = append(cols, q.Sink.Keys...)
 	for _, c := range cols {
 		if s.Index(c) < 0 {
-			return &Error{File: rd.p.file, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", c, s)}
+			return &Error{File: filename, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", c, s)}
 		}
 	}
 	q.Schema, q.SchemaInferred = s, true
@@ -260,11 +266,50 @@ func (r *Reader) Check() error {
 // Next returns the next step, or io.EOF after the last. Errors for bad
 // input are *Error; after an error the Reader is done.
 func (r *Reader) Next() (Step, error) {
+	l, err := r.nextLine()
+	if err != nil {
+		return Step{}, err
+	}
+	r.p.rowBuf = r.p.rowBuf[:0]
+	st, err := r.p.line(l.No, l.Col, l.Text)
+	if err != nil {
+		r.done = true
+		return Step{}, err
+	}
+	for name, rows := range st.Rows {
+		if i, ok := r.p.q.SourceIndex(name); ok {
+			r.rows[i] += int64(len(rows))
+		}
+	}
+	return st, nil
+}
+
+// Line is one step line, as NextLine gives it: its number, the column
+// where its text starts, and the text, trimmed of surrounding space.
+type Line struct {
+	No, Col int
+	Text    []byte
+}
+
+// NextLine returns the next step line without decoding it, for a pass
+// that decodes lines out of order (LineParser), or io.EOF: blank and
+// comment lines are skipped, and a line too long or not UTF-8 is refused
+// here, as Next refuses it. The text is a copy, the caller's to keep.
+func (r *Reader) NextLine() (Line, error) {
+	l, err := r.nextLine()
+	if err == nil {
+		l.Text = bytes.Clone(l.Text)
+	}
+	return l, err
+}
+
+// nextLine is NextLine with the text in the Reader's buffer.
+func (r *Reader) nextLine() (Line, error) {
 	for !r.done {
 		text, err := r.readLine()
 		if err != nil {
 			r.done = true
-			return Step{}, err
+			return Line{}, err
 		}
 		if text == nil {
 			r.done = true
@@ -290,22 +335,49 @@ func (r *Reader) Next() (Step, error) {
 				}
 				at += size
 			}
-			return Step{}, r.p.errorf(r.lineNo, "", "invalid UTF-8 at column %d (byte %#02x): a steps file is UTF-8 text", col+at, trimmed[at])
+			return Line{}, r.p.errorf(r.lineNo, "", "invalid UTF-8 at column %d (byte %#02x): a steps file is UTF-8 text", col+at, trimmed[at])
 		}
-		r.p.rowBuf = r.p.rowBuf[:0]
-		st, err := r.p.line(r.lineNo, col, trimmed)
-		if err != nil {
-			r.done = true
-			return Step{}, err
-		}
-		for name, rows := range st.Rows {
-			if i, ok := r.p.q.SourceIndex(name); ok {
-				r.rows[i] += int64(len(rows))
-			}
-		}
-		return st, nil
+		return Line{No: r.lineNo, Col: col, Text: trimmed}, nil
 	}
-	return Step{}, io.EOF
+	return Line{}, io.EOF
+}
+
+// LineParser checks, or infers a schema from, single step lines in any
+// order, with what Next would say about each. A pass may give lines to
+// several LineParsers, one per goroutine, and keep the error of the
+// lowest line: the answer of Check (or InferSchema) over the whole file.
+// That holds only when the lines are independent (Independent).
+type LineParser struct{ p *parser }
+
+// Independent reports whether the reader's lines can be decoded out of
+// order: not with an all-columns key and no schema, where the file's first
+// row fixes the columns every later row must have.
+func (r *Reader) Independent() bool { return len(r.p.q.Keys) > 0 || r.p.q.Schema != nil }
+
+// LineParser makes a parser of single lines with r's query and decoders
+// (which hold only configuration) and buffers of its own.
+func (r *Reader) LineParser() *LineParser {
+	p := *r.p
+	p.rowBuf, p.tmp, p.schema, p.schemaAt, p.infer = nil, nil, nil, "", nil
+	p.scratch = true
+	return &LineParser{p: &p}
+}
+
+// Check is Reader.Check's verdict on one line.
+func (lp *LineParser) Check(l Line) error {
+	lp.p.infer = nil
+	lp.p.rowBuf = lp.p.rowBuf[:0]
+	_, err := lp.p.line(l.No, l.Col, l.Text)
+	return err
+}
+
+// Infer adds the line's rows to inf, as InferSchema reads them.
+func (lp *LineParser) Infer(l Line, inf *row.Inferrer) error {
+	lp.p.infer = inf
+	defer func() { lp.p.infer = nil }()
+	lp.p.rowBuf = lp.p.rowBuf[:0]
+	_, err := lp.p.line(l.No, l.Col, l.Text)
+	return err
 }
 
 // readLine returns the next line without its '\n' (nil at the end of the
