@@ -425,6 +425,9 @@ type parser struct {
 	scratch bool
 	rowBuf  []row.Row
 	tmp     []byte
+	// rowsSeen rows of rowBytesSeen bytes were decoded (outside scratch
+	// passes), at most mostRows in one array: newRowsAcc's size hint.
+	rowsSeen, rowBytesSeen, mostRows int64
 	// slow takes encoding/json's path only, as every line did before the
 	// row scanner's (the tests hold the two to the same answers).
 	slow bool
@@ -477,7 +480,7 @@ func (p *parser) fastMembers(lineNo int, raw []byte, rowsAt func(name []byte) st
 				}
 			}
 			if path := rowsAt(name); path != "" {
-				acc = p.newRowsAcc(lineNo, path)
+				acc = p.newRowsAcc(lineNo, path, len(raw))
 				return acc.scan, nil
 			}
 			return nil, nil
@@ -515,10 +518,18 @@ type rowsAcc struct {
 // newRowsAcc starts the rows at path: in a scratch pass they go to one
 // reused buffer (a sources line appends each source's after the previous
 // one's).
-func (p *parser) newRowsAcc(lineNo int, path string) *rowsAcc {
+//
+// Otherwise the rows get a slice sized from the at most size bytes they
+// come from and the rows read so far (their average size, the most in one
+// array, doubled), so that a large batch is not copied as it grows: no
+// more than the bytes could hold, nor twice the largest batch so far.
+func (p *parser) newRowsAcc(lineNo int, path string, size int) *rowsAcc {
 	a := &rowsAcc{p: p, lineNo: lineNo, path: path}
 	if p.scratch {
 		a.rows, a.start = p.rowBuf, len(p.rowBuf)
+	} else if p.rowsSeen > 0 {
+		avg := max(p.rowBytesSeen/p.rowsSeen, 2)
+		a.rows = make([]row.Row, 0, min(int64(size)/avg+1, 2*p.mostRows+16))
 	}
 	return a
 }
@@ -550,6 +561,7 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 		return 0, err
 	}
 	e := rest[:n]
+	p.rowsSeen, p.rowBytesSeen = p.rowsSeen+1, p.rowBytesSeen+int64(n)
 	if !row.IsCompact(e) {
 		// Decoded again from its compacted copy, as on every other path.
 		return n, p.row(a.lineNo, a.path, i, p.compact(e), r)
@@ -562,6 +574,7 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 
 // done returns the rows (never nil).
 func (a *rowsAcc) done() []row.Row {
+	a.p.mostRows = max(a.p.mostRows, int64(a.count))
 	if a.p.scratch {
 		a.p.rowBuf = a.rows
 	}
@@ -786,7 +799,7 @@ func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, 
 	// only the row scanner's stricter grammar can make Elements fail; the
 	// elements are then split by encoding/json, as they always were, and
 	// decoded again from the first (the decoders give the same answers).
-	acc := p.newRowsAcc(lineNo, path)
+	acc := p.newRowsAcc(lineNo, path, len(raw))
 	err := errSlowPath
 	if !p.slow {
 		err = row.Elements(raw, acc.add)
@@ -800,7 +813,7 @@ func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, 
 		if json.Unmarshal(raw, &elems) != nil {
 			return nil, p.errorf(lineNo, path, "want an array of row objects, got %s", kindOf(raw))
 		}
-		acc = p.newRowsAcc(lineNo, path)
+		acc = p.newRowsAcc(lineNo, path, len(raw))
 		for i, e := range elems {
 			var buf bytes.Buffer
 			buf.Grow(len(e))
