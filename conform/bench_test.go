@@ -3,14 +3,12 @@ package conform
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
-	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/engine/steps"
-	"github.com/dedupsim/dedupsim/engine/trace"
 )
 
 // benchCase is the speed comparison's trace: BenchQuery over
@@ -19,11 +17,11 @@ func benchCase(rows, nsteps int) *Case {
 	return &Case{Name: "bench", Query: []byte(BenchQuery), Steps: BenchSteps(rows, nsteps)}
 }
 
-// BenchmarkExecVsSpark runs the same 500k-row trace through dedupsim's
-// exec path (parse the steps, run on an on-disk checkpoint) and through
-// Spark (the runner, after its session started), checks that both agree
-// batch for batch, and reports both throughputs and their ratio. It needs
-// DEDUPSIM_SPARK_PYTHON (make bench-spark).
+// BenchmarkExecVsSpark runs the same 500k-row trace through `dedupsim
+// exec` (the binary, as a user runs it, process start included) and
+// through Spark (the runner, after its session started), checks that both
+// agree batch for batch, and reports both throughputs and their ratio. It
+// needs DEDUPSIM_SPARK_PYTHON (make bench-spark).
 func BenchmarkExecVsSpark(b *testing.B) {
 	py := os.Getenv("DEDUPSIM_SPARK_PYTHON")
 	if py == "" {
@@ -31,20 +29,15 @@ func BenchmarkExecVsSpark(b *testing.B) {
 	}
 	rows := 500_000
 	c := benchCase(rows, 10)
+	bin, qPath, sPath := buildExec(b, c)
 	for b.Loop() {
-		// dedupsim: as `dedupsim exec` does it, parsing included.
-		dir := b.TempDir()
+		// dedupsim: the exec verb as a user runs it (a process: schema
+		// inference, the check pass, the run on an on-disk checkpoint, the
+		// JSON Lines output to a file).
+		out := filepath.Join(b.TempDir(), "out.jsonl")
 		start := time.Now()
-		q, err := query.Parse("query.yaml", c.Query)
-		if err != nil {
-			b.Fatal(err)
-		}
-		st, err := steps.Parse("steps.jsonl", c.Steps, q)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := trace.Run(q, st, trace.Options{Checkpoint: fsys.NewOS(dir)}); err != nil {
-			b.Fatal(err)
+		if msg, err := exec.Command(bin, "exec", "--query", qPath, "--input", sPath, "--out", out).CombinedOutput(); err != nil {
+			b.Fatalf("dedupsim exec: %v\n%s", err, msg)
 		}
 		engineSec := time.Since(start).Seconds()
 		c.Engine = RunEngine(c, map[string]*fsys.Mem{})
@@ -76,6 +69,24 @@ func BenchmarkExecVsSpark(b *testing.B) {
 		b.Logf("%d rows, %d batch executions: dedupsim exec %.2f s, Spark %s %.2f s (session start excluded): dedupsim %.1fx faster",
 			rows, len(c.Engine.Execs), engineSec, sp.Version(), sparkSec, sparkSec/engineSec)
 	}
+}
+
+// buildExec builds the dedupsim binary and writes c's query and steps
+// files, for BenchmarkExecVsSpark's run of `dedupsim exec`.
+func buildExec(b *testing.B, c *Case) (bin, qPath, sPath string) {
+	dir := b.TempDir()
+	bin = filepath.Join(dir, "dedupsim")
+	if msg, err := exec.Command("go", "build", "-o", bin, "../cmd/dedupsim").CombinedOutput(); err != nil {
+		b.Fatalf("build dedupsim: %v\n%s", err, msg)
+	}
+	qPath, sPath = filepath.Join(dir, "query.yaml"), filepath.Join(dir, "steps.jsonl")
+	if err := os.WriteFile(qPath, c.Query, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(sPath, c.Steps, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return bin, qPath, sPath
 }
 
 // TestBenchSteps pins the speed trace's bytes (Spark's side of the
