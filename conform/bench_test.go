@@ -2,57 +2,26 @@ package conform
 
 import (
 	"context"
-	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
-	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/engine/steps"
-	"github.com/dedupsim/dedupsim/engine/trace"
 )
 
-// benchCase is the speed comparison's trace (shared/spec/spark-oracle.md):
-// 500,000 rows in 10 steps, dropDuplicatesWithinWatermark on a string id
-// with a 10-second delay, 4 partitions, 5% duplicates (half of them in the
-// same batch, half one batch later, inside the delay).
+// benchCase is the speed comparison's trace: BenchQuery over
+// BenchSteps(rows, nsteps).
 func benchCase(rows, nsteps int) *Case {
-	q := "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 10 seconds}\nshuffle_partitions: 4\n"
-	var b strings.Builder
-	per := rows / nsteps
-	n := 0
-	for s := range nsteps {
-		b.WriteString(`{"rows": [`)
-		for i := range per {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			id := n
-			switch {
-			case i%40 == 1 && n > 0: // a copy in the same batch
-				id = n - 1
-			case i%40 == 2 && s > 0: // a copy of the previous batch, within the delay
-				id = n - per
-			}
-			// 5 s of event time per step, 100 µs apart: the watermark
-			// trails by the delay, so copies a batch apart are caught.
-			ts := 1_700_000_000_000_000 + int64(n)*100
-			fmt.Fprintf(&b, `{"id":"evt-%07d","ts":%d.%06d,"amount":%d}`, id, ts/1_000_000, ts%1_000_000, n%997)
-			n++
-		}
-		b.WriteString("]}\n")
-	}
-	return &Case{Name: "bench", Query: []byte(q), Steps: []byte(b.String())}
+	return &Case{Name: "bench", Query: []byte(BenchQuery), Steps: BenchSteps(rows, nsteps)}
 }
 
-// BenchmarkExecVsSpark runs the same 500k-row trace through dedupsim's
-// exec path (parse the steps, run on an on-disk checkpoint) and through
-// Spark (the runner, after its session started), checks that both agree
-// batch for batch, and reports both throughputs and their ratio. It needs
-// DEDUPSIM_SPARK_PYTHON (make bench-spark).
+// BenchmarkExecVsSpark runs the same 500k-row trace through `dedupsim
+// exec` (the binary, as a user runs it, process start included) and
+// through Spark (the runner, after its session started), checks that both
+// agree batch for batch, and reports both throughputs and their ratio. It
+// needs DEDUPSIM_SPARK_PYTHON (make bench-spark).
 func BenchmarkExecVsSpark(b *testing.B) {
 	py := os.Getenv("DEDUPSIM_SPARK_PYTHON")
 	if py == "" {
@@ -60,20 +29,15 @@ func BenchmarkExecVsSpark(b *testing.B) {
 	}
 	rows := 500_000
 	c := benchCase(rows, 10)
+	bin, qPath, sPath := buildExec(b, c)
 	for b.Loop() {
-		// dedupsim: as `dedupsim exec` does it, parsing included.
-		dir := b.TempDir()
+		// dedupsim: the exec verb as a user runs it (a process: schema
+		// inference, the check pass, the run on an on-disk checkpoint, the
+		// JSON Lines output to a file).
+		out := filepath.Join(b.TempDir(), "out.jsonl")
 		start := time.Now()
-		q, err := query.Parse("query.yaml", c.Query)
-		if err != nil {
-			b.Fatal(err)
-		}
-		st, err := steps.Parse("steps.jsonl", c.Steps, q)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := trace.Run(q, st, trace.Options{Checkpoint: fsys.NewOS(dir)}); err != nil {
-			b.Fatal(err)
+		if msg, err := exec.Command(bin, "exec", "--query", qPath, "--input", sPath, "--out", out).CombinedOutput(); err != nil {
+			b.Fatalf("dedupsim exec: %v\n%s", err, msg)
 		}
 		engineSec := time.Since(start).Seconds()
 		c.Engine = RunEngine(c, map[string]*fsys.Mem{})
@@ -104,5 +68,35 @@ func BenchmarkExecVsSpark(b *testing.B) {
 		b.ReportMetric(sparkSec/engineSec, "speedup(x)")
 		b.Logf("%d rows, %d batch executions: dedupsim exec %.2f s, Spark %s %.2f s (session start excluded): dedupsim %.1fx faster",
 			rows, len(c.Engine.Execs), engineSec, sp.Version(), sparkSec, sparkSec/engineSec)
+	}
+}
+
+// buildExec builds the dedupsim binary and writes c's query and steps
+// files, for BenchmarkExecVsSpark's run of `dedupsim exec`.
+func buildExec(b *testing.B, c *Case) (bin, qPath, sPath string) {
+	dir := b.TempDir()
+	bin = filepath.Join(dir, "dedupsim")
+	if msg, err := exec.Command("go", "build", "-o", bin, "../cmd/dedupsim").CombinedOutput(); err != nil {
+		b.Fatalf("build dedupsim: %v\n%s", err, msg)
+	}
+	qPath, sPath = filepath.Join(dir, "query.yaml"), filepath.Join(dir, "steps.jsonl")
+	if err := os.WriteFile(qPath, c.Query, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(sPath, c.Steps, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return bin, qPath, sPath
+}
+
+// TestBenchSteps pins the speed trace's bytes (Spark's side of the
+// comparison reads the same file): its first rows, a copy in the same
+// batch and one of the previous batch.
+func TestBenchSteps(t *testing.T) {
+	got := string(BenchSteps(6, 2))
+	want := `{"rows": [{"id":"evt-0000000","ts":1700000000.000000,"amount":0},{"id":"evt-0000000","ts":1700000000.000100,"amount":1},{"id":"evt-0000002","ts":1700000000.000200,"amount":2}]}` + "\n" +
+		`{"rows": [{"id":"evt-0000003","ts":1700000000.000300,"amount":3},{"id":"evt-0000003","ts":1700000000.000400,"amount":4},{"id":"evt-0000002","ts":1700000000.000500,"amount":5}]}` + "\n"
+	if got != want {
+		t.Fatalf("BenchSteps(6, 2) =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -2,12 +2,13 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -149,31 +150,37 @@ func openCheckpoint(o execOptions) (dir string, ckpt *fsys.OS, release func(), e
 // committed only when everything was written.
 func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, dir string, o execOptions, out *outFile) error {
 	bw := bufio.NewWriterSize(out, 256<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
+	enc := trace.NewEncoder(bw)
 	tw := &tableWriter{w: bw}
+	var wb *writeBehind
+	if o.format != "table" {
+		wb = newWriteBehind(enc)
+	}
 	emit := func(r *trace.Record) error {
 		if err := o.expect.observe(r); err != nil {
 			return err
 		}
-		if o.format == "table" {
+		if wb == nil {
 			return tw.Record(r)
 		}
-		return enc.Encode(r)
+		return wb.send(r)
 	}
 	res, err := trace.RunSteps(q, next, trace.Options{
 		Checkpoint: ckpt, Seed: o.seed, Emit: emit, NewStateProvider: stores.Open,
 		Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
 	})
+	if wb != nil {
+		if werr := wb.close(); werr != nil {
+			return &exitError{code: 1, err: fmt.Errorf("exec: write %s: %w", out.name, werr)}
+		}
+	}
 	if err != nil {
 		return classify(o.queryPath, o.inputPath, dir, err)
 	}
 	if o.format == "table" {
 		err = tw.End(res)
 	} else if res.HasTable {
-		err = enc.Encode(struct {
-			Table []json.RawMessage `json:"table"`
-		}{res.Table})
+		err = enc.Table(res.Table)
 	}
 	if err == nil {
 		err = bw.Flush()
@@ -187,12 +194,58 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	return o.expect.finish(res)
 }
 
+// writeBehind encodes and writes batch records in a goroutine, one record
+// behind the engine, so that a batch's output is written while the next
+// batch runs. Records go out in order; memory holds one more batch's
+// output. After a write fails, send refuses the next record (the run
+// stops) and close returns the write's error.
+type writeBehind struct {
+	ch     chan *trace.Record
+	done   chan struct{}
+	err    error // the goroutine's; read after done
+	failed atomic.Bool
+}
+
+// errWriteFailed stops the run after a failed write; close has the cause.
+var errWriteFailed = errors.New("the output could not be written")
+
+func newWriteBehind(enc *trace.Encoder) *writeBehind {
+	w := &writeBehind{ch: make(chan *trace.Record, 1), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for r := range w.ch {
+			if w.err == nil {
+				if w.err = enc.Record(r); w.err != nil {
+					w.failed.Store(true)
+				}
+			}
+		}
+	}()
+	return w
+}
+
+// send queues r, which the caller no longer changes.
+func (w *writeBehind) send(r *trace.Record) error {
+	if w.failed.Load() {
+		return errWriteFailed
+	}
+	w.ch <- r
+	return nil
+}
+
+// close waits for every queued record to be written; call it once.
+func (w *writeBehind) close() error {
+	close(w.ch)
+	<-w.done
+	return w.err
+}
+
 // openSteps infers the rows' schema when the query declares none (a
 // first pass), checks the whole steps file, then opens it again for the
 // run, so that a bad line anywhere is found before the checkpoint or
-// --out is touched. Both passes stream: memory holds one line. An input
-// that cannot be read twice (a pipe) is checked as it runs; its errors
-// still leave --out alone.
+// --out is touched. Every pass streams: memory holds one line, and in the
+// run up to three (readAhead). An input that cannot be read twice (a
+// pipe) is checked as it runs; its errors still leave --out alone.
 func openSteps(path string, q *query.Query) (next func() (steps.Step, error), closeFn func(), err error) {
 	open := func() (*steps.Reader, *os.File, error) {
 		f, err := os.Open(path)
@@ -213,38 +266,74 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	if err == nil && st.Mode().IsRegular() && q.Schema == nil {
 		// No declared schema: infer one from every row, as Spark's JSON
 		// source does, before the rows are read under it.
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, nil, badInput(fmt.Errorf("exec: --input: %w", err))
-		}
-		err = steps.InferSchema(path, f, q)
-		f.Close()
-		if err != nil {
-			return nil, nil, badInput(err)
+		if err := inferSteps(path, q); err != nil {
+			return nil, nil, stepsProblem(err)
 		}
 	}
 	if err == nil && st.Mode().IsRegular() {
-		r, f, err := open()
-		if err != nil {
-			return nil, nil, err
+		if err := checkSteps(path, q); err != nil {
+			return nil, nil, stepsProblem(err)
 		}
-		for {
-			_, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return nil, nil, badInput(err)
-			}
-		}
-		f.Close()
 	}
 	r, f, err := open()
 	if err != nil {
 		return nil, nil, err
 	}
-	return r.Next, func() { f.Close() }, nil
+	next, stop := readAhead(r.Next)
+	return next, func() { stop(); f.Close() }, nil
+}
+
+// readAhead calls next in a goroutine, one step ahead of its caller, so
+// that the next line is read and decoded while the engine runs the batch
+// of the one before (exec's wall time on two cores: the decoding hides
+// behind the engine). The steps come in the same order, so the run and
+// its output are the same; memory holds one more line. stop ends the
+// goroutine and waits for it: after stop, next is not called again.
+func readAhead(next func() (steps.Step, error)) (ahead func() (steps.Step, error), stop func()) {
+	type item struct {
+		st  steps.Step
+		err error
+	}
+	ch := make(chan item, 1)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		for {
+			st, err := next()
+			select {
+			case ch <- item{st, err}:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return // io.EOF or the Reader's first error: it is done
+			}
+		}
+	}()
+	ahead = func() (steps.Step, error) {
+		it, ok := <-ch
+		if !ok {
+			return steps.Step{}, io.EOF
+		}
+		return it.st, it.err
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() { close(quit) })
+		<-done
+	}
+	return ahead, stop
+}
+
+// stepsProblem is a pass's refusal of the steps file: bad input (exit 2);
+// a file that cannot be opened is named as --input.
+func stepsProblem(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Op == "open" {
+		return badInput(fmt.Errorf("exec: --input: %w", err))
+	}
+	return badInput(err)
 }
 
 // outFile is --out: a temp file next to the target, renamed over it when

@@ -106,10 +106,38 @@ func (d *Decoder) Decode(data []byte, r *Row) error {
 	return nil
 }
 
+// DecodePrefix is Decode of the row object at the start of data (no space
+// before it), nested depth levels deep in the text it is part of (for
+// the nesting limit, as encoding/json counts it from the top). It returns
+// the object's length n; r.Data is data[:n]. What follows the object is
+// not looked at.
+func (d *Decoder) DecodePrefix(data []byte, depth int, r *Row) (int, error) {
+	var it objectIter
+	if err := it.beginPrefix(data, depth); err != nil {
+		return 0, err
+	}
+	if err := d.decodeWith(&it, data, r); err != nil {
+		return 0, err
+	}
+	r.Data = data[:it.s.pos]
+	r.Decoded = true
+	return it.s.pos, nil
+}
+
 func (d *Decoder) decode(data []byte, r *Row) error {
+	var it objectIter
+	if err := it.begin(data); err != nil {
+		*r = Row{Data: data, Source: r.Source, Partition: r.Partition, Offset: r.Offset, Positioned: r.Positioned}
+		return err
+	}
+	return d.decodeWith(&it, data, r)
+}
+
+// decodeWith is decode over an object iterator that has begun.
+func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
 	*r = Row{Data: data, Source: r.Source, Partition: r.Partition, Offset: r.Offset, Positioned: r.Positioned} // where it was read stays
 	if d.all {
-		return d.decodeAll(data, r)
+		return d.decodeAll(it, data, r)
 	}
 	var buf [linearMax]slot
 	var slots []slot
@@ -117,10 +145,6 @@ func (d *Decoder) decode(data []byte, r *Row) error {
 		slots = buf[:len(d.names)]
 	} else {
 		slots = make([]slot, len(d.names))
-	}
-	var it objectIter
-	if err := it.begin(data); err != nil {
-		return err
 	}
 	for {
 		m, ok, err := it.next()
@@ -222,13 +246,9 @@ type field struct {
 
 // decodeAll is Decode when the key is every column, taken in name order
 // (the order of the schema Spark infers from JSON, which sorts fields).
-func (d *Decoder) decodeAll(data []byte, r *Row) error {
+func (d *Decoder) decodeAll(it *objectIter, data []byte, r *Row) error {
 	var buf [16]field
 	fields := buf[:0]
-	var it objectIter
-	if err := it.begin(data); err != nil {
-		return err
-	}
 	size := 0
 	for {
 		m, ok, err := it.next()

@@ -1,6 +1,7 @@
 package row
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,13 +38,32 @@ func NewInferrer() *Inferrer {
 	return &Inferrer{types: map[string]schema.Type{}, lower: map[string]string{}}
 }
 
-// Add merges one row (a JSON object) into the schema.
+// Add merges one row (a JSON object) into the schema. It allocates only
+// for a column it has not seen before.
 func (in *Inferrer) Add(data []byte) error {
 	var it objectIter
 	if err := it.begin(data); err != nil {
 		return err
 	}
-	var seen []string
+	return in.add(&it, data)
+}
+
+// AddPrefix is Add of the row object at the start of data, as
+// Decoder.DecodePrefix reads it; it returns the object's length.
+func (in *Inferrer) AddPrefix(data []byte, depth int) (int, error) {
+	var it objectIter
+	if err := it.beginPrefix(data, depth); err != nil {
+		return 0, err
+	}
+	if err := in.add(&it, data); err != nil {
+		return 0, err
+	}
+	return it.s.pos, nil
+}
+
+func (in *Inferrer) add(it *objectIter, data []byte) error {
+	var seenBuf [16][]byte
+	seen := seenBuf[:0]
 	for {
 		m, ok, err := it.next()
 		if err != nil {
@@ -52,17 +72,20 @@ func (in *Inferrer) Add(data []byte) error {
 		if !ok {
 			break
 		}
-		name := string(plainName(m.name, m.nameEsc))
-		if slices.Contains(seen, name) {
-			return fmt.Errorf("column %q appears twice in the row", name)
+		name := plainName(m.name, m.nameEsc)
+		for _, s := range seen {
+			if bytes.Equal(s, name) {
+				return fmt.Errorf("column %q appears twice in the row", name)
+			}
 		}
 		seen = append(seen, name)
 		t, err := inferValue(data[m.start:m.end], m.kind)
 		if err != nil {
 			return fmt.Errorf("column %q: %w", name, err)
 		}
-		prev, ok := in.types[name]
+		prev, ok := in.types[string(name)]
 		if !ok {
+			name := string(name)
 			low := strings.ToLower(name)
 			if other, clash := in.lower[low]; clash {
 				return fmt.Errorf("columns %q and %q differ only in case: Spark resolves names case-insensitively and could not tell them apart", other, name)
@@ -74,10 +97,36 @@ func (in *Inferrer) Add(data []byte) error {
 			in.types[name] = t
 			continue
 		}
-		in.types[name] = schema.Merge(prev, t)
+		if merged := schema.Merge(prev, t); merged != prev {
+			in.types[string(name)] = merged
+		}
 	}
 	in.rows++
 	return nil
+}
+
+// Merge adds what o inferred to in, as if in had read o's rows after its
+// own: the types merge as they do row by row, so one Inferrer per part of
+// a file, merged, infers the file's schema. It reports false, leaving in
+// unusable, when two names of in and o differ only in case or there are
+// too many columns: reading the rows in one Inferrer then finds the error
+// Add reports, which depends on the order of the rows.
+func (in *Inferrer) Merge(o *Inferrer) bool {
+	for name, t := range o.types {
+		prev, ok := in.types[name]
+		if ok {
+			in.types[name] = schema.Merge(prev, t)
+			continue
+		}
+		low := strings.ToLower(name)
+		if _, clash := in.lower[low]; clash || len(in.types) == schema.MaxFields {
+			return false
+		}
+		in.lower[low] = name
+		in.types[name] = t
+	}
+	in.rows += o.rows
+	return true
 }
 
 // Rows is how many rows were added.

@@ -106,6 +106,13 @@ func (s *scanner) value(depth int) (kind valueKind, escaped bool, err error) {
 func (s *scanner) str() (escaped bool, err error) {
 	s.pos++ // opening quote
 	for s.pos < len(s.data) {
+		// Plain ASCII runs, the bulk of most strings, in a tight loop.
+		for s.pos < len(s.data) && plainByte[s.data[s.pos]] {
+			s.pos++
+		}
+		if s.pos >= len(s.data) {
+			break
+		}
 		c := s.data[s.pos]
 		switch {
 		case c == '"':
@@ -170,6 +177,15 @@ func (s *scanner) str() (escaped bool, err error) {
 	}
 	return false, s.errorf("unterminated string")
 }
+
+// plainByte marks the bytes str passes over without a second look: ASCII
+// but the quote, the backslash and control characters.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // hex4 reads the four hex digits of a \u escape at pos.
 func (s *scanner) hex4() (rune, error) {
@@ -336,6 +352,30 @@ type member struct {
 type objectIter struct {
 	s     scanner
 	first bool
+	// prefix: the object is the start of s.data, and whatever follows it
+	// is the caller's (beginPrefix).
+	prefix bool
+	// depth is the object's nesting depth in the text it is part of, for
+	// the nesting limit (1 for a row on its own).
+	depth int
+}
+
+// beginPrefix is begin for an object at the start of data (no space
+// before it) at nesting depth depth; the object ends where the walk ends
+// (s.pos), not at the end of data.
+func (it *objectIter) beginPrefix(data []byte, depth int) error {
+	it.s = scanner{data: data}
+	it.first, it.prefix, it.depth = true, true, depth
+	s := &it.s
+	if s.pos >= len(data) || data[s.pos] != '{' {
+		return fmt.Errorf("row is not a JSON object")
+	}
+	if depth > maxDepth {
+		return s.errorf("nested too deeply")
+	}
+	s.pos++
+	s.skipSpace()
+	return nil
 }
 
 // begin checks that data holds an object and positions at its first field.
@@ -398,7 +438,7 @@ func (it *objectIter) next() (m member, ok bool, err error) {
 	s.pos++
 	s.skipSpace()
 	m.start = s.pos
-	if m.kind, m.valEsc, err = s.value(1); err != nil {
+	if m.kind, m.valEsc, err = s.value(max(it.depth, 1)); err != nil {
 		return m, false, err
 	}
 	m.end = s.pos
@@ -410,6 +450,9 @@ func (it *objectIter) next() (m member, ok bool, err error) {
 func (it *objectIter) end() error {
 	s := &it.s
 	s.pos++ // }
+	if it.prefix {
+		return nil
+	}
 	s.skipSpace()
 	if s.pos != len(s.data) {
 		return s.errorf("data after the row object")

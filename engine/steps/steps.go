@@ -148,8 +148,13 @@ func InferSchema(filename string, r io.Reader, q *query.Query) error {
 	if err != nil {
 		return err
 	}
+	return inferFrom(rd, q)
+}
+
+// inferFrom is InferSchema over the steps rd reads.
+func inferFrom(rd *Reader, q *query.Query) error {
 	inf := row.NewInferrer()
-	rd.p.infer = inf
+	rd.p.infer, rd.p.scratch = inf, true
 	for {
 		if _, err := rd.Next(); err == io.EOF {
 			break
@@ -157,6 +162,12 @@ func InferSchema(filename string, r io.Reader, q *query.Query) error {
 			return err
 		}
 	}
+	return SetInferred(rd.p.file, inf, q)
+}
+
+// SetInferred ends InferSchema: it sets q.Schema to the schema inf
+// inferred from the rows of the steps file filename, or refuses it.
+func SetInferred(filename string, inf *row.Inferrer, q *query.Query) error {
 	s := inf.Schema()
 	if s == nil || len(s.Fields) == 0 {
 		return nil // no rows, or only {}: nothing to type
@@ -237,14 +248,68 @@ func (r *Reader) All() ([]Step, error) {
 	}
 }
 
+// Check reads every remaining step as Next does and keeps none: the pass
+// that finds the first bad line before a run starts. It returns nil at
+// the end of the input.
+func (r *Reader) Check() error {
+	r.p.scratch = true
+	defer func() { r.p.scratch = false }()
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
 // Next returns the next step, or io.EOF after the last. Errors for bad
 // input are *Error; after an error the Reader is done.
 func (r *Reader) Next() (Step, error) {
+	l, err := r.nextLine()
+	if err != nil {
+		return Step{}, err
+	}
+	r.p.rowBuf = r.p.rowBuf[:0]
+	st, err := r.p.line(l.No, l.Col, l.Text)
+	if err != nil {
+		r.done = true
+		return Step{}, err
+	}
+	for name, rows := range st.Rows {
+		if i, ok := r.p.q.SourceIndex(name); ok {
+			r.rows[i] += int64(len(rows))
+		}
+	}
+	return st, nil
+}
+
+// Line is one step line, as NextLine gives it: its number, the column
+// where its text starts, and the text, trimmed of surrounding space.
+type Line struct {
+	No, Col int
+	Text    []byte
+}
+
+// NextLine returns the next step line without decoding it, for a pass
+// that decodes lines out of order (LineParser), or io.EOF: blank and
+// comment lines are skipped, and a line too long or not UTF-8 is refused
+// here, as Next refuses it. The text is a copy, the caller's to keep.
+func (r *Reader) NextLine() (Line, error) {
+	l, err := r.nextLine()
+	if err == nil {
+		l.Text = bytes.Clone(l.Text)
+	}
+	return l, err
+}
+
+// nextLine is NextLine with the text in the Reader's buffer.
+func (r *Reader) nextLine() (Line, error) {
 	for !r.done {
 		text, err := r.readLine()
 		if err != nil {
 			r.done = true
-			return Step{}, err
+			return Line{}, err
 		}
 		if text == nil {
 			r.done = true
@@ -270,21 +335,49 @@ func (r *Reader) Next() (Step, error) {
 				}
 				at += size
 			}
-			return Step{}, r.p.errorf(r.lineNo, "", "invalid UTF-8 at column %d (byte %#02x): a steps file is UTF-8 text", col+at, trimmed[at])
+			return Line{}, r.p.errorf(r.lineNo, "", "invalid UTF-8 at column %d (byte %#02x): a steps file is UTF-8 text", col+at, trimmed[at])
 		}
-		st, err := r.p.line(r.lineNo, col, trimmed)
-		if err != nil {
-			r.done = true
-			return Step{}, err
-		}
-		for name, rows := range st.Rows {
-			if i, ok := r.p.q.SourceIndex(name); ok {
-				r.rows[i] += int64(len(rows))
-			}
-		}
-		return st, nil
+		return Line{No: r.lineNo, Col: col, Text: trimmed}, nil
 	}
-	return Step{}, io.EOF
+	return Line{}, io.EOF
+}
+
+// LineParser checks, or infers a schema from, single step lines in any
+// order, with what Next would say about each. A pass may give lines to
+// several LineParsers, one per goroutine, and keep the error of the
+// lowest line: the answer of Check (or InferSchema) over the whole file.
+// That holds only when the lines are independent (Independent).
+type LineParser struct{ p *parser }
+
+// Independent reports whether the reader's lines can be decoded out of
+// order: not with an all-columns key and no schema, where the file's first
+// row fixes the columns every later row must have.
+func (r *Reader) Independent() bool { return len(r.p.q.Keys) > 0 || r.p.q.Schema != nil }
+
+// LineParser makes a parser of single lines with r's query and decoders
+// (which hold only configuration) and buffers of its own.
+func (r *Reader) LineParser() *LineParser {
+	p := *r.p
+	p.rowBuf, p.tmp, p.schema, p.schemaAt, p.infer = nil, nil, nil, "", nil
+	p.scratch = true
+	return &LineParser{p: &p}
+}
+
+// Check is Reader.Check's verdict on one line.
+func (lp *LineParser) Check(l Line) error {
+	lp.p.infer = nil
+	lp.p.rowBuf = lp.p.rowBuf[:0]
+	_, err := lp.p.line(l.No, l.Col, l.Text)
+	return err
+}
+
+// Infer adds the line's rows to inf, as InferSchema reads them.
+func (lp *LineParser) Infer(l Line, inf *row.Inferrer) error {
+	lp.p.infer = inf
+	defer func() { lp.p.infer = nil }()
+	lp.p.rowBuf = lp.p.rowBuf[:0]
+	_, err := lp.p.line(l.No, l.Col, l.Text)
+	return err
 }
 
 // readLine returns the next line without its '\n' (nil at the end of the
@@ -325,6 +418,19 @@ type parser struct {
 	sinkDec *row.Decoder
 	// infer, when set, takes every row instead of the decoders (InferSchema).
 	infer *row.Inferrer
+	// scratch: the rows of a line are dropped before the next line is
+	// read (InferSchema, Check): their Data may share the line's buffer
+	// or tmp, and they live in rowBuf, reused from line to line. Such a
+	// Step's rows are good for counting only.
+	scratch bool
+	rowBuf  []row.Row
+	tmp     []byte
+	// rowsSeen rows of rowBytesSeen bytes were decoded (outside scratch
+	// passes), at most mostRows in one array: newRowsAcc's size hint.
+	rowsSeen, rowBytesSeen, mostRows int64
+	// slow takes encoding/json's path only, as every line did before the
+	// row scanner's (the tests hold the two to the same answers).
+	slow bool
 
 	// For an all-columns key: the sorted field names of the file's first
 	// row, and where that row is, for messages.
@@ -340,7 +446,146 @@ func (p *parser) errorf(line int, path, format string, args ...any) *Error {
 type member struct {
 	name string
 	val  json.RawMessage
+	// rows are val's rows when fastMembers decoded them as it scanned
+	// (decoded set).
+	rows    []row.Row
+	decoded bool
 }
+
+// fastMembers is members in one scan with the row scanner, which also
+// validates the whole object. It gives up (ok false) on anything but an
+// object with plain names, each once, and on any error in a row: members
+// and encoding/json then say what is wrong, in their words, in their
+// order. The values share raw's bytes.
+//
+// rowsAt, when not nil, names the rows of a member (its path in messages;
+// "" for a member that holds no rows): an array there is decoded as it is
+// scanned, so its rows are scanned twice (validation, decoding), not three
+// times.
+func (p *parser) fastMembers(lineNo int, raw []byte, rowsAt func(name []byte) string) (ms []member, ok bool) {
+	if p.slow {
+		return nil, false
+	}
+	var acc *rowsAcc
+	var each func(name []byte, esc bool) (func([]byte) (int, error), error)
+	if rowsAt != nil {
+		each = func(name []byte, esc bool) (func([]byte) (int, error), error) {
+			acc = nil
+			if esc {
+				return nil, errSlowPath
+			}
+			for _, m := range ms {
+				if m.name == string(name) {
+					return nil, errSlowPath
+				}
+			}
+			if path := rowsAt(name); path != "" {
+				acc = p.newRowsAcc(lineNo, path, len(raw))
+				return acc.scan, nil
+			}
+			return nil, nil
+		}
+	}
+	err := row.Members(raw, each, func(name []byte, esc bool, val []byte) error {
+		if esc {
+			return errSlowPath
+		}
+		for _, m := range ms {
+			if m.name == string(name) {
+				return errSlowPath
+			}
+		}
+		m := member{name: string(name), val: val}
+		if acc != nil && len(val) > 0 && val[0] == '[' {
+			m.rows, m.decoded = acc.done(), true
+		}
+		acc = nil
+		ms = append(ms, m)
+		return nil
+	})
+	return ms, err == nil
+}
+
+// rowsAcc collects the rows of one array, element by element.
+type rowsAcc struct {
+	p            *parser
+	lineNo       int
+	path         string
+	rows         []row.Row
+	start, count int
+}
+
+// newRowsAcc starts the rows at path: in a scratch pass they go to one
+// reused buffer (a sources line appends each source's after the previous
+// one's).
+//
+// Otherwise the rows get a slice sized from the at most size bytes they
+// come from and the rows read so far (their average size, the most in one
+// array, doubled), so that a large batch is not copied as it grows: no
+// more than the bytes could hold, nor twice the largest batch so far.
+func (p *parser) newRowsAcc(lineNo int, path string, size int) *rowsAcc {
+	a := &rowsAcc{p: p, lineNo: lineNo, path: path}
+	if p.scratch {
+		a.rows, a.start = p.rowBuf, len(p.rowBuf)
+	} else if p.rowsSeen > 0 {
+		avg := max(p.rowBytesSeen/p.rowsSeen, 2)
+		a.rows = make([]row.Row, 0, min(int64(size)/avg+1, 2*p.mostRows+16))
+	}
+	return a
+}
+
+// add decodes the next element, as Elements gives it, compacted.
+func (a *rowsAcc) add(e []byte) error {
+	a.rows = append(a.rows, row.Row{})
+	err := a.p.row(a.lineNo, a.path, a.count, a.p.compact(e), &a.rows[a.start+a.count])
+	a.count++
+	return err
+}
+
+// scan decodes the row at the start of rest, as Members walks an array,
+// and returns its length: the element is scanned once, by the decoder (or
+// the inferrer), which validates it.
+func (a *rowsAcc) scan(rest []byte) (int, error) {
+	p := a.p
+	a.rows = append(a.rows, row.Row{})
+	r := &a.rows[a.start+a.count]
+	i := a.count
+	a.count++
+	if p.infer != nil {
+		// Inference reads names, value kinds and numbers' text, which
+		// space between tokens leaves alone: the row need not be compact.
+		return p.infer.AddPrefix(rest, row.ElementDepth)
+	}
+	n, err := p.dec.DecodePrefix(rest, row.ElementDepth, r)
+	if err != nil {
+		return 0, err
+	}
+	e := rest[:n]
+	p.rowsSeen, p.rowBytesSeen = p.rowsSeen+1, p.rowBytesSeen+int64(n)
+	if !row.IsCompact(e) {
+		// Decoded again from its compacted copy, as on every other path.
+		return n, p.row(a.lineNo, a.path, i, p.compact(e), r)
+	}
+	if !p.scratch {
+		r.Data = append(make([]byte, 0, n), e...)
+	}
+	return n, p.checkRow(a.lineNo, a.path, i, r)
+}
+
+// done returns the rows (never nil).
+func (a *rowsAcc) done() []row.Row {
+	a.p.mostRows = max(a.p.mostRows, int64(a.count))
+	if a.p.scratch {
+		a.p.rowBuf = a.rows
+	}
+	if a.rows == nil {
+		return []row.Row{}
+	}
+	return a.rows[a.start:]
+}
+
+// errSlowPath stops a walk of the row scanner: the slow path answers.
+var errSlowPath = errors.New("slow path")
 
 // members returns an object's fields in order, rejecting repeated names,
 // which encoding/json would silently collapse to the last one.
@@ -398,20 +643,31 @@ func kindOf(raw []byte) string {
 }
 
 func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
-	// Validate first, for a syntax error with its column.
-	if !json.Valid(text) {
-		var probe json.RawMessage
-		err := json.Unmarshal(text, &probe)
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return Step{}, p.errorf(lineNo, "", "invalid JSON at column %d: %v", col+int(se.Offset)-1, se)
+	// One scan validates the whole line and splits it (fastMembers); only
+	// a line it refuses goes through encoding/json, for its messages.
+	ms, ok := p.fastMembers(lineNo, text, func(name []byte) string {
+		if string(name) == "rows" && len(p.q.Sources) == 1 {
+			return "rows"
 		}
-		return Step{}, p.errorf(lineNo, "", "invalid JSON: %v", err)
+		return ""
+	})
+	if !ok {
+		// Validate first, for a syntax error with its column.
+		if !json.Valid(text) {
+			var probe json.RawMessage
+			err := json.Unmarshal(text, &probe)
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				return Step{}, p.errorf(lineNo, "", "invalid JSON at column %d: %v", col+int(se.Offset)-1, se)
+			}
+			return Step{}, p.errorf(lineNo, "", "invalid JSON: %v", err)
+		}
+		var err error
+		if ms, err = members(text); err != nil {
+			return Step{}, p.errorf(lineNo, "", "%v (a step is {\"rows\": [...]}, {\"sources\": {...}}, {\"restart\": true} or {\"crash\": \"POINT\"})", err)
+		}
 	}
-	ms, err := members(text)
-	if err != nil {
-		return Step{}, p.errorf(lineNo, "", "%v (a step is {\"rows\": [...]}, {\"sources\": {...}}, {\"restart\": true} or {\"crash\": \"POINT\"})", err)
-	}
+	var err error
 	var kind, batch, once *member
 	for i := range ms {
 		m := &ms[i]
@@ -457,9 +713,11 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 			return Step{}, p.errorf(lineNo, "rows", "the query has %d sources (%s): name them with {\"sources\": {%q: [...], ...}}",
 				len(p.q.Sources), strings.Join(p.q.SourceNames(), ", "), p.q.Sources[0].Name)
 		}
-		rows, err := p.rows(lineNo, "rows", kind.val)
-		if err != nil {
-			return Step{}, err
+		rows := kind.rows
+		if !kind.decoded {
+			if rows, err = p.rows(lineNo, "rows", kind.val); err != nil {
+				return Step{}, err
+			}
 		}
 		st.Rows = map[string][]row.Row{p.q.Sources[0].Name: rows}
 	case "sources":
@@ -500,18 +758,29 @@ func (p *parser) line(lineNo, col int, text []byte) (Step, error) {
 }
 
 func (p *parser) sources(lineNo int, raw json.RawMessage) (map[string][]row.Row, error) {
-	ms, err := members(raw)
-	if err != nil {
-		return nil, p.errorf(lineNo, "sources", "%v (want {\"SOURCE\": [ROW, ...], ...})", err)
+	ms, ok := p.fastMembers(lineNo, raw, func(name []byte) string {
+		if _, ok := p.q.SourceIndex(string(name)); ok {
+			return "sources." + string(name)
+		}
+		return ""
+	})
+	if !ok {
+		var err error
+		if ms, err = members(raw); err != nil {
+			return nil, p.errorf(lineNo, "sources", "%v (want {\"SOURCE\": [ROW, ...], ...})", err)
+		}
 	}
 	out := make(map[string][]row.Row, len(ms))
 	for _, m := range ms {
 		if _, ok := p.q.SourceIndex(m.name); !ok {
 			return nil, p.errorf(lineNo, "sources", "unknown source %q (the query's sources: %s)", m.name, strings.Join(p.q.SourceNames(), ", "))
 		}
-		rows, err := p.rows(lineNo, "sources."+m.name, m.val)
-		if err != nil {
-			return nil, err
+		rows := m.rows
+		if !m.decoded {
+			var err error
+			if rows, err = p.rows(lineNo, "sources."+m.name, m.val); err != nil {
+				return nil, err
+			}
 		}
 		out[m.name] = rows
 	}
@@ -519,43 +788,100 @@ func (p *parser) sources(lineNo int, raw json.RawMessage) (map[string][]row.Row,
 }
 
 // rows decodes an array of row objects. Each row keeps its bytes, compacted,
-// as its Data.
+// as its Data: a copy of its own, except in a scratch pass, where Data
+// may share the line's buffer (the rows are dropped before the next line).
 func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, error) {
-	var elems []json.RawMessage
 	// null would unmarshal to an empty list; it is a mistake, not "no rows".
-	if kindOf(raw) != "an array" || json.Unmarshal(raw, &elems) != nil {
+	if kindOf(raw) != "an array" {
 		return nil, p.errorf(lineNo, path, "want an array of row objects, got %s", kindOf(raw))
 	}
-	rows := make([]row.Row, len(elems))
-	for i, e := range elems {
-		rpath := fmt.Sprintf("%s[%d]", path, i)
-		var buf bytes.Buffer
-		buf.Grow(len(e))
-		if err := json.Compact(&buf, e); err != nil {
-			return nil, p.errorf(lineNo, rpath, "%v", err)
+	// The line was validated as a whole (fastMembers or json.Valid), so
+	// only the row scanner's stricter grammar can make Elements fail; the
+	// elements are then split by encoding/json, as they always were, and
+	// decoded again from the first (the decoders give the same answers).
+	acc := p.newRowsAcc(lineNo, path, len(raw))
+	err := errSlowPath
+	if !p.slow {
+		err = row.Elements(raw, acc.add)
+	}
+	var rerr *rowError
+	switch {
+	case errors.As(err, &rerr):
+		return nil, rerr.err
+	case err != nil:
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil {
+			return nil, p.errorf(lineNo, path, "want an array of row objects, got %s", kindOf(raw))
 		}
-		if p.infer != nil {
-			if err := p.infer.Add(buf.Bytes()); err != nil {
-				return nil, p.errorf(lineNo, rpath, "%v", err)
+		acc = p.newRowsAcc(lineNo, path, len(raw))
+		for i, e := range elems {
+			var buf bytes.Buffer
+			buf.Grow(len(e))
+			if err := json.Compact(&buf, e); err != nil {
+				return nil, p.errorf(lineNo, fmt.Sprintf("%s[%d]", path, i), "%v", err)
 			}
-			continue
-		}
-		if err := p.dec.Decode(buf.Bytes(), &rows[i]); err != nil {
-			return nil, p.errorf(lineNo, rpath, "%v", err)
-		}
-		if p.sinkDec != nil {
-			var m row.Row
-			if err := p.sinkDec.Decode(buf.Bytes(), &m); err != nil {
-				return nil, p.errorf(lineNo, rpath, "sink.keys: %v (the merge sink matches rows on sink.keys)", err)
-			}
-		}
-		if len(p.q.Keys) == 0 && p.q.Schema == nil {
-			if err := p.checkSchema(lineNo, rpath, rows[i].Data); err != nil {
-				return nil, err
+			acc.rows = append(acc.rows, row.Row{})
+			if err := p.row(lineNo, path, i, buf.Bytes(), &acc.rows[acc.start+i]); err != nil {
+				return nil, err.(*rowError).err
 			}
 		}
 	}
-	return rows, nil
+	return acc.done(), nil
+}
+
+// rowError is p.row's refusal of the row, an *Error from p.errorf: Elements
+// passes it through, told apart from its own (scanner) errors.
+type rowError struct{ err error }
+
+func (e *rowError) Error() string { return e.err.Error() }
+
+// compact is an element Elements accepted, compacted, as the row's Data:
+// its own copy, or in a scratch pass possibly the line's bytes.
+func (p *parser) compact(e []byte) []byte {
+	switch {
+	case p.scratch && row.IsCompact(e):
+		return e
+	case p.scratch:
+		p.tmp = row.AppendCompact(p.tmp[:0], e)
+		return p.tmp
+	case row.IsCompact(e):
+		return append(make([]byte, 0, len(e)), e...)
+	}
+	return row.AppendCompact(make([]byte, 0, len(e)), e)
+}
+
+// row decodes element i of the array at path, compacted, into r, or
+// feeds it to the inferrer.
+func (p *parser) row(lineNo int, path string, i int, data []byte, r *row.Row) error {
+	rpath := func() string { return path + "[" + strconv.Itoa(i) + "]" }
+	if p.infer != nil {
+		if err := p.infer.Add(data); err != nil {
+			return &rowError{p.errorf(lineNo, rpath(), "%v", err)}
+		}
+		return nil
+	}
+	if err := p.dec.Decode(data, r); err != nil {
+		return &rowError{p.errorf(lineNo, rpath(), "%v", err)}
+	}
+	return p.checkRow(lineNo, path, i, r)
+}
+
+// checkRow checks a decoded row (element i of the array at path) against
+// the sink's match columns and the schema of an all-columns key.
+func (p *parser) checkRow(lineNo int, path string, i int, r *row.Row) error {
+	rpath := func() string { return path + "[" + strconv.Itoa(i) + "]" }
+	if p.sinkDec != nil {
+		var m row.Row
+		if err := p.sinkDec.Decode(r.Data, &m); err != nil {
+			return &rowError{p.errorf(lineNo, rpath(), "sink.keys: %v (the merge sink matches rows on sink.keys)", err)}
+		}
+	}
+	if len(p.q.Keys) == 0 && p.q.Schema == nil {
+		if err := p.checkSchema(lineNo, rpath(), r.Data); err != nil {
+			return &rowError{err}
+		}
+	}
+	return nil
 }
 
 // checkSchema holds every row to the field names of the file's first row:

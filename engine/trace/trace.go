@@ -246,9 +246,13 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 		switch st.Kind {
 		case steps.RowsStep:
 			for i, s := range q.Sources {
-				for _, r := range st.Rows[s.Name] {
-					srcs[i].Append(r)
-					if q.EventTimeColumn() != "" && !r.EventTimeNull {
+				rows := st.Rows[s.Name]
+				srcs[i].Append(rows...)
+				if q.EventTimeColumn() == "" {
+					continue
+				}
+				for _, r := range rows {
+					if !r.EventTimeNull {
 						clk.ms = max(clk.ms, intmath.FloorDiv(r.EventTime, 1000))
 					}
 				}
@@ -327,17 +331,14 @@ func behind(e *engine.Engine, srcs []*source.Memory) bool {
 
 // Write prints the records and the table line as OUT.jsonl.
 func (r *Result) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
+	enc := NewEncoder(w)
 	for i := range r.Records {
-		if err := enc.Encode(&r.Records[i]); err != nil {
+		if err := enc.Record(&r.Records[i]); err != nil {
 			return err
 		}
 	}
 	if r.HasTable {
-		return enc.Encode(struct {
-			Table []json.RawMessage `json:"table"`
-		}{r.Table})
+		return enc.Table(r.Table)
 	}
 	return nil
 }

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dedupsim/dedupsim/conform"
+)
+
+// BenchmarkExec runs the exec verb in process over the speed comparison's
+// 500k-row trace (conform.BenchSteps, the trace BenchmarkExecVsSpark gives
+// Spark): schema inference, the check pass, the run on a temporary on-disk
+// checkpoint and the JSON Lines output to a file, as `dedupsim exec
+// --query Q --input S --out O` does. Profile it with -cpuprofile.
+func BenchmarkExec(b *testing.B) {
+	const rows = 500_000
+	dir := b.TempDir()
+	q := filepath.Join(dir, "query.yaml")
+	s := filepath.Join(dir, "steps.jsonl")
+	if err := os.WriteFile(q, []byte(conform.BenchQuery), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(s, conform.BenchSteps(rows, 10), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	for b.Loop() {
+		if err := runExec(execOptions{queryPath: q, inputPath: s, outPath: out, format: "jsonl", engine: "dedupsim"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}

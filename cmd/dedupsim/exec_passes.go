@@ -1,0 +1,133 @@
+package main
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/engine/steps"
+)
+
+// exec's passes before the run (schema inference, the check) decode every
+// line of the steps file on its own; they give the lines to one goroutine
+// per core, so each pass takes its time divided by the cores. The answer
+// is the sequential pass's: the error of the lowest bad line, and for
+// inference, whose errors depend on the order of the rows, a sequential
+// pass whenever anything goes wrong.
+
+// passWorkers is how many goroutines decode a pass's lines.
+func passWorkers() int { return min(runtime.GOMAXPROCS(0), 8) }
+
+// parallelLines calls do for every line r gives, from workers goroutines
+// (worker w with its own LineParser), and returns the error of the lowest
+// line that has one, or else the reader's own error (a line too long, not
+// UTF-8, a failed read), which comes after every line handed out: what a
+// sequential pass over r returns. Lines in flight: at most 2*workers+1.
+func parallelLines(r *steps.Reader, workers int, do func(w int, lp *steps.LineParser, l steps.Line) error) error {
+	jobs := make(chan steps.Line, workers)
+	var (
+		mu      sync.Mutex
+		errLine int
+		lineErr error
+		wg      sync.WaitGroup
+	)
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return lineErr != nil
+	}
+	for w := range workers {
+		lp := r.LineParser()
+		wg.Go(func() {
+			for l := range jobs {
+				if err := do(w, lp, l); err != nil {
+					mu.Lock()
+					if lineErr == nil || l.No < errLine {
+						errLine, lineErr = l.No, err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	var readErr error
+	for !failed() {
+		l, err := r.NextLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		jobs <- l
+	}
+	close(jobs)
+	wg.Wait()
+	if lineErr != nil {
+		return lineErr
+	}
+	return readErr
+}
+
+// checkSteps is Reader.Check over the steps file at path, its lines
+// decoded in parallel when they are independent of each other.
+func checkSteps(path string, q *query.Query) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := steps.NewReader(path, f, q)
+	if err != nil {
+		return err
+	}
+	if n := passWorkers(); n > 1 && r.Independent() {
+		return parallelLines(r, n, func(_ int, lp *steps.LineParser, l steps.Line) error { return lp.Check(l) })
+	}
+	return r.Check()
+}
+
+// inferSteps is steps.InferSchema over the file at path: one Inferrer per
+// goroutine, merged; on any error, or names that differ only in case
+// across the parts, the file is read again in order for the error
+// InferSchema gives.
+func inferSteps(path string, q *query.Query) error {
+	sequential := func() error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return steps.InferSchema(path, f, q)
+	}
+	n := passWorkers()
+	if n < 2 || q.Schema != nil {
+		return sequential()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := steps.NewReader(path, f, q)
+	if err != nil {
+		return err
+	}
+	infs := make([]*row.Inferrer, n)
+	for i := range infs {
+		infs[i] = row.NewInferrer()
+	}
+	err = parallelLines(r, n, func(w int, lp *steps.LineParser, l steps.Line) error { return lp.Infer(l, infs[w]) })
+	merged := err == nil
+	for _, inf := range infs[1:] {
+		merged = merged && infs[0].Merge(inf)
+	}
+	if !merged {
+		return sequential()
+	}
+	return steps.SetInferred(path, infs[0], q)
+}

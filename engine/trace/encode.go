@@ -1,0 +1,107 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"github.com/dedupsim/dedupsim/engine/row"
+)
+
+// Encoder writes OUT.jsonl lines: the bytes json.Encoder (SetEscapeHTML
+// false) writes for a Record and for the table line, without its
+// reflection over every row. A row that is compact and valid under the row
+// scanner's grammar (a steps file's rows are: the reader compacted them) is
+// appended as it is, any other goes through encoding/json, which compacts
+// or refuses it; so does the progress, one per line.
+type Encoder struct {
+	w    io.Writer
+	line []byte
+	tmp  bytes.Buffer
+	enc  *json.Encoder // writes to tmp
+}
+
+// NewEncoder writes lines to w, one Write per line.
+func NewEncoder(w io.Writer) *Encoder {
+	e := &Encoder{w: w}
+	e.enc = json.NewEncoder(&e.tmp)
+	e.enc.SetEscapeHTML(false)
+	return e
+}
+
+// Record writes one batch record.
+func (e *Encoder) Record(r *Record) error {
+	b := append(e.line[:0], `{"batchId":`...)
+	b = strconv.AppendInt(b, r.BatchID, 10)
+	if r.Replay {
+		b = append(b, `,"replay":true`...)
+	}
+	var err error
+	if r.Crashed != "" {
+		b = append(b, `,"crashed":`...)
+		if b, err = e.appendValue(b, r.Crashed); err != nil {
+			return err
+		}
+	}
+	b = append(b, `,"rows":`...)
+	if b, err = e.appendRows(b, r.Rows); err != nil {
+		return err
+	}
+	b = append(b, `,"progress":`...)
+	if b, err = e.appendValue(b, &r.Progress); err != nil {
+		return err
+	}
+	return e.write(append(b, "}\n"...))
+}
+
+// Table writes the final {"table": [...]} line.
+func (e *Encoder) Table(rows []json.RawMessage) error {
+	b, err := e.appendRows(append(e.line[:0], `{"table":`...), rows)
+	if err != nil {
+		return err
+	}
+	return e.write(append(b, "}\n"...))
+}
+
+func (e *Encoder) write(b []byte) error {
+	e.line = b[:0]
+	_, err := e.w.Write(b)
+	return err
+}
+
+// appendRows appends a list of raw rows as encoding/json does: nil is
+// null, a nil row null, a row compacted.
+func (e *Encoder) appendRows(b []byte, rows []json.RawMessage) ([]byte, error) {
+	if rows == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, r := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch {
+		case r == nil:
+			b = append(b, "null"...)
+		case row.IsCompact(r) && row.Valid(r):
+			b = append(b, r...)
+		default:
+			var err error
+			if b, err = e.appendValue(b, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// appendValue appends v as encoding/json writes it.
+func (e *Encoder) appendValue(b []byte, v any) ([]byte, error) {
+	e.tmp.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	out := e.tmp.Bytes()
+	return append(b, out[:len(out)-1]...), nil // without Encode's newline
+}
