@@ -171,13 +171,9 @@ func CheckMemory(list []*Scenario, b Budget, opt Options) error {
 		return nil
 	}
 	for _, s := range list {
-		cfg := s.Config
-		if opt.Swarm {
-			cfg.Plan.Swarm = true
-		}
-		p, err := cfg.Predict()
+		p, err := predict(s, opt)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
+			return err
 		}
 		if p.PeakBytes > float64(b.Bytes) {
 			return &MemoryError{Scenario: s, Predict: p, Budget: b}
@@ -192,19 +188,29 @@ func Largest(list []*Scenario, opt Options) (*Scenario, sim.Prediction, error) {
 	var top *Scenario
 	var best sim.Prediction
 	for _, s := range list {
-		cfg := s.Config
-		if opt.Swarm {
-			cfg.Plan.Swarm = true
-		}
-		p, err := cfg.Predict()
+		p, err := predict(s, opt)
 		if err != nil {
-			return nil, sim.Prediction{}, fmt.Errorf("%s: %w", s.Name, err)
+			return nil, sim.Prediction{}, err
 		}
 		if top == nil || p.PeakBytes > best.PeakBytes {
 			top, best = s, p
 		}
 	}
 	return top, best, nil
+}
+
+// predict is s's prediction as opt runs it (swarm mode draws every knob
+// the plan does not pin).
+func predict(s *Scenario, opt Options) (sim.Prediction, error) {
+	cfg := s.Config
+	if opt.Swarm {
+		cfg.Plan.Swarm = true
+	}
+	p, err := cfg.Predict()
+	if err != nil {
+		return sim.Prediction{}, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return p, nil
 }
 
 // PredictionLine states, before a batch starts, what its largest run is
