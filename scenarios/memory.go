@@ -199,14 +199,9 @@ func Largest(list []*Scenario, opt Options) (*Scenario, sim.Prediction, error) {
 	return top, best, nil
 }
 
-// predict is s's prediction as opt runs it (swarm mode draws every knob
-// the plan does not pin).
+// predict is s's prediction as opt runs it.
 func predict(s *Scenario, opt Options) (sim.Prediction, error) {
-	cfg := s.Config
-	if opt.Swarm {
-		cfg.Plan.Swarm = true
-	}
-	p, err := cfg.Predict()
+	p, err := s.config(opt).Predict()
 	if err != nil {
 		return sim.Prediction{}, fmt.Errorf("%s: %w", s.Name, err)
 	}

@@ -39,24 +39,27 @@ func Run(s *Scenario, seed uint64, opt Options) (*result.Run, error) {
 	if err := CheckMemory([]*Scenario{s}, opt.MemoryBudget, opt); err != nil {
 		return nil, err
 	}
-	cfg := s.Config
-	if opt.Swarm {
-		cfg.Plan.Swarm = true
-	}
-	h, err := sim.Run(cfg, seed)
+	h, err := sim.Run(s.config(opt), seed)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	return Evaluate(s, h, seed, opt), nil
 }
 
-// Runnable is the error Run returns for s before it simulates anything (a
-// fault that needs a real broker), worded as Run words it.
-func Runnable(s *Scenario, opt Options) error {
+// config is s's simulator configuration as opt runs it (swarm mode draws
+// every knob the plan does not pin).
+func (s *Scenario) config(opt Options) sim.Config {
 	cfg := s.Config
 	if opt.Swarm {
 		cfg.Plan.Swarm = true
 	}
+	return cfg
+}
+
+// Runnable is the error Run returns for s before it simulates anything (a
+// fault that needs a real broker), worded as Run words it.
+func Runnable(s *Scenario, opt Options) error {
+	cfg := s.config(opt)
 	if err := cfg.CheckRunnable(); err != nil {
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}

@@ -424,7 +424,7 @@ func (c *checker) inferTrigger() int64 {
 func (c *checker) batchID(exec int) int64 { return c.h.Batches[exec].BatchID }
 
 // rowBatch is the batch id of the execution that read r.
-func (c *checker) rowBatch(r rd) int64 { return c.h.Batches[r.exec].BatchID }
+func (c *checker) rowBatch(r rd) int64 { return c.batchID(int(r.exec)) }
 
 // eventOf is the index of ev in c.events (-1: no copy of it).
 func (c *checker) eventOf(ev string) int {
@@ -440,7 +440,7 @@ func (c *checker) eventOf(ev string) int {
 	if lo < len(c.events) && c.events[lo] == ev {
 		return lo
 	}
-	return slices.Index(c.events, ev) // an order naturalLess does not keep (never expected)
+	return -1 // naturalLess is a total order: a miss is a miss
 }
 
 // contradictions finds records that cannot all be true: a sink write for a
@@ -460,18 +460,17 @@ func (c *checker) contradictions() {
 		execsOf[h.Batches[i].BatchID] = append(execsOf[h.Batches[i].BatchID], i)
 	}
 	emitted := map[int]bool{}
-	emittedFor := int64(-1)
-	var keptRows []int32 // copy -> deliveries with rows kept that hold it
-	anyKept := false
+	emittedFor, haveEmitted := int64(0), false
+	var keptRows []int32 // copy -> deliveries with rows kept that hold it (nil: no write kept a row)
 	for wi, w := range h.Writes {
 		execs, ran := execsOf[w.BatchID]
 		if !ran {
 			c.bad(Example{Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d is for batch %d, which never ran", wi, w.BatchID)})
 			continue
 		}
-		if emittedFor != w.BatchID || len(emitted) == 0 {
+		if !haveEmitted || emittedFor != w.BatchID {
 			clear(emitted)
-			emittedFor = w.BatchID
+			emittedFor, haveEmitted = w.BatchID, true
 			for _, i := range execs {
 				b := &h.Batches[i]
 				for j, ci := range b.Input {
@@ -488,7 +487,6 @@ func (c *checker) contradictions() {
 			}
 		}
 		if w.Kept > 0 {
-			anyKept = true
 			if keptRows == nil {
 				keptRows = make([]int32, c.nCopies)
 			}
@@ -502,7 +500,7 @@ func (c *checker) contradictions() {
 	if !h.HasTable || len(h.Table) == 0 {
 		return
 	}
-	if !anyKept {
+	if keptRows == nil {
 		c.bad(Example{Detail: fmt.Sprintf("the table has %d rows but no sink write kept a row", len(h.Table))})
 		return
 	}
