@@ -153,15 +153,18 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	enc := trace.NewEncoder(bw)
 	tw := &tableWriter{w: bw}
 	var wb *writeBehind
-	if o.format != "table" {
+	if o.format != "table" && regularFile(o.inputPath) {
 		wb = newWriteBehind(enc)
 	}
 	emit := func(r *trace.Record) error {
 		if err := o.expect.observe(r); err != nil {
 			return err
 		}
-		if wb == nil {
+		switch {
+		case o.format == "table":
 			return tw.Record(r)
+		case wb == nil:
+			return enc.Record(r)
 		}
 		return wb.send(r)
 	}
@@ -279,8 +282,21 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	if err != nil {
 		return nil, nil, err
 	}
+	if !regularFile(path) {
+		// A pipe's read can block until its writer sends more: a goroutine
+		// waiting in it would hold up the end of a run that failed.
+		return r.Next, func() { f.Close() }, nil
+	}
 	next, stop := readAhead(r.Next)
 	return next, func() { stop(); f.Close() }, nil
+}
+
+// regularFile reports whether path is a regular file, whose reads end: the
+// run reads ahead and writes behind only then (a pipe's read can wait for
+// its writer, so the run stays sequential and stops at once on an error).
+func regularFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // readAhead calls next in a goroutine, one step ahead of its caller, so

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -71,6 +73,9 @@ func TestExecWriteFails(t *testing.T) {
 // The parallel passes give the sequential passes' answers: the first bad
 // line's error, whichever goroutine finds it, and the inferred schema.
 func TestParallelPassesAreSequential(t *testing.T) {
+	// Four workers even on one CPU: with one, both sides would be the
+	// sequential pass and the test could not fail.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	good := `{"rows": [{"id":"a","ts":1,"n":1},{"id":"b","ts":2.5,"n":"x"}]}`
 	lines := []string{
 		good,
@@ -164,5 +169,54 @@ func TestParallelLinesLowestWins(t *testing.T) {
 	})
 	if err == nil || err.Error() != "line 1" {
 		t.Fatalf("got %v, want line 1's error", err)
+	}
+}
+
+// A run over a pipe that fails mid-run stops at once, although the pipe's
+// writer is still open: no goroutine waits in a read of it (exec reads
+// ahead and writes behind only over a regular file). The writer stays
+// open until exec has exited, so a hang shows as the test's timeout.
+func TestExecPipeWriteFailsAtOnce(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	bin := binary(t)
+	dir := t.TempDir()
+	q := filepath.Join(dir, "q.yaml")
+	if err := os.WriteFile(q, []byte("dedup: {api: dropDuplicates, keys: [id]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "steps.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no fifo: ", err)
+	}
+	// More output than exec's 256 KiB buffer, so a write fails mid-run.
+	var buf bytes.Buffer
+	for b := range 3 {
+		buf.WriteString(`{"rows": [`)
+		for i := range 4000 {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			fmt.Fprintf(&buf, `{"id":"k%d_%d","p":"%s"}`, b, i, strings.Repeat("x", 100))
+		}
+		buf.WriteString("]}\n")
+	}
+	wrote := make(chan *os.File, 1)
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			wrote <- nil
+			return
+		}
+		w.Write(buf.Bytes())
+		wrote <- w // left open: the input has not ended
+	}()
+	_, errOut, code := run(bin, "exec", "--query", q, "--input", fifo, "--out", "/dev/full")
+	if w := <-wrote; w != nil {
+		w.Close()
+	}
+	if code != 1 || !strings.Contains(errOut, "no space left on device") {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
