@@ -24,9 +24,11 @@
 // which the memory provider (state.MemoryProvider) runs too, so that
 // results and every count-valued metric are identical. A working copy is a
 // Pebble database: a cache hit reuses the database of the provider's
-// latest commit for id, and changes go to an indexed pebble.Batch
-// (read-your-writes); Commit applies it once the changelog is durable,
-// Abort discards it, so the database is untouched by an aborted batch. A
+// latest commit for id. Changes are the changelog's records and a hash
+// index over them (read-your-writes, pending.go); Commit applies them once
+// the changelog is durable, as one ingested sstable or, when few, a batch
+// through the memtable; Abort drops them, so the database is untouched by
+// an aborted batch. A
 // miss builds a fresh database from the newest <S>.zip with S <= V
 // (unpacked into a new directory: opening a checkpoint read-write would
 // change it) and the changelogs S+1..V.
@@ -77,7 +79,7 @@
 // Determinism: Pebble runs with automatic compactions and table statistics
 // disabled, no WAL and a quiet logger. Memtables still flush in the
 // background when full, and a commit compacts the whole key range when level
-// 0 gets deep (CompactL0Sublevels) or when the deletes and overwrites since
+// 0 gets deep (CompactL0Sublevels, see maybeCompact) or when the deletes and overwrites since
 // the last compaction outnumber the live keys (and CompactGarbageMin):
 // eviction leaves a tombstone per evicted key, and without compaction every
 // later Range would step over all of them. None of this changes any result,
@@ -110,6 +112,7 @@ const (
 	DefaultMemTableSize         = 64 << 20
 	DefaultCompactL0Sublevels   = 8
 	DefaultCompactGarbageMin    = 1 << 16
+	DefaultIngestMinKeys        = 4096
 )
 
 // Options configure a Provider. Zero values mean the defaults.
@@ -132,6 +135,10 @@ type Options struct {
 	// CompactGarbageMin: a commit compacts when the deletes and overwrites
 	// since the last compaction reach both this and the number of keys.
 	CompactGarbageMin int
+	// IngestMinKeys: a commit (or a changelog replayed) that changes at
+	// least this many keys writes them as an sstable and ingests it;
+	// fewer go through the memtable (see pending.go).
+	IngestMinKeys int
 	// OnMaintenanceError receives errors of snapshots, deletion of old files,
 	// compaction and disposal of working databases; they do not fail a
 	// commit. It is called with the provider locked and must not call the
@@ -155,6 +162,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CompactGarbageMin <= 0 {
 		o.CompactGarbageMin = DefaultCompactGarbageMin
+	}
+	if o.IngestMinKeys <= 0 {
+		o.IngestMinKeys = DefaultIngestMinKeys
 	}
 	return o
 }
@@ -193,6 +203,10 @@ type workDB struct {
 	// batches leave keys behind, which only cost a lookup. nil until the
 	// first PutIfAbsent, and on a database rebuilt from files.
 	absent *keyFilter
+	// pendingSlots is the slot array of the last store's pending index,
+	// cleared: the next version's changes, likely as many, start in it
+	// instead of growing one from empty.
+	pendingSlots []pendingSlot
 }
 
 // New returns a provider that keeps its checkpoint files in fs.
@@ -363,8 +377,20 @@ func (w *workDB) figures() (mem, sst int64) {
 
 // maybeCompact compacts the whole key range when level 0 is deep or the
 // garbage outweighs the live keys (see the package comment).
+//
+// Level 0 counts as deep at CompactL0Sublevels sublevels only once it also
+// holds a quarter of the bytes below it (or at four times as many
+// sublevels): every big commit is an ingested sstable, one sublevel, and
+// compacting a large database every few commits would rewrite it over and
+// over (quadratic in the keys). With the ratio each compaction grows the
+// base by a quarter at least, so a key is rewritten about five times in
+// all.
 func (w *workDB) maybeCompact() error {
-	deep := int(w.db.Metrics().Levels[0].Sublevels) >= w.p.opts.CompactL0Sublevels
+	m := w.db.Metrics()
+	l0 := m.Levels[0]
+	rest := m.Total().TablesSize - l0.TablesSize
+	sub := int(l0.Sublevels)
+	deep := sub >= w.p.opts.CompactL0Sublevels && (4*l0.TablesSize >= rest || sub >= 4*w.p.opts.CompactL0Sublevels)
 	garbage := w.garbage >= max(w.numKeys, int64(w.p.opts.CompactGarbageMin))
 	if !deep && !garbage {
 		return nil
@@ -443,17 +469,27 @@ func valueLen(r pebble.Reader, key []byte) (int, bool, error) {
 	return n, true, nil
 }
 
-// replay applies one changelog, keeping the key count and data size.
+// replay applies one changelog, keeping the key count and data size. Its
+// records index themselves, as a store's do (pending.go).
 func (w *workDB) replay(name string, data []byte) error {
 	w.absent = nil // built by the next PutIfAbsent, from a scan
-	b := w.db.NewIndexedBatch()
-	defer b.Close()
+	var idx pendingIndex
 	keys, size, garbage := w.numKeys, w.dataBytes, w.garbage
 	var kbuf []byte
+	off := 0 // of the record being walked: records follow each other from 0
+	existing := func(k []byte, h uint64) (int, bool, error) {
+		if v, removed, ok := idx.lookup(data, k, h); ok {
+			return len(v), !removed, nil
+		}
+		kbuf = appendKey(kbuf, k)
+		return valueLen(w.db, kbuf)
+	}
 	err := state.WalkRecords(name, data,
 		func(k, v []byte) error {
-			kbuf = appendKey(kbuf, k)
-			old, existed, err := valueLen(b, kbuf)
+			rec := off
+			off += 8 + len(k) + len(v)
+			h := keyHash(k)
+			old, existed, err := existing(k, h)
 			if err != nil {
 				return err
 			}
@@ -464,23 +500,25 @@ func (w *workDB) replay(name string, data []byte) error {
 				keys++
 				size += int64(len(k) + len(v))
 			}
-			return b.Set(kbuf, v, nil)
+			return idx.set(data, k, h, rec)
 		},
 		func(k []byte) error {
-			kbuf = appendKey(kbuf, k)
-			old, existed, err := valueLen(b, kbuf)
+			rec := off
+			off += 8 + len(k)
+			h := keyHash(k)
+			old, existed, err := existing(k, h)
 			if err != nil || !existed {
 				return err
 			}
 			keys--
 			garbage++
 			size -= int64(len(k) + old)
-			return b.Delete(kbuf, nil)
+			return idx.set(data, k, h, rec)
 		})
 	if err != nil {
 		return err
 	}
-	if err := w.db.Apply(b, pebble.NoSync); err != nil {
+	if err := w.applyPending(data, &idx); err != nil {
 		return err
 	}
 	w.numKeys, w.dataBytes, w.garbage = keys, size, garbage
@@ -494,7 +532,8 @@ func (p *Provider) Load(id state.ID, version int64) (state.Store, error) {
 		return nil, err
 	}
 	w := s.Copy()
-	s.w, s.batch = w, w.db.NewIndexedBatch()
+	s.w = w
+	s.pending.slots, w.pendingSlots = w.pendingSlots, nil
 	s.numKeys, s.dataBytes = w.numKeys, w.dataBytes
 	s.loadedKeys, s.loadedBytes = w.numKeys, w.dataBytes
 	return s, nil
@@ -504,8 +543,10 @@ func (p *Provider) Load(id state.ID, version int64) (state.Store, error) {
 type store struct {
 	state.StoreBase[*workDB] // Delta: the records of <version+1>.changelog
 
-	w     *workDB
-	batch *pebble.Batch // indexed: the changes of this version
+	w *workDB
+	// pending maps every key changed in this version to its latest record
+	// in Delta: read-your-writes over the untouched working database.
+	pending pendingIndex
 
 	numKeys, dataBytes int64
 	garbage            int64 // deletes and overwrites
@@ -526,14 +567,11 @@ type finalFigures struct {
 	keys, bytes, mem, sst int64
 }
 
-// rangeState is one Range in progress. The iterator sees the batch as it
-// was when Range started, so changes made by fn to keys after the current
-// one are recorded in changed and those keys are read again when reached.
+// rangeState is one Range in progress: the entry being visited, while
+// it is unchanged (live), so that a Put or Delete of it needs no lookup.
 type rangeState struct {
-	key, value []byte // the entry being visited
-	live       bool   // key and value are still the entry's
-	changed    map[string]struct{}
-	buf        []byte
+	key, value []byte
+	live       bool
 }
 
 func (s *store) fail(op string, err error) error {
@@ -552,10 +590,21 @@ func (s *store) Get(key []byte) ([]byte, bool, error) {
 	if !s.Updating() {
 		return nil, false, s.Done("Get")
 	}
-	v, closer, err := s.batch.Get(s.ikey(key))
+	return s.get(key, keyHash(key))
+}
+
+func (s *store) get(key []byte, h uint64) ([]byte, bool, error) {
+	if v, removed, ok := s.pending.lookup(s.Delta, key, h); ok {
+		if removed {
+			s.noteMiss(key)
+			return nil, false, nil
+		}
+		s.getBuf = append(s.getBuf[:0], v...)
+		return s.getBuf, true, nil
+	}
+	v, closer, err := s.w.db.Get(s.ikey(key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		s.lastMiss = append(s.lastMiss[:0], key...)
-		s.lastMissOK = true
+		s.noteMiss(key)
 		return nil, false, nil
 	}
 	if err != nil {
@@ -564,6 +613,11 @@ func (s *store) Get(key []byte) ([]byte, bool, error) {
 	s.getBuf = append(s.getBuf[:0], v...)
 	closer.Close()
 	return s.getBuf, true, nil
+}
+
+func (s *store) noteMiss(key []byte) {
+	s.lastMiss = append(s.lastMiss[:0], key...)
+	s.lastMissOK = true
 }
 
 // current reports whether key is the entry being visited by the innermost
@@ -578,45 +632,57 @@ func (s *store) current(key []byte) (int, bool) {
 	return 0, false
 }
 
-// existing returns whether key is present and its value's length.
-func (s *store) existing(key []byte) (int, bool, error) {
+// existing returns whether key (of hash h) is present and its value's
+// length.
+func (s *store) existing(key []byte, h uint64) (int, bool, error) {
 	if s.lastMissOK && bytes.Equal(key, s.lastMiss) {
 		return 0, false, nil
 	}
 	if n, ok := s.current(key); ok {
 		return n, true, nil
 	}
-	return valueLen(s.batch, s.ikey(key))
+	if v, removed, ok := s.pending.lookup(s.Delta, key, h); ok {
+		return len(v), !removed, nil
+	}
+	return valueLen(s.w.db, s.ikey(key))
 }
 
-// changedInRanges tells the Range calls in progress that key changed.
-func (s *store) changedInRanges(key []byte) {
+// changed records that key now has the record at off of Delta.
+func (s *store) changed(key []byte, h uint64, off int) error {
+	if err := s.pending.set(s.Delta, key, h, off); err != nil {
+		return err
+	}
+	if s.lastMissOK && bytes.Equal(key, s.lastMiss) {
+		s.lastMissOK = false
+	}
 	for _, r := range s.ranges {
 		if r.live && bytes.Equal(key, r.key) {
 			r.live = false
-			continue
 		}
-		if r.changed == nil {
-			r.changed = map[string]struct{}{}
-		}
-		r.changed[string(key)] = struct{}{}
 	}
+	return nil
 }
 
-// Put stores key and value (Pebble copies them into the batch).
+// Put stores key and value.
 func (s *store) Put(key, value []byte) error {
 	if !s.Updating() {
 		return s.Done("Put")
 	}
-	old, existed, err := s.existing(key)
+	return s.put(key, value, keyHash(key))
+}
+
+func (s *store) put(key, value []byte, h uint64) error {
+	old, existed, err := s.existing(key, h)
 	if err != nil {
 		return s.fail("Put", err)
 	}
-	if err := s.batch.Set(s.ikey(key), value, nil); err != nil {
+	off := len(s.Delta)
+	s.Delta = state.AppendPut(s.Delta, key, value)
+	if err := s.changed(key, h, off); err != nil {
 		return s.fail("Put", err)
 	}
 	if f := s.w.absent; f != nil {
-		f.add(key)
+		f.add(h)
 	}
 	if existed {
 		s.dataBytes += int64(len(value) - old)
@@ -625,13 +691,6 @@ func (s *store) Put(key, value []byte) error {
 		s.numKeys++
 		s.dataBytes += int64(len(key) + len(value))
 	}
-	if s.lastMissOK && bytes.Equal(key, s.lastMiss) {
-		s.lastMissOK = false
-	}
-	if len(s.ranges) > 0 {
-		s.changedInRanges(key)
-	}
-	s.Delta = state.AppendPut(s.Delta, key, value)
 	return nil
 }
 
@@ -646,51 +705,51 @@ func (s *store) PutIfAbsent(key, value []byte) (bool, error) {
 	if err != nil {
 		return false, s.fail("PutIfAbsent", err)
 	}
-	if f.mayHave(key) {
-		if _, found, err := s.Get(key); err != nil || found {
+	h := keyHash(key)
+	if f.mayHave(h) {
+		if _, found, err := s.get(key, h); err != nil || found {
 			return false, err
 		}
-		return true, s.Put(key, value) // Get left key as lastMiss: no second lookup
+		return true, s.put(key, value, h) // get left key as lastMiss: no second lookup
 	}
-	if err := s.batch.Set(s.ikey(key), value, nil); err != nil {
+	off := len(s.Delta)
+	s.Delta = state.AppendPut(s.Delta, key, value)
+	if err := s.changed(key, h, off); err != nil {
 		return false, s.fail("PutIfAbsent", err)
 	}
-	f.add(key)
+	f.add(h)
 	s.numKeys++
 	s.dataBytes += int64(len(key) + len(value))
-	if s.lastMissOK && bytes.Equal(key, s.lastMiss) {
-		s.lastMissOK = false
-	}
-	if len(s.ranges) > 0 {
-		s.changedInRanges(key)
-	}
-	s.Delta = state.AppendPut(s.Delta, key, value)
 	return true, nil
 }
 
 // filter returns the working database's key filter, built when there is
-// none or it is full from a scan of the database and one of the batch
-// over it: a key this batch deleted is still in the database, and must
-// stay in the filter should the batch abort.
+// none or it is full from a scan of the database and of this version's
+// changes: a key this version deleted is still in the database, and must
+// stay in the filter should the version abort.
 func (s *store) filter() (*keyFilter, error) {
 	w := s.w
 	if w.absent != nil && !w.absent.full() {
 		return w.absent, nil
 	}
 	f := newKeyFilter(max(s.numKeys, w.numKeys))
-	for _, r := range []pebble.Reader{w.db, s.batch} {
-		it, err := r.NewIter(userKeys)
-		if err != nil {
-			return nil, err
-		}
-		for ok := it.First(); ok; ok = it.Next() {
-			f.add(it.Key()[1:])
-		}
-		if err := it.Close(); err != nil {
-			return nil, err
+	it, err := w.db.NewIter(userKeys)
+	if err != nil {
+		return nil, err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		f.add(keyHash(it.Key()[1:]))
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	for _, sl := range s.pending.slots {
+		if sl.off1 != 0 {
+			k, _, _ := recordAt(s.Delta, sl.off1-1)
+			f.add(keyHash(k))
 		}
 	}
-	// The scans added most keys twice: count them once, so that full()
+	// The scans added some keys twice: count them once, so that full()
 	// reports the filter's design capacity reached.
 	f.added = uint(max(s.numKeys, w.numKeys))
 	w.absent = f
@@ -703,23 +762,22 @@ func (s *store) Delete(key []byte) error {
 	if !s.Updating() {
 		return s.Done("Delete")
 	}
-	old, existed, err := s.existing(key)
+	h := keyHash(key)
+	old, existed, err := s.existing(key, h)
 	if err != nil {
 		return s.fail("Delete", err)
 	}
 	if !existed {
 		return nil
 	}
-	if err := s.batch.Delete(s.ikey(key), nil); err != nil {
+	off := len(s.Delta)
+	s.Delta = state.AppendRemove(s.Delta, key)
+	if err := s.changed(key, h, off); err != nil {
 		return s.fail("Delete", err)
 	}
 	s.numKeys--
 	s.garbage++
 	s.dataBytes -= int64(len(key) + old)
-	if len(s.ranges) > 0 {
-		s.changedInRanges(key)
-	}
-	s.Delta = state.AppendRemove(s.Delta, key)
 	return nil
 }
 
@@ -728,39 +786,66 @@ func (s *store) Delete(key []byte) error {
 // is not visited, a changed one is visited with its new value); an entry
 // Put during Range may or may not be visited. key and value are valid only
 // during the call and must not be modified.
+//
+// It merges the working database, which no change of this version has
+// touched, with this version's changed keys sorted at the start; every key
+// reached is looked up among the changes first, so that changes made by fn
+// are seen.
 func (s *store) Range(fn func(key, value []byte) bool) error {
 	if !s.Updating() {
 		return s.Done("Range")
 	}
-	it, err := s.batch.NewIter(userKeys)
+	var offs []uint32
+	if s.pending.n > 0 {
+		offs = s.pending.sorted(s.Delta)
+	}
+	it, err := s.w.db.NewIter(userKeys)
 	if err != nil {
 		return s.fail("Range", err)
 	}
 	r := &rangeState{}
 	s.ranges = append(s.ranges, r)
 	defer func() { s.ranges = s.ranges[:len(s.ranges)-1] }()
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()[1:]
+	inDB := it.First()
+	for next := 0; inDB || next < len(offs); {
+		var k, pk []byte
+		if next < len(offs) {
+			pk, _, _ = recordAt(s.Delta, offs[next])
+		}
+		var c int // < 0: the database's key comes first, > 0: the change's
+		switch {
+		case !inDB:
+			c = 1
+		case pk == nil:
+			c = -1
+		default:
+			c = bytes.Compare(it.Key()[1:], pk)
+		}
+		if c <= 0 {
+			k = it.Key()[1:]
+		} else {
+			k = pk
+		}
+		if c >= 0 {
+			next++
+		}
 		var v []byte
-		if _, changed := r.changed[string(k)]; changed {
-			cur, closer, err := s.batch.Get(it.Key())
-			if errors.Is(err, pebble.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				it.Close()
-				return s.fail("Range", err)
-			}
-			r.buf = append(r.buf[:0], cur...)
-			closer.Close()
-			v = r.buf
+		visit := true
+		if cur, removed, ok := s.pending.lookup(s.Delta, k, keyHash(k)); ok {
+			v, visit = cur, !removed
 		} else if v, err = it.ValueAndErr(); err != nil {
 			it.Close()
 			return s.fail("Range", err)
 		}
-		r.key, r.value, r.live = k, v, true
-		cont := fn(k, v)
-		r.live = false
+		cont := true
+		if visit {
+			r.key, r.value, r.live = k, v, true
+			cont = fn(k, v)
+			r.live = false
+		}
+		if c <= 0 {
+			inDB = it.Next()
+		}
 		if !cont {
 			break
 		}
@@ -784,25 +869,25 @@ func (s *store) Commit() (int64, error) {
 	return s.StoreBase.Commit()
 }
 
-// ApplyLocked implements state.StoreHooks: the batch goes into the
-// working database.
+// ApplyLocked implements state.StoreHooks: the version's changes go into
+// the working database.
 func (s *store) ApplyLocked() error {
 	w := s.w
-	if err := w.db.Apply(s.batch, pebble.NoSync); err != nil {
+	if err := w.applyPending(s.Delta, &s.pending); err != nil {
 		return fmt.Errorf("apply to the working database: %w", err)
 	}
-	s.batch.Close()
-	s.batch = nil
+	s.pending.reset()
+	w.pendingSlots, s.pending.slots = s.pending.slots, nil
 	w.numKeys, w.dataBytes = s.numKeys, s.dataBytes
 	w.garbage += s.garbage
 	return nil
 }
 
-// RollbackLocked implements state.StoreHooks: the batch is dropped, the
-// database never saw it.
+// RollbackLocked implements state.StoreHooks: the changes are dropped, the
+// database never saw them.
 func (s *store) RollbackLocked() {
-	s.batch.Close()
-	s.batch = nil
+	s.pending.reset()
+	s.w.pendingSlots, s.pending.slots = s.pending.slots, nil
 }
 
 // FinishLocked implements state.StoreHooks.

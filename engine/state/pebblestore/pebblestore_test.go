@@ -46,13 +46,25 @@ var pebbleStore = statetest.Store{
 }
 
 // TestPebbleContract runs the providers' contract suite (statetest) on
-// the Pebble provider.
-func TestPebbleContract(t *testing.T) { statetest.Run(t, pebbleStore) }
+// the Pebble provider, with commits through the memtable (the default for
+// the suite's few keys) and with every commit and replay ingested as an
+// sstable.
+func TestPebbleContract(t *testing.T) {
+	t.Run("memtable", func(t *testing.T) { statetest.Run(t, pebbleStore) })
+	t.Run("ingest", func(t *testing.T) {
+		s := pebbleStore
+		s.New = func(t testing.TB, f fsys.FS, o state.Options) state.Provider {
+			return newProvider(t, f, pebblestore.Options{MinDeltasForSnapshot: o.MinDeltasForSnapshot,
+				MinVersionsToRetain: o.MinVersionsToRetain, OnMaintenanceError: o.OnMaintenanceError, IngestMinKeys: 1})
+		}
+		statetest.Run(t, s)
+	})
+}
 
 func TestDefaults(t *testing.T) {
 	o := newProvider(t, fsys.NewMem(), pebblestore.Options{}).Options()
 	if o.MinDeltasForSnapshot != 10 || o.MinVersionsToRetain != 100 || o.MemTableSize != 64<<20 ||
-		o.CompactL0Sublevels != 8 || o.CompactGarbageMin != 1<<16 || o.WorkDir != "" {
+		o.CompactL0Sublevels != 8 || o.CompactGarbageMin != 1<<16 || o.IngestMinKeys != 4096 || o.WorkDir != "" {
 		t.Fatalf("defaults = %+v", o)
 	}
 }

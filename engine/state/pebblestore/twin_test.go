@@ -31,9 +31,12 @@ type twin struct {
 	// compactGarbageMin is 1 (compact at almost every commit) or 0 (the
 	// default, never reached here).
 	compactGarbageMin int
-	mp                *state.MemoryProvider
-	pp                *pebblestore.Provider
-	ms, ps            [2]state.Store // open stores, per slot
+	// ingestMinKeys is 1 (every commit ingests an sstable) or 0 (the
+	// default: commits go through the memtable).
+	ingestMinKeys int
+	mp            *state.MemoryProvider
+	pp            *pebblestore.Provider
+	ms, ps        [2]state.Store // open stores, per slot
 	// ranged: the slot's store ran an eviction through Range, whose
 	// removals follow each store's own visiting order.
 	ranged [2]bool
@@ -43,13 +46,13 @@ type twin struct {
 
 // twinCoverage counts what the runs exercised (go test -v).
 type twinCoverage struct {
-	Loads, FailedLoads, Commits, Aborts, Evictions, Restarts, MaxVersion int64
+	Loads, FailedLoads, Commits, Aborts, Evictions, Restarts, MaxVersion, IngestRuns int64
 }
 
 func (w *twin) start(t *rapid.T) {
 	w.mp = state.NewMemoryProvider(w.mfs, w.mopts)
 	p, err := pebblestore.New(w.pfs, pebblestore.Options{MinDeltasForSnapshot: w.mopts.MinDeltasForSnapshot,
-		MinVersionsToRetain: w.mopts.MinVersionsToRetain, CompactGarbageMin: w.compactGarbageMin})
+		MinVersionsToRetain: w.mopts.MinVersionsToRetain, CompactGarbageMin: w.compactGarbageMin, IngestMinKeys: w.ingestMinKeys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,8 +338,12 @@ func TestTwinOfMemoryProvider(t *testing.T) {
 				MinVersionsToRetain:  rapid.IntRange(1, 6).Draw(t, "minVersionsToRetain"),
 			},
 			compactGarbageMin: rapid.IntRange(0, 1).Draw(t, "compactGarbageMin"),
+			ingestMinKeys:     rapid.IntRange(0, 1).Draw(t, "ingestMinKeys"),
 		}
 		w.start(t)
+		if w.ingestMinKeys == 1 {
+			cov.IngestRuns++
+		}
 		defer func() { w.pp.Close() }()
 		t.Repeat(map[string]func(*rapid.T){
 			"batch":       w.batch,

@@ -1,0 +1,275 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// A version's changes are not kept in a Pebble batch. They are the
+// changelog records the store appends anyway (state.AppendPut,
+// AppendRemove), plus pendingIndex, a hash table from each changed key to
+// its latest record, which gives read-your-writes. Commit sorts the changed
+// keys once and, when there are many, writes them as one sstable and
+// ingests it (ingestMinKeys): the keys never go through a skiplist, not a
+// batch's and not the memtable's, and the memtable is never flushed. An
+// indexed pebble.Batch costs a skiplist insert per key and the memtable a
+// second one, and the flush then writes the same keys out again: three
+// passes of which an ingest keeps one (issue 15's profile: Batch.Set, the
+// memtable apply and the flush were half of a 1 M-key run). Fewer than
+// Options.IngestMinKeys changes go into the memtable through a plain
+// batch: an ingest has a fixed cost (a file, a manifest edit).
+
+// pendingIndex maps each key changed in a version to its latest record in
+// the version's records. A slot holds the offset of that record plus one
+// (0: empty) and the key's hash, which rejects most probes of another key
+// without reading the record. Linear probing, at most half full.
+type pendingIndex struct {
+	slots []pendingSlot
+	n     int
+}
+
+type pendingSlot struct {
+	off1 uint32 // the record's offset + 1; 0: empty slot
+	hash uint32
+}
+
+const minPendingSlots = 1 << 10
+
+// recordAt decodes the record at off of recs, which the store wrote (or
+// state.WalkRecords validated): key, and value unless it is a remove.
+func recordAt(recs []byte, off uint32) (key, value []byte, removed bool) {
+	kl := binary.BigEndian.Uint32(recs[off:])
+	ks := off + 4
+	key = recs[ks : ks+kl : ks+kl]
+	vl := int32(binary.BigEndian.Uint32(recs[ks+kl:]))
+	if vl < 0 {
+		return key, nil, true
+	}
+	vs := ks + kl + 4
+	return key, recs[vs : vs+uint32(vl) : vs+uint32(vl)], false
+}
+
+// find returns the slot of key (hash h): its record's offset and whether it
+// is there; otherwise the empty slot where it would go.
+func (p *pendingIndex) find(recs, key []byte, h uint64) (int, bool) {
+	if len(p.slots) == 0 {
+		return -1, false
+	}
+	mask := len(p.slots) - 1
+	tag := uint32(h)
+	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
+		s := p.slots[i]
+		if s.off1 == 0 {
+			return i, false
+		}
+		if s.hash == tag {
+			if k, _, _ := recordAt(recs, s.off1-1); bytes.Equal(k, key) {
+				return i, true
+			}
+		}
+	}
+}
+
+// lookup returns key's latest record in recs.
+func (p *pendingIndex) lookup(recs, key []byte, h uint64) (value []byte, removed, found bool) {
+	i, ok := p.find(recs, key, h)
+	if !ok {
+		return nil, false, false
+	}
+	_, value, removed = recordAt(recs, p.slots[i].off1-1)
+	return value, removed, true
+}
+
+// errTooLarge: offsets into a version's records are 32 bits.
+var errTooLarge = errors.New("the changes of one version exceed 4 GiB")
+
+// set makes the record at off key's latest.
+func (p *pendingIndex) set(recs, key []byte, h uint64, off int) error {
+	if off >= math.MaxUint32 {
+		return errTooLarge
+	}
+	if 2*(p.n+1) > len(p.slots) {
+		p.grow(recs)
+	}
+	i, ok := p.find(recs, key, h)
+	if !ok {
+		p.n++
+	}
+	p.slots[i] = pendingSlot{off1: uint32(off) + 1, hash: uint32(h)}
+	return nil
+}
+
+func (p *pendingIndex) grow(recs []byte) {
+	old := p.slots
+	p.slots = make([]pendingSlot, max(2*len(old), minPendingSlots))
+	mask := len(p.slots) - 1
+	for _, s := range old {
+		if s.off1 == 0 {
+			continue
+		}
+		k, _, _ := recordAt(recs, s.off1-1)
+		h := keyHash(k)
+		i := int(h>>32) & mask
+		for p.slots[i].off1 != 0 {
+			i = (i + 1) & mask
+		}
+		p.slots[i] = s
+	}
+}
+
+func (p *pendingIndex) reset() {
+	clear(p.slots)
+	p.n = 0
+}
+
+// sorted returns the offsets of the latest records of the changed keys,
+// in key order: a radix sort on each key's first eight bytes, read as a
+// big-endian number (zero-padded), then a comparison sort of every run of
+// keys that share them. It is linear in the keys, where a comparison sort
+// of this many keys was a tenth of a watermark run (issue 15's profile).
+func (p *pendingIndex) sorted(recs []byte) []uint32 {
+	es := make([]prefixed, 0, p.n)
+	for _, s := range p.slots {
+		if s.off1 == 0 {
+			continue
+		}
+		k, _, _ := recordAt(recs, s.off1-1)
+		var b [8]byte
+		copy(b[:], k)
+		es = append(es, prefixed{binary.BigEndian.Uint64(b[:]), s.off1 - 1})
+	}
+	es = radixSort(es)
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && es[j].prefix == es[i].prefix {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(es[i:j], func(a, b prefixed) int {
+				ka, _, _ := recordAt(recs, a.off)
+				kb, _, _ := recordAt(recs, b.off)
+				return bytes.Compare(ka, kb)
+			})
+		}
+		i = j
+	}
+	out := make([]uint32, len(es))
+	for i, e := range es {
+		out[i] = e.off
+	}
+	return out
+}
+
+// prefixed is a record's offset with its key's first eight bytes.
+type prefixed struct {
+	prefix uint64
+	off    uint32
+}
+
+// radixSort sorts es by prefix, least significant byte first, skipping the
+// bytes every entry shares (the high bytes of small numbers, a common
+// type tag); it returns es or the scratch slice, whichever holds the result.
+func radixSort(es []prefixed) []prefixed {
+	if len(es) < 2 {
+		return es
+	}
+	tmp := make([]prefixed, len(es))
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [257]int
+		for _, e := range es {
+			count[int(byte(e.prefix>>shift))+1]++
+		}
+		if count[int(byte(es[0].prefix>>shift))+1] == len(es) {
+			continue // one digit for all: the pass would change nothing
+		}
+		for i := 1; i < len(count); i++ {
+			count[i] += count[i-1]
+		}
+		for _, e := range es {
+			d := byte(e.prefix >> shift)
+			tmp[count[d]] = e
+			count[d]++
+		}
+		es, tmp = tmp, es
+	}
+	return es
+}
+
+// applyPending writes the changed keys of idx (records in recs) to the
+// working database: an ingested sstable when there are
+// Options.IngestMinKeys or more, a plain batch otherwise.
+func (w *workDB) applyPending(recs []byte, idx *pendingIndex) error {
+	if idx.n == 0 {
+		return nil
+	}
+	offs := idx.sorted(recs)
+	var kbuf []byte
+	if len(offs) < w.p.opts.IngestMinKeys {
+		b := w.db.NewBatch()
+		defer b.Close()
+		for _, off := range offs {
+			k, v, removed := recordAt(recs, off)
+			kbuf = appendKey(kbuf, k)
+			var err error
+			if removed {
+				err = b.Delete(kbuf, nil)
+			} else {
+				err = b.Set(kbuf, v, nil)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return w.db.Apply(b, pebble.NoSync)
+	}
+	path := w.fs.PathJoin(w.dir, "ingest.sst")
+	if err := w.writeTable(path, recs, offs); err != nil {
+		_ = w.fs.Remove(path)
+		return err
+	}
+	if err := w.db.Ingest(context.Background(), []string{path}); err != nil {
+		_ = w.fs.Remove(path)
+		return fmt.Errorf("ingest: %w", err)
+	}
+	return nil
+}
+
+// writeTable writes the records at offs (in key order) as an sstable at
+// path, with a Bloom filter as level 0's tables have.
+func (w *workDB) writeTable(path string, recs []byte, offs []uint32) error {
+	f, err := w.fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	wo := sstable.WriterOptions{
+		TableFormat:  w.db.TableFormat(),
+		FilterPolicy: bloom.FilterPolicy(10),
+	}
+	tw := sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
+	var kbuf []byte
+	for _, off := range offs {
+		k, v, removed := recordAt(recs, off)
+		kbuf = appendKey(kbuf, k)
+		if removed {
+			err = tw.Delete(kbuf)
+		} else {
+			err = tw.Set(kbuf, v)
+		}
+		if err != nil {
+			_ = tw.Close()
+			return err
+		}
+	}
+	return tw.Close()
+}

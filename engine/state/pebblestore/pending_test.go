@@ -1,0 +1,68 @@
+package pebblestore
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"github.com/dedupsim/dedupsim/engine/state"
+	"pgregory.net/rapid"
+)
+
+// TestPendingIndexModel: after any sequence of puts and removes appended
+// as records, the index finds each key's latest record, misses keys never
+// changed, and sorted lists every changed key once, in byte order. Keys
+// are drawn short and from a small alphabet so that they share prefixes,
+// are prefixes of each other and tie on their first eight bytes.
+func TestPendingIndexModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		keyGen := rapid.SliceOfN(rapid.SampledFrom([]byte{0, 1, 'a', 0xff}), 0, 11)
+		var recs []byte
+		var idx pendingIndex
+		type latest struct {
+			value   []byte
+			removed bool
+		}
+		model := map[string]latest{}
+		for i, n := 0, rapid.IntRange(0, 3000).Draw(t, "ops"); i < n; i++ {
+			k := keyGen.Draw(t, "key")
+			off := len(recs)
+			if rapid.IntRange(0, 3).Draw(t, "op") == 0 {
+				recs = state.AppendRemove(recs, k)
+				model[string(k)] = latest{removed: true}
+			} else {
+				v := rapid.SliceOfN(rapid.Byte(), 0, 4).Draw(t, "value")
+				recs = state.AppendPut(recs, k, v)
+				model[string(k)] = latest{value: v}
+			}
+			if err := idx.set(recs, k, keyHash(k), off); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if idx.n != len(model) {
+			t.Fatalf("index holds %d keys, model %d", idx.n, len(model))
+		}
+		for k, want := range model {
+			v, removed, ok := idx.lookup(recs, []byte(k), keyHash([]byte(k)))
+			if !ok || removed != want.removed || !bytes.Equal(v, want.value) {
+				t.Fatalf("lookup %q = %q removed=%v found=%v, want %q removed=%v", k, v, removed, ok, want.value, want.removed)
+			}
+		}
+		if _, _, ok := idx.lookup(recs, []byte("never"), keyHash([]byte("never"))); ok {
+			t.Fatal("found a key never changed")
+		}
+		var got [][]byte
+		for _, off := range idx.sorted(recs) {
+			k, _, _ := recordAt(recs, off)
+			got = append(got, k)
+		}
+		want := make([][]byte, 0, len(model))
+		for k := range model {
+			want = append(want, []byte(k))
+		}
+		slices.SortFunc(want, bytes.Compare)
+		if !slices.EqualFunc(got, want, bytes.Equal) {
+			t.Fatalf("sorted = %q, want %q", got, want)
+		}
+	})
+}
