@@ -302,6 +302,9 @@ func (p *Provider) pebbleOptions(fs vfs.FS) *pebble.Options {
 	// Most lookups are of new keys: a Bloom filter answers them without
 	// reading data blocks.
 	o.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	for i := range o.Levels {
+		o.Levels[i].BlockSize = blockSize
+	}
 	return o
 }
 

@@ -245,6 +245,13 @@ func (w *workDB) applyPending(recs []byte, idx *pendingIndex) error {
 	return nil
 }
 
+// blockSize is the data block size of every sstable, ingested or written
+// by a compaction. Pebble's default, 4 KiB, suits reads from disk; these
+// tables are written whole at every commit and mostly scanned or probed
+// through the key filter, and at 16-32 KiB the 1 M-key benchmark spent a
+// seventh less CPU (writing fewer, larger blocks; no slower lookups).
+const blockSize = 32 << 10
+
 // writeTable writes the records at offs (in key order) as an sstable at
 // path, with a Bloom filter as level 0's tables have.
 func (w *workDB) writeTable(path string, recs []byte, offs []uint32) error {
@@ -255,6 +262,7 @@ func (w *workDB) writeTable(path string, recs []byte, offs []uint32) error {
 	wo := sstable.WriterOptions{
 		TableFormat:  w.db.TableFormat(),
 		FilterPolicy: bloom.FilterPolicy(10),
+		BlockSize:    blockSize,
 	}
 	tw := sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
 	var kbuf []byte
