@@ -503,7 +503,7 @@ func (w *workDB) replay(name string, data []byte) error {
 				keys++
 				size += int64(len(k) + len(v))
 			}
-			return idx.set(data, k, h, rec)
+			return idx.set(data, k, h, rec, existed)
 		},
 		func(k []byte) error {
 			rec := off
@@ -516,7 +516,7 @@ func (w *workDB) replay(name string, data []byte) error {
 			keys--
 			garbage++
 			size -= int64(len(k) + old)
-			return idx.set(data, k, h, rec)
+			return idx.set(data, k, h, rec, true)
 		})
 	if err != nil {
 		return err
@@ -650,9 +650,11 @@ func (s *store) existing(key []byte, h uint64) (int, bool, error) {
 	return valueLen(s.w.db, s.ikey(key))
 }
 
-// changed records that key now has the record at off of Delta.
-func (s *store) changed(key []byte, h uint64, off int) error {
-	if err := s.pending.set(s.Delta, key, h, off); err != nil {
+// changed records that key now has the record at off of Delta; inDB:
+// whether the key was present before this change, which for its first
+// change in the version is whether the database holds it.
+func (s *store) changed(key []byte, h uint64, off int, inDB bool) error {
+	if err := s.pending.set(s.Delta, key, h, off, inDB); err != nil {
 		return err
 	}
 	if s.lastMissOK && bytes.Equal(key, s.lastMiss) {
@@ -681,7 +683,7 @@ func (s *store) put(key, value []byte, h uint64) error {
 	}
 	off := len(s.Delta)
 	s.Delta = state.AppendPut(s.Delta, key, value)
-	if err := s.changed(key, h, off); err != nil {
+	if err := s.changed(key, h, off, existed); err != nil {
 		return s.fail("Put", err)
 	}
 	if f := s.w.absent; f != nil {
@@ -717,7 +719,7 @@ func (s *store) PutIfAbsent(key, value []byte) (bool, error) {
 	}
 	off := len(s.Delta)
 	s.Delta = state.AppendPut(s.Delta, key, value)
-	if err := s.changed(key, h, off); err != nil {
+	if err := s.changed(key, h, off, false); err != nil { // never added: not in the database
 		return false, s.fail("PutIfAbsent", err)
 	}
 	f.add(h)
@@ -775,7 +777,7 @@ func (s *store) Delete(key []byte) error {
 	}
 	off := len(s.Delta)
 	s.Delta = state.AppendRemove(s.Delta, key)
-	if err := s.changed(key, h, off); err != nil {
+	if err := s.changed(key, h, off, true); err != nil {
 		return s.fail("Delete", err)
 	}
 	s.numKeys--

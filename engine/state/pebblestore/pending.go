@@ -32,8 +32,12 @@ import (
 
 // pendingIndex maps each key changed in a version to its latest record in
 // the version's records. A slot holds the offset of that record plus one
-// (0: empty) and the key's hash, which rejects most probes of another key
-// without reading the record. Linear probing, at most half full.
+// (0: empty) and 31 bits of the key's hash, which reject most probes of
+// another key without reading the record, and whether the key was in the
+// database before the version (inDB): a key Put and removed again within
+// the version (under a watermark, the rows that are already expired when
+// their batch ends) then leaves nothing to write, not even a tombstone.
+// Linear probing, at most half full.
 type pendingIndex struct {
 	slots []pendingSlot
 	n     int
@@ -41,7 +45,23 @@ type pendingIndex struct {
 
 type pendingSlot struct {
 	off1 uint32 // the record's offset + 1; 0: empty slot
-	hash uint32
+	tag  uint32 // the hash's low 31 bits, and inDB in the top bit
+}
+
+const inDBBit = 1 << 31
+
+func hashTag(h uint64) uint32 { return uint32(h) &^ inDBBit }
+
+func (s pendingSlot) inDB() bool { return s.tag&inDBBit != 0 }
+
+// dropped reports a key removed within the version that the database never
+// held: the commit writes nothing for it.
+func (s pendingSlot) dropped(recs []byte) bool {
+	if s.inDB() {
+		return false
+	}
+	_, _, removed := recordAt(recs, s.off1-1)
+	return removed
 }
 
 const minPendingSlots = 1 << 10
@@ -67,13 +87,13 @@ func (p *pendingIndex) find(recs, key []byte, h uint64) (int, bool) {
 		return -1, false
 	}
 	mask := len(p.slots) - 1
-	tag := uint32(h)
+	tag := hashTag(h)
 	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
 		s := p.slots[i]
 		if s.off1 == 0 {
 			return i, false
 		}
-		if s.hash == tag {
+		if s.tag&^inDBBit == tag {
 			if k, _, _ := recordAt(recs, s.off1-1); bytes.Equal(k, key) {
 				return i, true
 			}
@@ -94,8 +114,11 @@ func (p *pendingIndex) lookup(recs, key []byte, h uint64) (value []byte, removed
 // errTooLarge: offsets into a version's records are 32 bits.
 var errTooLarge = errors.New("the changes of one version exceed 4 GiB")
 
-// set makes the record at off key's latest.
-func (p *pendingIndex) set(recs, key []byte, h uint64, off int) error {
+// set makes the record at off key's latest. inDB says whether the
+// database holds key; only the first change of a key in the version
+// records it (later ones know it from the slot: the database does not
+// change during a version).
+func (p *pendingIndex) set(recs, key []byte, h uint64, off int, inDB bool) error {
 	if off >= math.MaxUint32 {
 		return errTooLarge
 	}
@@ -103,10 +126,16 @@ func (p *pendingIndex) set(recs, key []byte, h uint64, off int) error {
 		p.grow(recs)
 	}
 	i, ok := p.find(recs, key, h)
-	if !ok {
+	tag := hashTag(h)
+	if ok {
+		tag = p.slots[i].tag
+	} else {
 		p.n++
+		if inDB {
+			tag |= inDBBit
+		}
 	}
-	p.slots[i] = pendingSlot{off1: uint32(off) + 1, hash: uint32(h)}
+	p.slots[i] = pendingSlot{off1: uint32(off) + 1, tag: tag}
 	return nil
 }
 
@@ -138,10 +167,13 @@ func (p *pendingIndex) reset() {
 // big-endian number (zero-padded), then a comparison sort of every run of
 // keys that share them. It is linear in the keys, where a comparison sort
 // of this many keys was a tenth of a watermark run (issue 15's profile).
+//
+// Keys removed within the version that the database never held are left
+// out (pendingSlot.dropped): there is nothing to write or visit.
 func (p *pendingIndex) sorted(recs []byte) []uint32 {
 	es := make([]prefixed, 0, p.n)
 	for _, s := range p.slots {
-		if s.off1 == 0 {
+		if s.off1 == 0 || s.dropped(recs) {
 			continue
 		}
 		k, _, _ := recordAt(recs, s.off1-1)
@@ -214,6 +246,9 @@ func (w *workDB) applyPending(recs []byte, idx *pendingIndex) error {
 		return nil
 	}
 	offs := idx.sorted(recs)
+	if len(offs) == 0 {
+		return nil
+	}
 	var kbuf []byte
 	if len(offs) < w.p.opts.IngestMinKeys {
 		b := w.db.NewBatch()
