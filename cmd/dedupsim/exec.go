@@ -266,15 +266,15 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	if err == nil && st.IsDir() {
 		return nil, nil, badInput(fmt.Errorf("exec: --input %s is a directory", path))
 	}
-	if err == nil && st.Mode().IsRegular() && q.Schema == nil {
-		// No declared schema: infer one from every row, as Spark's JSON
-		// source does, before the rows are read under it.
-		if err := inferSteps(path, q); err != nil {
-			return nil, nil, stepsProblem(err)
-		}
-	}
 	if err == nil && st.Mode().IsRegular() {
-		if err := checkSteps(path, q); err != nil {
+		check := checkSteps
+		if q.Schema == nil {
+			// No declared schema: infer one from every row, as Spark's
+			// JSON source does, and check the rows under it, in one pass
+			// where it can.
+			check = inferCheckSteps
+		}
+		if err := check(path, q); err != nil {
 			return nil, nil, stepsProblem(err)
 		}
 	}

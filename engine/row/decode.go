@@ -164,8 +164,14 @@ func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
 		slots[i] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
 	}
 
+	return d.decodeSlots(data, r, slots, nil)
+}
+
+// decodeSlots is decode's second half, over where the walk found the
+// columns: r.Key is appended to key (nil: a fresh slice).
+func (d *Decoder) decodeSlots(data []byte, r *Row, slots []slot, key []byte) error {
 	if d.types != nil {
-		return d.decodeTyped(data, r, slots)
+		return d.decodeTyped(data, r, slots, key)
 	}
 	size := 0
 	for _, i := range d.keySlot {
@@ -186,7 +192,9 @@ func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
 			return fmt.Errorf("event-time column %q: %w", d.eventCol, err)
 		}
 	}
-	key := make([]byte, 0, size)
+	if key == nil {
+		key = make([]byte, 0, size)
+	}
 	for _, i := range d.keySlot {
 		if i == d.eventSlot {
 			key = AppendKeyEventTime(key, r.EventTime, r.EventTimeNull)
@@ -199,9 +207,9 @@ func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
 	return nil
 }
 
-// decodeTyped is decode's second half under a schema: an absent column is
-// null, and each value is read under its column's type (appendTyped).
-func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot) error {
+// decodeTyped is decodeSlots under a schema: an absent column is null,
+// and each value is read under its column's type (appendTyped).
+func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot, key []byte) error {
 	size := 0
 	for _, i := range d.keySlot {
 		size += slots[i].end - slots[i].start + 10
@@ -218,7 +226,9 @@ func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot) error {
 			}
 		}
 	}
-	key := make([]byte, 0, size)
+	if key == nil {
+		key = make([]byte, 0, size)
+	}
 	for _, i := range d.keySlot {
 		if i == d.eventSlot {
 			key = AppendKeyEventTime(key, r.EventTime, r.EventTimeNull)
@@ -235,6 +245,58 @@ func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot) error {
 		}
 	}
 	r.Key = key
+	return nil
+}
+
+// Found is where one walk of a row found the columns of a Decoder
+// (Inferrer.AddPrefixFind), so that the row is decoded (DecodeFound)
+// without a second walk: exec's schema inference and its check of every
+// row are then one scan of each row.
+type Found struct {
+	buf   [linearMax]slot
+	more  []slot // for a decoder of more than linearMax columns
+	slots []slot
+}
+
+// reset readies f for a walk over d's columns.
+func (f *Found) reset(d *Decoder) {
+	n := len(d.names)
+	if n <= len(f.buf) {
+		f.slots = f.buf[:n]
+	} else {
+		if cap(f.more) < n {
+			f.more = make([]slot, n)
+		}
+		f.slots = f.more[:n]
+	}
+	clear(f.slots)
+}
+
+// SameTypes reports whether d and o read their columns under the same
+// types (both untyped, or the same type for every column).
+func (d *Decoder) SameTypes(o *Decoder) bool {
+	return (d.types == nil) == (o.types == nil) && slices.Equal(d.types, o.types)
+}
+
+// DecodeFound is Decode of the row data, whose columns a walk found in f
+// (with d, or a decoder of the same key and event-time columns under other
+// types: NewDecoder and NewTypedDecoder of the same columns), without
+// walking it again. r.Key reuses r's previous Key's storage: the caller
+// keeps the row only until the next DecodeFound into it (a check).
+// A decoder of every column (no keys) is not supported.
+func (d *Decoder) DecodeFound(data []byte, f *Found, r *Row) error {
+	if d.all || len(f.slots) != len(d.names) {
+		return fmt.Errorf("row: DecodeFound needs the slots of a walk over the decoder's columns")
+	}
+	key := r.Key[:0]
+	*r = Row{Data: data, Source: r.Source, Partition: r.Partition, Offset: r.Offset, Positioned: r.Positioned}
+	if key == nil {
+		key = []byte{}
+	}
+	if err := d.decodeSlots(data, r, f.slots, key); err != nil {
+		return err
+	}
+	r.Decoded = true
 	return nil
 }
 

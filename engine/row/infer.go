@@ -31,6 +31,8 @@ type Inferrer struct {
 	types map[string]schema.Type
 	lower map[string]string
 	rows  int64
+	// changes counts the columns added and the types widened (Changes).
+	changes uint64
 }
 
 // NewInferrer makes an empty Inferrer.
@@ -45,7 +47,7 @@ func (in *Inferrer) Add(data []byte) error {
 	if err := it.begin(data); err != nil {
 		return err
 	}
-	return in.add(&it, data)
+	return in.add(&it, data, nil, nil)
 }
 
 // AddPrefix is Add of the row object at the start of data, as
@@ -55,13 +57,40 @@ func (in *Inferrer) AddPrefix(data []byte, depth int) (int, error) {
 	if err := it.beginPrefix(data, depth); err != nil {
 		return 0, err
 	}
-	if err := in.add(&it, data); err != nil {
+	if err := in.add(&it, data, nil, nil); err != nil {
 		return 0, err
 	}
 	return it.s.pos, nil
 }
 
-func (in *Inferrer) add(it *objectIter, data []byte) error {
+// AddPrefixFind is AddPrefix that also notes in f where the row has d's
+// columns, for d.DecodeFound (or that of a decoder with the same columns):
+// one walk of the row both infers and finds what decoding needs. d must
+// have key columns (not every column). A column given twice is the
+// inferrer's error, before the decoder would see it.
+func (in *Inferrer) AddPrefixFind(data []byte, depth int, d *Decoder, f *Found) (int, error) {
+	if d.all {
+		return 0, fmt.Errorf("row: AddPrefixFind needs a decoder of key columns")
+	}
+	var it objectIter
+	if err := it.beginPrefix(data, depth); err != nil {
+		return 0, err
+	}
+	f.reset(d)
+	if err := in.add(&it, data, d, f); err != nil {
+		return 0, err
+	}
+	return it.s.pos, nil
+}
+
+// Changes counts the changes to the schema so far: each column added and
+// each widening of a column's type. A caller holding a decoder made from
+// Schema remakes it only when Changes has moved.
+func (in *Inferrer) Changes() uint64 { return in.changes }
+
+// add merges the row it walks; with d set it also notes in f where d's
+// columns are.
+func (in *Inferrer) add(it *objectIter, data []byte, d *Decoder, f *Found) error {
 	var seenBuf [16][]byte
 	seen := seenBuf[:0]
 	for {
@@ -79,6 +108,11 @@ func (in *Inferrer) add(it *objectIter, data []byte) error {
 			}
 		}
 		seen = append(seen, name)
+		if d != nil {
+			if i := d.lookup(name); i >= 0 {
+				f.slots[i] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
+			}
+		}
 		t, err := inferValue(data[m.start:m.end], m.kind)
 		if err != nil {
 			return fmt.Errorf("column %q: %w", name, err)
@@ -95,10 +129,12 @@ func (in *Inferrer) add(it *objectIter, data []byte) error {
 			}
 			in.lower[low] = name
 			in.types[name] = t
+			in.changes++
 			continue
 		}
 		if merged := schema.Merge(prev, t); merged != prev {
 			in.types[string(name)] = merged
+			in.changes++
 		}
 	}
 	in.rows++
@@ -125,6 +161,7 @@ func (in *Inferrer) Merge(o *Inferrer) bool {
 		in.lower[low] = name
 		in.types[name] = t
 	}
+	in.changes++
 	in.rows += o.rows
 	return true
 }

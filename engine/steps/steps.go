@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -347,7 +348,12 @@ func (r *Reader) nextLine() (Line, error) {
 // several LineParsers, one per goroutine, and keep the error of the
 // lowest line: the answer of Check (or InferSchema) over the whole file.
 // That holds only when the lines are independent (Independent).
-type LineParser struct{ p *parser }
+type LineParser struct {
+	p *parser
+	// unchecked: InferCheck read lines it could not check (an all-columns
+	// key, whose columns are the schema's).
+	unchecked bool
+}
 
 // Independent reports whether the reader's lines can be decoded out of
 // order: not with an all-columns key and no schema, where the file's first
@@ -358,7 +364,7 @@ func (r *Reader) Independent() bool { return len(r.p.q.Keys) > 0 || r.p.q.Schema
 // (which hold only configuration) and buffers of its own.
 func (r *Reader) LineParser() *LineParser {
 	p := *r.p
-	p.rowBuf, p.tmp, p.schema, p.schemaAt, p.infer = nil, nil, nil, "", nil
+	p.rowBuf, p.tmp, p.schema, p.schemaAt, p.infer, p.fuse = nil, nil, nil, "", nil, nil
 	p.scratch = true
 	return &LineParser{p: &p}
 }
@@ -378,6 +384,136 @@ func (lp *LineParser) Infer(l Line, inf *row.Inferrer) error {
 	lp.p.rowBuf = lp.p.rowBuf[:0]
 	_, err := lp.p.line(l.No, l.Col, l.Text)
 	return err
+}
+
+// InferCheck is Infer and Check in one pass, for a query with key columns
+// and no declared schema (Independent): the line's rows are added to inf
+// and, in the same scan of each row, checked as Check would check them
+// under the types inf has inferred so far (the row's own included). Only
+// inference's error is returned; the check's verdict waits for the
+// schema inferred from the whole file (Checked). Give one LineParser the
+// lines in file order, and inf only its lines.
+func (lp *LineParser) InferCheck(l Line, inf *row.Inferrer) error {
+	p := lp.p
+	if len(p.q.Keys) == 0 {
+		lp.unchecked = true
+		return lp.Infer(l, inf)
+	}
+	if p.fuse == nil {
+		p.fuse = &fused{}
+	}
+	p.fuse.inf = inf
+	p.infer = inf
+	defer func() { p.infer = nil }()
+	p.rowBuf = p.rowBuf[:0]
+	_, err := p.line(l.No, l.Col, l.Text)
+	return err
+}
+
+// Checked is the check's verdict on the lines InferCheck read, now that
+// q.Schema is the schema inferred from the whole file. A row checked under
+// types that are not q's, or before every key and event-time column was
+// in the schema, proves nothing: recheck is the last line with such a row
+// (0: none; math.MaxInt: the lines are to be checked again, all of them,
+// as when this parser's types never reached q's). err is the first row
+// (in file order) refused under q's types after that point, nil if none:
+// Check's answer over these lines, once lines up to recheck are checked
+// again.
+func (lp *LineParser) Checked(q *query.Query) (recheck int, err error) {
+	f := lp.p.fuse
+	if lp.unchecked {
+		return math.MaxInt, nil
+	}
+	if f == nil || len(f.under) == 0 {
+		return 0, nil
+	}
+	if q.Schema == nil || len(q.Keys) == 0 {
+		return math.MaxInt, nil
+	}
+	final, derr := row.NewTypedDecoder(q.StateKeys(), q.EventTimeColumn(), q.Schema)
+	last := f.under[len(f.under)-1]
+	if derr != nil || last.dec == nil || !last.dec.SameTypes(final) {
+		return math.MaxInt, nil
+	}
+	for _, u := range f.under[:len(f.under)-1] {
+		recheck = max(recheck, u.lastLine)
+	}
+	return recheck, last.err
+}
+
+// fused is InferCheck's state: the types rows were checked under, in the
+// order the parser met them, each with the first row it refused. An
+// inferrer's types only widen, and the schema of the whole file is the
+// widest: only the last types can be the file's.
+type fused struct {
+	inf     *row.Inferrer
+	changes uint64 // inf.Changes() when under's last entry was made
+	under   []checkedUnder
+	found   row.Found
+	r       row.Row // scratch: the row under check
+	tmp     []byte  // scratch: a row compacted
+}
+
+// checkedUnder is one set of types rows were checked under.
+type checkedUnder struct {
+	dec      *row.Decoder // typed; nil while a column is not in the schema
+	lastLine int          // the last line with a row checked under dec
+	err      error        // the first row refused under dec
+}
+
+// check checks element i of the array at path on line lineNo, just added
+// to f.inf, under the types inferred so far: found says whether f.found
+// holds the walk's slots (else data is compact, and walked again).
+func (f *fused) check(p *parser, lineNo int, path string, i int, data []byte, found bool) {
+	if len(f.under) == 0 || f.inf.Changes() != f.changes {
+		f.changes = f.inf.Changes()
+		dec, err := row.NewTypedDecoder(p.q.StateKeys(), p.q.EventTimeColumn(), f.inf.Schema())
+		if err != nil {
+			dec = nil // a column not seen yet: nothing to check against
+		}
+		if n := len(f.under); n == 0 || (dec == nil) != (f.under[n-1].dec == nil) || (dec != nil && !dec.SameTypes(f.under[n-1].dec)) {
+			f.under = append(f.under, checkedUnder{dec: dec})
+		}
+	}
+	u := &f.under[len(f.under)-1]
+	u.lastLine = lineNo
+	if u.dec == nil || u.err != nil {
+		return // nothing to check under, or this set's answer is known
+	}
+	var err error
+	switch {
+	case found && row.IsCompact(data):
+		err = u.dec.DecodeFound(data, &f.found, &f.r)
+	case found:
+		// Decoded from its compacted copy, as Check does.
+		f.tmp = row.AppendCompact(f.tmp[:0], data)
+		data = f.tmp
+		fallthrough
+	default:
+		err = u.dec.Decode(data, &f.r)
+	}
+	if err != nil {
+		u.err = p.errorf(lineNo, path+"["+strconv.Itoa(i)+"]", "%v", err)
+		return
+	}
+	if err := p.checkRow(lineNo, path, i, &f.r); err != nil {
+		u.err = err.(*rowError).err
+	}
+}
+
+// CheckThrough is Check over the lines up to and including line: a pass
+// that checks again the lines InferCheck could not vouch for (Checked).
+func (r *Reader) CheckThrough(line int) error {
+	r.p.scratch = true
+	defer func() { r.p.scratch = false }()
+	for r.lineNo < line {
+		if _, err := r.Next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readLine returns the next line without its '\n' (nil at the end of the
@@ -418,6 +554,9 @@ type parser struct {
 	sinkDec *row.Decoder
 	// infer, when set, takes every row instead of the decoders (InferSchema).
 	infer *row.Inferrer
+	// fuse, with infer, also checks every row under the types inferred so
+	// far (LineParser.InferCheck).
+	fuse *fused
 	// scratch: the rows of a line are dropped before the next line is
 	// read (InferSchema, Check): their Data may share the line's buffer
 	// or tmp, and they live in rowBuf, reused from line to line. Such a
@@ -551,6 +690,13 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 	r := &a.rows[a.start+a.count]
 	i := a.count
 	a.count++
+	if p.infer != nil && p.fuse != nil {
+		n, err := p.infer.AddPrefixFind(rest, row.ElementDepth, p.dec, &p.fuse.found)
+		if err == nil {
+			p.fuse.check(p, a.lineNo, a.path, i, rest[:n], true)
+		}
+		return n, err
+	}
 	if p.infer != nil {
 		// Inference reads names, value kinds and numbers' text, which
 		// space between tokens leaves alone: the row need not be compact.
@@ -857,6 +1003,9 @@ func (p *parser) row(lineNo int, path string, i int, data []byte, r *row.Row) er
 	if p.infer != nil {
 		if err := p.infer.Add(data); err != nil {
 			return &rowError{p.errorf(lineNo, rpath(), "%v", err)}
+		}
+		if p.fuse != nil {
+			p.fuse.check(p, lineNo, path, i, data, false)
 		}
 		return nil
 	}
