@@ -28,6 +28,8 @@ func passWorkers() int { return min(runtime.GOMAXPROCS(0), 8) }
 // line that has one, or else the reader's own error (a line too long, not
 // UTF-8, a failed read), which comes after every line handed out: what a
 // sequential pass over r returns. Lines in flight: at most 2*workers+1.
+// A line's text is reused for a later line once do returns: do keeps none
+// of it (errors are formatted, rows of a check or inference are scratch).
 func parallelLines(r *steps.Reader, workers int, do func(w int, lp *steps.LineParser, l steps.Line) error) error {
 	lps := make([]*steps.LineParser, workers)
 	for w := range lps {
@@ -41,6 +43,9 @@ func parallelLines(r *steps.Reader, workers int, do func(w int, lp *steps.LinePa
 func parallelLinesWith(r *steps.Reader, lps []*steps.LineParser, do func(w int, lp *steps.LineParser, l steps.Line) error) error {
 	workers := len(lps)
 	jobs := make(chan steps.Line, workers)
+	// free holds the texts of lines done with, for the next lines: the
+	// buffers made are no more than the lines ever in flight at once.
+	free := make(chan []byte, 2*workers+1)
 	var (
 		mu      sync.Mutex
 		errLine int
@@ -62,12 +67,21 @@ func parallelLinesWith(r *steps.Reader, lps []*steps.LineParser, do func(w int, 
 					}
 					mu.Unlock()
 				}
+				select {
+				case free <- l.Text:
+				default:
+				}
 			}
 		})
 	}
 	var readErr error
 	for !failed() {
-		l, err := r.NextLine()
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
+		l, err := r.NextLineInto(buf)
 		if err == io.EOF {
 			break
 		}

@@ -112,11 +112,18 @@ func (d *Decoder) Decode(data []byte, r *Row) error {
 // the object's length n; r.Data is data[:n]. What follows the object is
 // not looked at.
 func (d *Decoder) DecodePrefix(data []byte, depth int, r *Row) (int, error) {
+	return d.DecodePrefixKey(data, depth, r, nil)
+}
+
+// DecodePrefixKey is DecodePrefix with r.Key appended to key (nil: a
+// fresh slice): a reader gives the spare capacity of one buffer for the
+// keys of many rows, which then share its storage (never overlapping).
+func (d *Decoder) DecodePrefixKey(data []byte, depth int, r *Row, key []byte) (int, error) {
 	var it objectIter
 	if err := it.beginPrefix(data, depth); err != nil {
 		return 0, err
 	}
-	if err := d.decodeWith(&it, data, r); err != nil {
+	if err := d.decodeWithKey(&it, data, r, key); err != nil {
 		return 0, err
 	}
 	r.Data = data[:it.s.pos]
@@ -135,9 +142,14 @@ func (d *Decoder) decode(data []byte, r *Row) error {
 
 // decodeWith is decode over an object iterator that has begun.
 func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
+	return d.decodeWithKey(it, data, r, nil)
+}
+
+// decodeWithKey is decodeWith with r.Key appended to key (nil: fresh).
+func (d *Decoder) decodeWithKey(it *objectIter, data []byte, r *Row, key []byte) error {
 	*r = Row{Data: data, Source: r.Source, Partition: r.Partition, Offset: r.Offset, Positioned: r.Positioned} // where it was read stays
 	if d.all {
-		return d.decodeAll(it, data, r)
+		return d.decodeAll(it, data, r, key)
 	}
 	var buf [linearMax]slot
 	var slots []slot
@@ -164,7 +176,7 @@ func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
 		slots[i] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
 	}
 
-	return d.decodeSlots(data, r, slots, nil)
+	return d.decodeSlots(data, r, slots, key)
 }
 
 // decodeSlots is decode's second half, over where the walk found the
@@ -308,7 +320,7 @@ type field struct {
 
 // decodeAll is Decode when the key is every column, taken in name order
 // (the order of the schema Spark infers from JSON, which sorts fields).
-func (d *Decoder) decodeAll(it *objectIter, data []byte, r *Row) error {
+func (d *Decoder) decodeAll(it *objectIter, data []byte, r *Row, key []byte) error {
 	var buf [16]field
 	fields := buf[:0]
 	size := 0
@@ -345,7 +357,9 @@ func (d *Decoder) decodeAll(it *objectIter, data []byte, r *Row) error {
 	if d.eventCol != "" && !haveEvent {
 		return fmt.Errorf("missing event-time column %q", d.eventCol)
 	}
-	key := make([]byte, 0, size)
+	if key == nil {
+		key = make([]byte, 0, size)
+	}
 	for i := range fields {
 		f := &fields[i]
 		if d.eventCol != "" && string(f.name) == d.eventCol {

@@ -296,10 +296,18 @@ type Line struct {
 // that decodes lines out of order (LineParser), or io.EOF: blank and
 // comment lines are skipped, and a line too long or not UTF-8 is refused
 // here, as Next refuses it. The text is a copy, the caller's to keep.
-func (r *Reader) NextLine() (Line, error) {
+func (r *Reader) NextLine() (Line, error) { return r.NextLineInto(nil) }
+
+// NextLineInto is NextLine with the text copied into buf's storage (grown
+// if too small): a pass recycles the buffers of lines it is done with.
+func (r *Reader) NextLineInto(buf []byte) (Line, error) {
 	l, err := r.nextLine()
 	if err == nil {
-		l.Text = bytes.Clone(l.Text)
+		if buf == nil {
+			l.Text = bytes.Clone(l.Text)
+		} else {
+			l.Text = append(buf[:0], l.Text...)
+		}
 	}
 	return l, err
 }
@@ -526,6 +534,11 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.lineNo++
 			return nil, r.p.errorf(r.lineNo, "", "line longer than %d bytes (256 MiB), the longest line (one batch) a steps file may have; split the batch over several lines", MaxLineBytes)
 		}
+		if len(r.buf)+len(chunk) > cap(r.buf) {
+			// Doubled, not grown by append's quarter for large slices: a
+			// long line is copied a few times, not dozens.
+			r.buf = slices.Grow(r.buf, max(len(chunk), cap(r.buf)))
+		}
 		r.buf = append(r.buf, chunk...)
 		switch {
 		case err == nil:
@@ -564,6 +577,12 @@ type parser struct {
 	scratch bool
 	rowBuf  []row.Row
 	tmp     []byte
+	// keys is the chunk the keys of a run's rows are cut from (its spare
+	// capacity): one allocation for many small keys. A key lives as long
+	// as its row in the source and the batch (the state store and the
+	// sinks copy what they keep), so a chunk outlives its rows' batch
+	// only while something holds one of its keys.
+	keys []byte
 	// rowsSeen rows of rowBytesSeen bytes were decoded (outside scratch
 	// passes), at most mostRows in one array: newRowsAcc's size hint.
 	rowsSeen, rowBytesSeen, mostRows int64
@@ -702,9 +721,21 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 		// space between tokens leaves alone: the row need not be compact.
 		return p.infer.AddPrefix(rest, row.ElementDepth)
 	}
-	n, err := p.dec.DecodePrefix(rest, row.ElementDepth, r)
+	var key []byte // nil: a fresh slice (a scratch pass)
+	if !p.scratch {
+		if cap(p.keys)-len(p.keys) < minKeySpare {
+			p.keys = make([]byte, 0, keysChunk)
+		}
+		key = p.keys[len(p.keys):]
+	}
+	n, err := p.dec.DecodePrefixKey(rest, row.ElementDepth, r, key)
 	if err != nil {
 		return 0, err
+	}
+	if key != nil && len(r.Key) <= cap(key) {
+		// In the chunk's spare room: the chunk keeps it.
+		p.keys = p.keys[:len(p.keys)+len(r.Key)]
+		r.Key = r.Key[:len(r.Key):len(r.Key)]
 	}
 	e := rest[:n]
 	p.rowsSeen, p.rowBytesSeen = p.rowsSeen+1, p.rowBytesSeen+int64(n)
@@ -729,6 +760,14 @@ func (a *rowsAcc) done() []row.Row {
 	}
 	return a.rows[a.start:]
 }
+
+// keysChunk is the size of parser.keys' chunks; a chunk with less than
+// minKeySpare bytes left is replaced before the next row (a longer key is
+// allocated on its own).
+const (
+	keysChunk   = 32 << 10
+	minKeySpare = 512
+)
 
 // errSlowPath stops a walk of the row scanner: the slow path answers.
 var errSlowPath = errors.New("slow path")
