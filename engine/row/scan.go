@@ -50,6 +50,8 @@ const maxDepth = 10000
 type scanner struct {
 	data []byte
 	pos  int
+	// spaced: skipSpace passed over space (insignificant: between tokens).
+	spaced bool
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -61,6 +63,7 @@ func (s *scanner) skipSpace() {
 		switch s.data[s.pos] {
 		case ' ', '\t', '\n', '\r':
 			s.pos++
+			s.spaced = true
 		default:
 			return
 		}

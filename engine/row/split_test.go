@@ -10,6 +10,7 @@ import (
 )
 
 var splitSeeds = []string{
+	`{"a":"x y"}`, `{"a": 1}`, ` [1,2]`, `[1,2] `, `[1,"\ud800"]`, `{"a":{"b":[1, 2]}}`, `"plain"`,
 	`{"a":1,"b":[1, 2],"c":{"d" : "x y"}}`,
 	` [ {"a":1} , 2 ,"s t",[ ],{}, null ] `,
 	`{"a":[{"b":1}, [2], {}], "c": [ ], "d": [1 2]}`, `{"a": [1,]}`, `{"a":[`,
@@ -104,6 +105,12 @@ func checkSplit(t *testing.T, data []byte) {
 		if IsCompact(data) && !bytes.Equal(data, c.Bytes()) {
 			t.Fatalf("IsCompact(%q) but json.Compact gives %q", data, c.Bytes())
 		}
+	}
+	// ValidCompact is exactly: valid under the scanner, and json.Compact
+	// leaves it as it is (the encoder then copies the row).
+	want := Valid(data) && bytes.Equal(AppendCompact(nil, data), data)
+	if got := ValidCompact(data); got != want {
+		t.Fatalf("ValidCompact(%q) = %v, want %v", data, got, want)
 	}
 }
 
