@@ -101,7 +101,11 @@ func parallelLinesWith(r *steps.Reader, lps []*steps.LineParser, do func(w int, 
 
 // checkSteps is Reader.Check over the steps file at path, its lines
 // decoded in parallel when they are independent of each other.
-func checkSteps(path string, q *query.Query) error {
+func checkSteps(path string, q *query.Query) error { return checkStepsThrough(path, q, 0) }
+
+// checkStepsThrough is checkSteps over the lines up to and including
+// line (0: all of them).
+func checkStepsThrough(path string, q *query.Query, line int) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -111,6 +115,7 @@ func checkSteps(path string, q *query.Query) error {
 	if err != nil {
 		return err
 	}
+	r.StopAfter(line)
 	if n := passWorkers(); n > 1 && r.Independent() {
 		return parallelLines(r, n, func(_ int, lp *steps.LineParser, l steps.Line) error { return lp.Check(l) })
 	}
@@ -164,7 +169,7 @@ func inferSteps(path string, q *query.Query) error {
 // (LineParser.InferCheck), in the same scan of the row. Once the schema is
 // known, only the rows checked under other types (in practice: none, or
 // the first rows, before every column has its final type) are checked
-// again (Reader.CheckThrough); a worker whose types never reached the
+// again (checkStepsThrough); a worker whose types never reached the
 // file's has its lines checked again, all of them (checkSteps). The
 // answer is the two passes': inference's error first, then the first
 // refused row under the inferred schema.
@@ -225,7 +230,7 @@ func inferCheckStepsN(path string, q *query.Query, n int) error {
 	case recheck == math.MaxInt:
 		return checkSteps(path, q)
 	case recheck > 0:
-		if err := checkThrough(path, q, recheck); err != nil {
+		if err := checkStepsThrough(path, q, recheck); err != nil {
 			return err
 		}
 	}
@@ -233,18 +238,4 @@ func inferCheckStepsN(path string, q *query.Query, n int) error {
 		return first
 	}
 	return nil
-}
-
-// checkThrough is Reader.CheckThrough over the steps file at path.
-func checkThrough(path string, q *query.Query, line int) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r, err := steps.NewReader(path, f, q)
-	if err != nil {
-		return err
-	}
-	return r.CheckThrough(line)
 }

@@ -116,3 +116,19 @@ func TestInferCheckRecheck(t *testing.T) {
 		t.Fatalf("recheck %d, err %v; want all lines", recheck, err)
 	}
 }
+
+// StopAfter ends the input after a line: a bad line after it is not read.
+func TestReaderStopAfter(t *testing.T) {
+	q := mustQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\n")
+	r, err := NewReader("s.jsonl", strings.NewReader(`{"rows": [{"id":1}]}`+"\n# c\n"+`{"tick": true}`+"\n"+`{"bad"}`), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.StopAfter(3)
+	if err := r.Check(); err != nil {
+		t.Fatalf("lines 1-3: %v", err)
+	}
+	if r.Line() != 3 {
+		t.Fatalf("read through line %d, want 3", r.Line())
+	}
+}

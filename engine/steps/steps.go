@@ -195,6 +195,8 @@ type Reader struct {
 	lineNo int
 	buf    []byte
 	done   bool
+	// last, when > 0, is the last line read (StopAfter).
+	last int
 	// rows counts the rows read so far, per source (query order).
 	rows []int64
 }
@@ -314,7 +316,7 @@ func (r *Reader) NextLineInto(buf []byte) (Line, error) {
 
 // nextLine is NextLine with the text in the Reader's buffer.
 func (r *Reader) nextLine() (Line, error) {
-	for !r.done {
+	for !r.done && (r.last <= 0 || r.lineNo < r.last) {
 		text, err := r.readLine()
 		if err != nil {
 			r.done = true
@@ -509,20 +511,10 @@ func (f *fused) check(p *parser, lineNo int, path string, i int, data []byte, fo
 	}
 }
 
-// CheckThrough is Check over the lines up to and including line: a pass
-// that checks again the lines InferCheck could not vouch for (Checked).
-func (r *Reader) CheckThrough(line int) error {
-	r.p.scratch = true
-	defer func() { r.p.scratch = false }()
-	for r.lineNo < line {
-		if _, err := r.Next(); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// StopAfter ends the input after line: the Reader then gives io.EOF, as
+// at the end of the file. A pass over the first lines only (checking
+// again those InferCheck could not vouch for: Checked) sets it first.
+func (r *Reader) StopAfter(line int) { r.last = line }
 
 // readLine returns the next line without its '\n' (nil at the end of the
 // input). The slice is valid until the next call.
