@@ -243,11 +243,11 @@ func (w *writeBehind) close() error {
 	return w.err
 }
 
-// openSteps infers the rows' schema when the query declares none (a
-// first pass), checks the whole steps file, then opens it again for the
-// run, so that a bad line anywhere is found before the checkpoint or
-// --out is touched. Every pass streams: memory holds one line, and in the
-// run up to three (readAhead). An input that cannot be read twice (a
+// openSteps infers the rows' schema when the query declares none and
+// checks the whole steps file (one pass, inferCheckSteps), then opens it
+// again for the run, so that a bad line anywhere is found before the
+// checkpoint or --out is touched. Every pass streams: memory holds a few
+// lines (parallelLines), and in the run up to three (readAhead). An input that cannot be read twice (a
 // pipe) is checked as it runs; its errors still leave --out alone.
 func openSteps(path string, q *query.Query) (next func() (steps.Step, error), closeFn func(), err error) {
 	open := func() (*steps.Reader, *os.File, error) {
@@ -266,15 +266,15 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	if err == nil && st.IsDir() {
 		return nil, nil, badInput(fmt.Errorf("exec: --input %s is a directory", path))
 	}
-	if err == nil && st.Mode().IsRegular() && q.Schema == nil {
-		// No declared schema: infer one from every row, as Spark's JSON
-		// source does, before the rows are read under it.
-		if err := inferSteps(path, q); err != nil {
-			return nil, nil, stepsProblem(err)
-		}
-	}
 	if err == nil && st.Mode().IsRegular() {
-		if err := checkSteps(path, q); err != nil {
+		check := checkSteps
+		if q.Schema == nil {
+			// No declared schema: infer one from every row, as Spark's
+			// JSON source does, and check the rows under it, in one pass
+			// where it can.
+			check = inferCheckSteps
+		}
+		if err := check(path, q); err != nil {
 			return nil, nil, stepsProblem(err)
 		}
 	}

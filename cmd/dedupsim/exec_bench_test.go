@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dedupsim/dedupsim/conform"
+	"github.com/dedupsim/dedupsim/engine/query"
 )
 
 // BenchmarkExec runs the exec verb in process over the speed comparison's
@@ -28,6 +29,26 @@ func BenchmarkExec(b *testing.B) {
 	for b.Loop() {
 		if err := runExec(execOptions{queryPath: q, inputPath: s, outPath: out, format: "jsonl", engine: "dedupsim"}); err != nil {
 			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkExecPrepass times exec's pass before the run alone (schema
+// inference and the check of every row, one pass) over the same trace.
+func BenchmarkExecPrepass(b *testing.B) {
+	const rows = 500_000
+	s := filepath.Join(b.TempDir(), "steps.jsonl")
+	if err := os.WriteFile(s, conform.BenchSteps(rows, 10), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		q, err := query.Parse("q.yaml", []byte(conform.BenchQuery))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := inferCheckSteps(s, q); err != nil || q.Schema == nil {
+			b.Fatal(err, q.Schema)
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -26,8 +28,24 @@ func passWorkers() int { return min(runtime.GOMAXPROCS(0), 8) }
 // line that has one, or else the reader's own error (a line too long, not
 // UTF-8, a failed read), which comes after every line handed out: what a
 // sequential pass over r returns. Lines in flight: at most 2*workers+1.
+// A line's text is reused for a later line once do returns: do keeps none
+// of it (errors are formatted, rows of a check or inference are scratch).
 func parallelLines(r *steps.Reader, workers int, do func(w int, lp *steps.LineParser, l steps.Line) error) error {
+	lps := make([]*steps.LineParser, workers)
+	for w := range lps {
+		lps[w] = r.LineParser()
+	}
+	return parallelLinesWith(r, lps, do)
+}
+
+// parallelLinesWith is parallelLines with worker w's LineParser lps[w]
+// (one goroutine per parser), for a pass that reads them afterwards.
+func parallelLinesWith(r *steps.Reader, lps []*steps.LineParser, do func(w int, lp *steps.LineParser, l steps.Line) error) error {
+	workers := len(lps)
 	jobs := make(chan steps.Line, workers)
+	// free holds the texts of lines done with, for the next lines: the
+	// buffers made are no more than the lines ever in flight at once.
+	free := make(chan []byte, 2*workers+1)
 	var (
 		mu      sync.Mutex
 		errLine int
@@ -39,8 +57,7 @@ func parallelLines(r *steps.Reader, workers int, do func(w int, lp *steps.LinePa
 		defer mu.Unlock()
 		return lineErr != nil
 	}
-	for w := range workers {
-		lp := r.LineParser()
+	for w, lp := range lps {
 		wg.Go(func() {
 			for l := range jobs {
 				if err := do(w, lp, l); err != nil {
@@ -50,12 +67,21 @@ func parallelLines(r *steps.Reader, workers int, do func(w int, lp *steps.LinePa
 					}
 					mu.Unlock()
 				}
+				select {
+				case free <- l.Text:
+				default:
+				}
 			}
 		})
 	}
 	var readErr error
 	for !failed() {
-		l, err := r.NextLine()
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
+		l, err := r.NextLineInto(buf)
 		if err == io.EOF {
 			break
 		}
@@ -75,7 +101,11 @@ func parallelLines(r *steps.Reader, workers int, do func(w int, lp *steps.LinePa
 
 // checkSteps is Reader.Check over the steps file at path, its lines
 // decoded in parallel when they are independent of each other.
-func checkSteps(path string, q *query.Query) error {
+func checkSteps(path string, q *query.Query) error { return checkStepsThrough(path, q, 0) }
+
+// checkStepsThrough is checkSteps over the lines up to and including
+// line (0: all of them).
+func checkStepsThrough(path string, q *query.Query, line int) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -85,6 +115,7 @@ func checkSteps(path string, q *query.Query) error {
 	if err != nil {
 		return err
 	}
+	r.StopAfter(line)
 	if n := passWorkers(); n > 1 && r.Independent() {
 		return parallelLines(r, n, func(_ int, lp *steps.LineParser, l steps.Line) error { return lp.Check(l) })
 	}
@@ -130,4 +161,81 @@ func inferSteps(path string, q *query.Query) error {
 		return sequential()
 	}
 	return steps.SetInferred(path, infs[0], q)
+}
+
+// inferCheckSteps is inferSteps then checkSteps, in one pass over the
+// file when the query has key columns: each worker infers the types of
+// its lines and checks every row under the types it has inferred so far
+// (LineParser.InferCheck), in the same scan of the row. Once the schema is
+// known, only the rows checked under other types (in practice: none, or
+// the first rows, before every column has its final type) are checked
+// again (checkStepsThrough); a worker whose types never reached the
+// file's has its lines checked again, all of them (checkSteps). The
+// answer is the two passes': inference's error first, then the first
+// refused row under the inferred schema.
+func inferCheckSteps(path string, q *query.Query) error {
+	return inferCheckStepsN(path, q, passWorkers())
+}
+
+// inferCheckStepsN is inferCheckSteps with n workers (n >= 1).
+func inferCheckStepsN(path string, q *query.Query, n int) error {
+	twoPasses := func() error {
+		if err := inferSteps(path, q); err != nil {
+			return err
+		}
+		return checkSteps(path, q)
+	}
+	if q.Schema != nil || len(q.Keys) == 0 {
+		return twoPasses()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := steps.NewReader(path, f, q)
+	if err != nil {
+		return err
+	}
+	lps := make([]*steps.LineParser, n)
+	infs := make([]*row.Inferrer, n)
+	for i := range n {
+		lps[i], infs[i] = r.LineParser(), row.NewInferrer()
+	}
+	err = parallelLinesWith(r, lps, func(w int, lp *steps.LineParser, l steps.Line) error { return lp.InferCheck(l, infs[w]) })
+	merged := err == nil
+	for _, inf := range infs[1:] {
+		merged = merged && infs[0].Merge(inf)
+	}
+	if !merged {
+		// Inference's error, as the sequential pass finds it.
+		return twoPasses()
+	}
+	if err := steps.SetInferred(path, infs[0], q); err != nil {
+		return err
+	}
+	recheck := 0
+	var first *steps.Error
+	for _, lp := range lps {
+		rc, err := lp.Checked(q)
+		recheck = max(recheck, rc)
+		var se *steps.Error
+		if errors.As(err, &se) && (first == nil || se.Line < first.Line) {
+			first = se
+		} else if err != nil && se == nil {
+			return err
+		}
+	}
+	switch {
+	case recheck == math.MaxInt:
+		return checkSteps(path, q)
+	case recheck > 0:
+		if err := checkStepsThrough(path, q, recheck); err != nil {
+			return err
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return nil
 }

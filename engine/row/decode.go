@@ -112,11 +112,18 @@ func (d *Decoder) Decode(data []byte, r *Row) error {
 // the object's length n; r.Data is data[:n]. What follows the object is
 // not looked at.
 func (d *Decoder) DecodePrefix(data []byte, depth int, r *Row) (int, error) {
+	return d.DecodePrefixKey(data, depth, r, nil)
+}
+
+// DecodePrefixKey is DecodePrefix with r.Key appended to key (nil: a
+// fresh slice): a reader gives the spare capacity of one buffer for the
+// keys of many rows, which then share its storage (never overlapping).
+func (d *Decoder) DecodePrefixKey(data []byte, depth int, r *Row, key []byte) (int, error) {
 	var it objectIter
 	if err := it.beginPrefix(data, depth); err != nil {
 		return 0, err
 	}
-	if err := d.decodeWith(&it, data, r); err != nil {
+	if err := d.decodeWithKey(&it, data, r, key); err != nil {
 		return 0, err
 	}
 	r.Data = data[:it.s.pos]
@@ -135,9 +142,14 @@ func (d *Decoder) decode(data []byte, r *Row) error {
 
 // decodeWith is decode over an object iterator that has begun.
 func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
+	return d.decodeWithKey(it, data, r, nil)
+}
+
+// decodeWithKey is decodeWith with r.Key appended to key (nil: fresh).
+func (d *Decoder) decodeWithKey(it *objectIter, data []byte, r *Row, key []byte) error {
 	*r = Row{Data: data, Source: r.Source, Partition: r.Partition, Offset: r.Offset, Positioned: r.Positioned} // where it was read stays
 	if d.all {
-		return d.decodeAll(it, data, r)
+		return d.decodeAll(it, data, r, key)
 	}
 	var buf [linearMax]slot
 	var slots []slot
@@ -164,8 +176,14 @@ func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
 		slots[i] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
 	}
 
+	return d.decodeSlots(data, r, slots, key)
+}
+
+// decodeSlots is decode's second half, over where the walk found the
+// columns: r.Key is appended to key (nil: a fresh slice).
+func (d *Decoder) decodeSlots(data []byte, r *Row, slots []slot, key []byte) error {
 	if d.types != nil {
-		return d.decodeTyped(data, r, slots)
+		return d.decodeTyped(data, r, slots, key)
 	}
 	size := 0
 	for _, i := range d.keySlot {
@@ -186,7 +204,9 @@ func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
 			return fmt.Errorf("event-time column %q: %w", d.eventCol, err)
 		}
 	}
-	key := make([]byte, 0, size)
+	if key == nil {
+		key = make([]byte, 0, size)
+	}
 	for _, i := range d.keySlot {
 		if i == d.eventSlot {
 			key = AppendKeyEventTime(key, r.EventTime, r.EventTimeNull)
@@ -199,9 +219,9 @@ func (d *Decoder) decodeWith(it *objectIter, data []byte, r *Row) error {
 	return nil
 }
 
-// decodeTyped is decode's second half under a schema: an absent column is
-// null, and each value is read under its column's type (appendTyped).
-func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot) error {
+// decodeTyped is decodeSlots under a schema: an absent column is null,
+// and each value is read under its column's type (appendTyped).
+func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot, key []byte) error {
 	size := 0
 	for _, i := range d.keySlot {
 		size += slots[i].end - slots[i].start + 10
@@ -218,7 +238,9 @@ func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot) error {
 			}
 		}
 	}
-	key := make([]byte, 0, size)
+	if key == nil {
+		key = make([]byte, 0, size)
+	}
 	for _, i := range d.keySlot {
 		if i == d.eventSlot {
 			key = AppendKeyEventTime(key, r.EventTime, r.EventTimeNull)
@@ -238,6 +260,58 @@ func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot) error {
 	return nil
 }
 
+// Found is where one walk of a row found the columns of a Decoder
+// (Inferrer.AddPrefixFind), so that the row is decoded (DecodeFound)
+// without a second walk: exec's schema inference and its check of every
+// row are then one scan of each row.
+type Found struct {
+	buf   [linearMax]slot
+	more  []slot // for a decoder of more than linearMax columns
+	slots []slot
+}
+
+// reset readies f for a walk over d's columns.
+func (f *Found) reset(d *Decoder) {
+	n := len(d.names)
+	if n <= len(f.buf) {
+		f.slots = f.buf[:n]
+	} else {
+		if cap(f.more) < n {
+			f.more = make([]slot, n)
+		}
+		f.slots = f.more[:n]
+	}
+	clear(f.slots)
+}
+
+// SameTypes reports whether d and o read their columns under the same
+// types (both untyped, or the same type for every column).
+func (d *Decoder) SameTypes(o *Decoder) bool {
+	return (d.types == nil) == (o.types == nil) && slices.Equal(d.types, o.types)
+}
+
+// DecodeFound is Decode of the row data, whose columns a walk found in f
+// (with d, or a decoder of the same key and event-time columns under other
+// types: NewDecoder and NewTypedDecoder of the same columns), without
+// walking it again. r.Key reuses r's previous Key's storage: the caller
+// keeps the row only until the next DecodeFound into it (a check).
+// A decoder of every column (no keys) is not supported.
+func (d *Decoder) DecodeFound(data []byte, f *Found, r *Row) error {
+	if d.all || len(f.slots) != len(d.names) {
+		return fmt.Errorf("row: DecodeFound needs the slots of a walk over the decoder's columns")
+	}
+	key := r.Key[:0]
+	*r = Row{Data: data, Source: r.Source, Partition: r.Partition, Offset: r.Offset, Positioned: r.Positioned}
+	if key == nil {
+		key = []byte{}
+	}
+	if err := d.decodeSlots(data, r, f.slots, key); err != nil {
+		return err
+	}
+	r.Decoded = true
+	return nil
+}
+
 // field is one column of a row, for the all-columns key.
 type field struct {
 	name []byte // decoded
@@ -246,7 +320,7 @@ type field struct {
 
 // decodeAll is Decode when the key is every column, taken in name order
 // (the order of the schema Spark infers from JSON, which sorts fields).
-func (d *Decoder) decodeAll(it *objectIter, data []byte, r *Row) error {
+func (d *Decoder) decodeAll(it *objectIter, data []byte, r *Row, key []byte) error {
 	var buf [16]field
 	fields := buf[:0]
 	size := 0
@@ -283,7 +357,9 @@ func (d *Decoder) decodeAll(it *objectIter, data []byte, r *Row) error {
 	if d.eventCol != "" && !haveEvent {
 		return fmt.Errorf("missing event-time column %q", d.eventCol)
 	}
-	key := make([]byte, 0, size)
+	if key == nil {
+		key = make([]byte, 0, size)
+	}
 	for i := range fields {
 		f := &fields[i]
 		if d.eventCol != "" && string(f.name) == d.eventCol {

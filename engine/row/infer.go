@@ -31,6 +31,14 @@ type Inferrer struct {
 	types map[string]schema.Type
 	lower map[string]string
 	rows  int64
+	// changes counts the columns added and the types widened (Changes).
+	changes uint64
+	// last is the row read last, column by column, with lastDec the
+	// decoder of its walk: a row with the same columns in the same order
+	// (the usual case) is read without a map lookup per column.
+	last    []lastCol
+	lastDec *Decoder
+	misses  int64 // rows whose columns were not last's
 }
 
 // NewInferrer makes an empty Inferrer.
@@ -45,7 +53,7 @@ func (in *Inferrer) Add(data []byte) error {
 	if err := it.begin(data); err != nil {
 		return err
 	}
-	return in.add(&it, data)
+	return in.add(&it, data, nil, nil)
 }
 
 // AddPrefix is Add of the row object at the start of data, as
@@ -55,15 +63,49 @@ func (in *Inferrer) AddPrefix(data []byte, depth int) (int, error) {
 	if err := it.beginPrefix(data, depth); err != nil {
 		return 0, err
 	}
-	if err := in.add(&it, data); err != nil {
+	if err := in.add(&it, data, nil, nil); err != nil {
 		return 0, err
 	}
 	return it.s.pos, nil
 }
 
-func (in *Inferrer) add(it *objectIter, data []byte) error {
+// AddPrefixFind is AddPrefix that also notes in f where the row has d's
+// columns, for d.DecodeFound (or that of a decoder with the same columns):
+// one walk of the row both infers and finds what decoding needs. d must
+// have key columns (not every column). A column given twice is the
+// inferrer's error, before the decoder would see it.
+func (in *Inferrer) AddPrefixFind(data []byte, depth int, d *Decoder, f *Found) (int, error) {
+	if d.all {
+		return 0, fmt.Errorf("row: AddPrefixFind needs a decoder of key columns")
+	}
+	var it objectIter
+	if err := it.beginPrefix(data, depth); err != nil {
+		return 0, err
+	}
+	f.reset(d)
+	if err := in.add(&it, data, d, f); err != nil {
+		return 0, err
+	}
+	return it.s.pos, nil
+}
+
+// Changes counts the changes to the schema so far: each column added and
+// each widening of a column's type. A caller holding a decoder made from
+// Schema remakes it only when Changes has moved.
+func (in *Inferrer) Changes() uint64 { return in.changes }
+
+// add merges the row it walks; with d set it also notes in f where d's
+// columns are.
+func (in *Inferrer) add(it *objectIter, data []byte, d *Decoder, f *Found) error {
 	var seenBuf [16][]byte
 	seen := seenBuf[:0]
+	// hit: the row's columns so far are those of the row before (in.last),
+	// in its order: their types (and decoder slots) are in.last's, and no
+	// name can repeat (in.last's are distinct).
+	hit, k := true, 0
+	if d != in.lastDec {
+		hit = false // the slots in in.last are another decoder's
+	}
 	for {
 		m, ok, err := it.next()
 		if err != nil {
@@ -73,15 +115,42 @@ func (in *Inferrer) add(it *objectIter, data []byte) error {
 			break
 		}
 		name := plainName(m.name, m.nameEsc)
+		t, terr := inferValue(data[m.start:m.end], m.kind)
+		if hit && k < len(in.last) && in.last[k].name == string(name) {
+			c := &in.last[k]
+			k++
+			if d != nil && c.slot >= 0 {
+				f.slots[c.slot] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
+			}
+			if terr != nil {
+				return fmt.Errorf("column %q: %w", name, terr)
+			}
+			if merged := schema.Merge(c.t, t); merged != c.t {
+				c.t = merged
+				in.types[c.name] = merged
+				in.changes++
+			}
+			continue
+		}
+		if hit {
+			hit = false
+			for _, c := range in.last[:k] {
+				seen = append(seen, []byte(c.name)) // only when the row's columns change
+			}
+		}
 		for _, s := range seen {
 			if bytes.Equal(s, name) {
 				return fmt.Errorf("column %q appears twice in the row", name)
 			}
 		}
 		seen = append(seen, name)
-		t, err := inferValue(data[m.start:m.end], m.kind)
-		if err != nil {
-			return fmt.Errorf("column %q: %w", name, err)
+		if d != nil {
+			if i := d.lookup(name); i >= 0 {
+				f.slots[i] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
+			}
+		}
+		if terr != nil {
+			return fmt.Errorf("column %q: %w", name, terr)
 		}
 		prev, ok := in.types[string(name)]
 		if !ok {
@@ -95,14 +164,50 @@ func (in *Inferrer) add(it *objectIter, data []byte) error {
 			}
 			in.lower[low] = name
 			in.types[name] = t
+			in.changes++
 			continue
 		}
 		if merged := schema.Merge(prev, t); merged != prev {
 			in.types[string(name)] = merged
+			in.changes++
 		}
+	}
+	switch {
+	case !hit:
+		in.remember(seen, d)
+	case k < len(in.last):
+		in.last = in.last[:k] // fewer columns: still the row's, in its order
 	}
 	in.rows++
 	return nil
+}
+
+// lastCol is one column of the row an Inferrer read last: its name, its
+// type now, and its slot in the decoder of that row's walk (-1: none).
+type lastCol struct {
+	name string
+	t    schema.Type
+	slot int
+}
+
+// remember makes the row whose column names are names (in order, every
+// one in in.types) the one the next row is compared with; d is the walk's
+// decoder. It allocates, so it gives up on rows whose columns keep
+// changing.
+func (in *Inferrer) remember(names [][]byte, d *Decoder) {
+	in.misses++
+	if in.misses > 64 && in.misses > in.rows/2 {
+		in.last, in.lastDec = in.last[:0], d
+		return
+	}
+	in.last, in.lastDec = in.last[:0], d
+	for _, n := range names {
+		c := lastCol{name: string(n), t: in.types[string(n)], slot: -1}
+		if d != nil {
+			c.slot = d.lookup(n)
+		}
+		in.last = append(in.last, c)
+	}
 }
 
 // Merge adds what o inferred to in, as if in had read o's rows after its
@@ -112,6 +217,7 @@ func (in *Inferrer) add(it *objectIter, data []byte) error {
 // too many columns: reading the rows in one Inferrer then finds the error
 // Add reports, which depends on the order of the rows.
 func (in *Inferrer) Merge(o *Inferrer) bool {
+	in.last = in.last[:0] // its types may widen here
 	for name, t := range o.types {
 		prev, ok := in.types[name]
 		if ok {
@@ -125,6 +231,7 @@ func (in *Inferrer) Merge(o *Inferrer) bool {
 		in.lower[low] = name
 		in.types[name] = t
 	}
+	in.changes++
 	in.rows += o.rows
 	return true
 }

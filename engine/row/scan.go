@@ -50,6 +50,8 @@ const maxDepth = 10000
 type scanner struct {
 	data []byte
 	pos  int
+	// spaced: skipSpace passed over space (insignificant: between tokens).
+	spaced bool
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -61,6 +63,7 @@ func (s *scanner) skipSpace() {
 		switch s.data[s.pos] {
 		case ' ', '\t', '\n', '\r':
 			s.pos++
+			s.spaced = true
 		default:
 			return
 		}
@@ -104,7 +107,17 @@ func (s *scanner) value(depth int) (kind valueKind, escaped bool, err error) {
 // str scans a string starting at the opening quote and leaves pos after the
 // closing one.
 func (s *scanner) str() (escaped bool, err error) {
-	s.pos++ // opening quote
+	// The common string, plain ASCII to its closing quote, in locals (a
+	// loop over s.pos stores it at every byte).
+	data, pos := s.data, s.pos+1 // after the opening quote
+	for pos < len(data) && plainByte[data[pos]] {
+		pos++
+	}
+	if pos < len(data) && data[pos] == '"' {
+		s.pos = pos + 1
+		return false, nil
+	}
+	s.pos = pos
 	for s.pos < len(s.data) {
 		// Plain ASCII runs, the bulk of most strings, in a tight loop.
 		for s.pos < len(s.data) && plainByte[s.data[s.pos]] {
@@ -217,41 +230,46 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (s *scanner) number() error {
-	d := s.data
-	if s.pos < len(d) && d[s.pos] == '-' {
-		s.pos++
+	// In locals, as str; s.pos is set before any error (its byte offset).
+	d, pos := s.data, s.pos
+	if pos < len(d) && d[pos] == '-' {
+		pos++
 	}
 	switch {
-	case s.pos < len(d) && d[s.pos] == '0':
-		s.pos++
-	case s.pos < len(d) && isDigit(d[s.pos]):
-		for s.pos < len(d) && isDigit(d[s.pos]) {
-			s.pos++
+	case pos < len(d) && d[pos] == '0':
+		pos++
+	case pos < len(d) && isDigit(d[pos]):
+		for pos < len(d) && isDigit(d[pos]) {
+			pos++
 		}
 	default:
+		s.pos = pos
 		return s.errorf("want a digit, got %s", s.describeByte())
 	}
-	if s.pos < len(d) && d[s.pos] == '.' {
-		s.pos++
-		if s.pos >= len(d) || !isDigit(d[s.pos]) {
+	if pos < len(d) && d[pos] == '.' {
+		pos++
+		if pos >= len(d) || !isDigit(d[pos]) {
+			s.pos = pos
 			return s.errorf("want a digit after the decimal point, got %s", s.describeByte())
 		}
-		for s.pos < len(d) && isDigit(d[s.pos]) {
-			s.pos++
+		for pos < len(d) && isDigit(d[pos]) {
+			pos++
 		}
 	}
-	if s.pos < len(d) && (d[s.pos] == 'e' || d[s.pos] == 'E') {
-		s.pos++
-		if s.pos < len(d) && (d[s.pos] == '+' || d[s.pos] == '-') {
-			s.pos++
+	if pos < len(d) && (d[pos] == 'e' || d[pos] == 'E') {
+		pos++
+		if pos < len(d) && (d[pos] == '+' || d[pos] == '-') {
+			pos++
 		}
-		if s.pos >= len(d) || !isDigit(d[s.pos]) {
+		if pos >= len(d) || !isDigit(d[pos]) {
+			s.pos = pos
 			return s.errorf("want a digit in the exponent, got %s", s.describeByte())
 		}
-		for s.pos < len(d) && isDigit(d[s.pos]) {
-			s.pos++
+		for pos < len(d) && isDigit(d[pos]) {
+			pos++
 		}
 	}
+	s.pos = pos
 	return nil
 }
 

@@ -195,6 +195,18 @@ func IsCompact(valid []byte) bool {
 		bytes.IndexByte(valid, '\n') < 0 && bytes.IndexByte(valid, '\r') < 0
 }
 
+// ValidCompact reports whether data is one JSON value under the row
+// scanner's grammar with no insignificant space, before, after or inside
+// it (space in a string is the string's): json.Compact would copy it
+// unchanged. One scan answers both Valid and a precise IsCompact.
+func ValidCompact(data []byte) bool {
+	s := scanner{data: data}
+	if _, _, err := s.value(0); err != nil {
+		return false
+	}
+	return s.pos == len(data) && !s.spaced
+}
+
 // Valid reports whether data is one JSON value (space around it allowed)
 // under the row scanner's grammar, a subset of encoding/json's.
 func Valid(data []byte) bool {

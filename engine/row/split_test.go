@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 )
 
 var splitSeeds = []string{
+	`{"a":"x y"}`, `{"a": 1}`, ` [1,2]`, `[1,2] `, `[1,"\ud800"]`, `{"a":{"b":[1, 2]}}`, `"plain"`,
 	`{"a":1,"b":[1, 2],"c":{"d" : "x y"}}`,
 	` [ {"a":1} , 2 ,"s t",[ ],{}, null ] `,
 	`{"a":[{"b":1}, [2], {}], "c": [ ], "d": [1 2]}`, `{"a": [1,]}`, `{"a":[`,
@@ -105,6 +108,12 @@ func checkSplit(t *testing.T, data []byte) {
 			t.Fatalf("IsCompact(%q) but json.Compact gives %q", data, c.Bytes())
 		}
 	}
+	// ValidCompact is exactly: valid under the scanner, and json.Compact
+	// leaves it as it is (the encoder then copies the row).
+	want := Valid(data) && bytes.Equal(AppendCompact(nil, data), data)
+	if got := ValidCompact(data); got != want {
+		t.Fatalf("ValidCompact(%q) = %v, want %v", data, got, want)
+	}
 }
 
 func TestSplit(t *testing.T) {
@@ -168,4 +177,63 @@ func TestInferrerMerge(t *testing.T) {
 	if x.Merge(y) {
 		t.Fatal("Id and id merged")
 	}
+}
+
+// An Inferrer reading rows one after another (which reuses what it found
+// in the row before when the columns repeat) infers what Inferrers of one
+// row each, merged, infer, and refuses the same first row.
+func TestInferrerRowAfterRow(t *testing.T) {
+	names := []string{"id", "ts", "v", "w"}
+	values := []string{`1`, `"a"`, `2.5`, `true`, `null`, `{"x":1}`, `[1]`, `123456789012345678901234`}
+	rapid.Check(t, func(rt *rapid.T) {
+		in, ref := NewInferrer(), NewInferrer()
+		var inErr, refErr error
+		d := NewDecoder([]string{"id"}, "ts")
+		var f Found
+		// Rows mostly of one shape (columns in one order), as files are;
+		// now and then another, or a column given twice.
+		shapes := rapid.SliceOfN(rapid.SliceOfNDistinct(rapid.SampledFrom(names), 0, 4, rapid.ID[string]), 1, 3).Draw(rt, "shapes")
+		for range rapid.IntRange(1, 30).Draw(rt, "rows") {
+			cols := shapes[rapid.IntRange(0, len(shapes)-1).Draw(rt, "shape")]
+			if rapid.IntRange(0, 19).Draw(rt, "twice") == 0 && len(cols) > 0 {
+				cols = append(slices.Clone(cols), cols[0])
+			}
+			var b strings.Builder
+			b.WriteByte('{')
+			for i, n := range cols {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%q:%s", n, rapid.SampledFrom(values).Draw(rt, "value"))
+			}
+			b.WriteByte('}')
+			data := []byte(b.String())
+			if inErr == nil {
+				if rapid.Bool().Draw(rt, "find") {
+					if _, inErr = in.AddPrefixFind(data, 1, d, &f); inErr == nil {
+						// The walk found what Decode's own walk finds.
+						var got, want Row
+						gerr, werr := d.DecodeFound(data, &f, &got), d.Decode(data, &want)
+						if fmt.Sprint(gerr) != fmt.Sprint(werr) || gerr == nil && (!bytes.Equal(got.Key, want.Key) || got.EventTime != want.EventTime || got.EventTimeNull != want.EventTimeNull) {
+							rt.Fatalf("%s: DecodeFound %+v %v, Decode %+v %v", data, got, gerr, want, werr)
+						}
+					}
+				} else {
+					inErr = in.Add(data)
+				}
+			}
+			if refErr == nil {
+				one := NewInferrer()
+				if refErr = one.Add(data); refErr == nil && !ref.Merge(one) {
+					rt.Fatal("merge refused")
+				}
+			}
+		}
+		if fmt.Sprint(inErr) != fmt.Sprint(refErr) {
+			rt.Fatalf("row after row: %v; one by one: %v", inErr, refErr)
+		}
+		if inErr == nil && in.Schema().String() != ref.Schema().String() {
+			rt.Fatalf("row after row: %s; one by one: %s", in.Schema(), ref.Schema())
+		}
+	})
 }

@@ -51,13 +51,34 @@ type Memory struct {
 	name string
 	base int // rows before rows[0], trimmed
 	rows []row.Row
+	// taken: rows is the array a caller gave (Take), not to be written.
+	taken bool
 }
 
 // NewMemory creates an empty memory source.
 func NewMemory(name string) *Memory { return &Memory{name: name} }
 
 // Append adds rows at the end.
-func (m *Memory) Append(rows ...row.Row) { m.rows = append(m.rows, rows...) }
+func (m *Memory) Append(rows ...row.Row) {
+	if m.taken && len(rows) > 0 {
+		m.taken = false // append copies: the rows are in an array of m's own
+	}
+	m.rows = append(m.rows, rows...)
+}
+
+// Take is Append of a slice the caller gives away: it neither reads nor
+// changes rows afterwards. A source that holds no rows (every batch so far
+// committed and trimmed, as in exec's runs) keeps the slice itself instead
+// of a copy: a batch's rows are not copied once more on their way in.
+func (m *Memory) Take(rows []row.Row) {
+	if len(m.rows) == 0 {
+		// A later Append copies (no capacity to spare); Trim never
+		// clears it (the caller's array).
+		m.rows, m.taken = rows[:len(rows):len(rows)], true
+		return
+	}
+	m.Append(rows...)
+}
 
 // Len is the number of rows appended so far, trimmed ones included.
 func (m *Memory) Len() int { return m.base + len(m.rows) }
@@ -73,9 +94,18 @@ func (m *Memory) Trim(o json.RawMessage) error {
 	if drop <= 0 {
 		return nil
 	}
+	m.base += drop
+	if m.taken {
+		// Not cleared: the array is the caller's. Keeping the rest copies
+		// it, so that the trimmed rows go with the array.
+		m.rows, m.taken = append([]row.Row(nil), m.rows[drop:]...), false
+		if len(m.rows) == 0 {
+			m.rows = nil
+		}
+		return nil
+	}
 	clear(m.rows[:drop]) // let the trimmed rows go
 	m.rows = m.rows[drop:]
-	m.base += drop
 	if cap(m.rows) > 2*len(m.rows)+1024 {
 		m.rows = append([]row.Row(nil), m.rows...) // give the backing array back
 	}

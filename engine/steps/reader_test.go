@@ -3,8 +3,11 @@ package steps
 import (
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/engine/row"
 )
 
 // The Reader streams a steps file: it counts rows per source, checks each
@@ -46,5 +49,86 @@ func TestReaderStreams(t *testing.T) {
 	_, err = Parse("s.jsonl", []byte("{\"restart\": true, \"x\xff\": 1}"), d)
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "invalid UTF-8 at column 21") {
 		t.Fatalf("invalid UTF-8: %v", err)
+	}
+}
+
+// InferCheck checks each row under the types inferred so far; Checked
+// names the last line checked under other types than the file's (to be
+// checked again), and the first row refused under the file's types.
+func TestInferCheckRecheck(t *testing.T) {
+	cases := []struct {
+		name, file string
+		recheck    int
+		err        string
+	}{
+		{"types fixed by the first row", `{"rows": [{"id":"a","ts":"2024-01-02T03:04:05Z"}]}` + "\n" + `{"rows": [{"id":"b","ts":"soon"}]}`, 0, `s.jsonl:2: rows[0]: event-time column "ts"`},
+		{"key column seen late", `{"rows": [{"ts":1}]}` + "\n\n" + `{"rows": [{"id":"b","ts":2}]}`, 1, ""},
+		{"key widened on line 3", `{"rows": [{"id":1,"ts":1}]}` + "\n" + `{"tick": true}` + "\n" + `{"rows": [{"id":2,"ts":1},{"id":"x","ts":2}]}` + "\n" + `{"rows": [{"id":3,"ts":3}]}`, 3, ""},
+		{"an unrelated column widens", `{"rows": [{"id":"a","ts":1,"v":1}]}` + "\n" + `{"rows": [{"id":"b","ts":1,"v":"x"}]}`, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q := mustQuery(t, "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 10 seconds}\n")
+			r, err := NewReader("s.jsonl", strings.NewReader(c.file), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lp, inf := r.LineParser(), row.NewInferrer()
+			for {
+				l, err := r.NextLine()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := lp.InferCheck(l, inf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := SetInferred("s.jsonl", inf, q); err != nil {
+				t.Fatal(err)
+			}
+			recheck, err := lp.Checked(q)
+			if recheck != c.recheck || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("recheck %d, err %v; want %d, %q", recheck, err, c.recheck, c.err)
+			}
+		})
+	}
+	// A parser whose types never reach the file's (another part of the
+	// file widened them) vouches for nothing.
+	q := mustQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\n")
+	r, _ := NewReader("s.jsonl", strings.NewReader(`{"rows": [{"id":1}]}`), q)
+	lp, inf := r.LineParser(), row.NewInferrer()
+	l, _ := r.NextLine()
+	if err := lp.InferCheck(l, inf); err != nil {
+		t.Fatal(err)
+	}
+	other := row.NewInferrer()
+	if err := other.Add([]byte(`{"id":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	inf.Merge(other)
+	if err := SetInferred("s.jsonl", inf, q); err != nil {
+		t.Fatal(err)
+	}
+	if recheck, err := lp.Checked(q); recheck != math.MaxInt || err != nil {
+		t.Fatalf("recheck %d, err %v; want all lines", recheck, err)
+	}
+}
+
+// StopAfter ends the input after a line: a bad line after it is not read.
+func TestReaderStopAfter(t *testing.T) {
+	q := mustQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\n")
+	r, err := NewReader("s.jsonl", strings.NewReader(`{"rows": [{"id":1}]}`+"\n# c\n"+`{"tick": true}`+"\n"+`{"bad"}`), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.StopAfter(3)
+	if err := r.Check(); err != nil {
+		t.Fatalf("lines 1-3: %v", err)
+	}
+	if r.Line() != 3 {
+		t.Fatalf("read through line %d, want 3", r.Line())
 	}
 }

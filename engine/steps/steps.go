@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -194,6 +195,8 @@ type Reader struct {
 	lineNo int
 	buf    []byte
 	done   bool
+	// last, when > 0, is the last line read (StopAfter).
+	last int
 	// rows counts the rows read so far, per source (query order).
 	rows []int64
 }
@@ -295,17 +298,25 @@ type Line struct {
 // that decodes lines out of order (LineParser), or io.EOF: blank and
 // comment lines are skipped, and a line too long or not UTF-8 is refused
 // here, as Next refuses it. The text is a copy, the caller's to keep.
-func (r *Reader) NextLine() (Line, error) {
+func (r *Reader) NextLine() (Line, error) { return r.NextLineInto(nil) }
+
+// NextLineInto is NextLine with the text copied into buf's storage (grown
+// if too small): a pass recycles the buffers of lines it is done with.
+func (r *Reader) NextLineInto(buf []byte) (Line, error) {
 	l, err := r.nextLine()
 	if err == nil {
-		l.Text = bytes.Clone(l.Text)
+		if buf == nil {
+			l.Text = bytes.Clone(l.Text)
+		} else {
+			l.Text = append(buf[:0], l.Text...)
+		}
 	}
 	return l, err
 }
 
 // nextLine is NextLine with the text in the Reader's buffer.
 func (r *Reader) nextLine() (Line, error) {
-	for !r.done {
+	for !r.done && (r.last <= 0 || r.lineNo < r.last) {
 		text, err := r.readLine()
 		if err != nil {
 			r.done = true
@@ -347,7 +358,12 @@ func (r *Reader) nextLine() (Line, error) {
 // several LineParsers, one per goroutine, and keep the error of the
 // lowest line: the answer of Check (or InferSchema) over the whole file.
 // That holds only when the lines are independent (Independent).
-type LineParser struct{ p *parser }
+type LineParser struct {
+	p *parser
+	// unchecked: InferCheck read lines it could not check (an all-columns
+	// key, whose columns are the schema's).
+	unchecked bool
+}
 
 // Independent reports whether the reader's lines can be decoded out of
 // order: not with an all-columns key and no schema, where the file's first
@@ -358,7 +374,7 @@ func (r *Reader) Independent() bool { return len(r.p.q.Keys) > 0 || r.p.q.Schema
 // (which hold only configuration) and buffers of its own.
 func (r *Reader) LineParser() *LineParser {
 	p := *r.p
-	p.rowBuf, p.tmp, p.schema, p.schemaAt, p.infer = nil, nil, nil, "", nil
+	p.rowBuf, p.tmp, p.schema, p.schemaAt, p.infer, p.fuse = nil, nil, nil, "", nil, nil
 	p.scratch = true
 	return &LineParser{p: &p}
 }
@@ -380,6 +396,126 @@ func (lp *LineParser) Infer(l Line, inf *row.Inferrer) error {
 	return err
 }
 
+// InferCheck is Infer and Check in one pass, for a query with key columns
+// and no declared schema (Independent): the line's rows are added to inf
+// and, in the same scan of each row, checked as Check would check them
+// under the types inf has inferred so far (the row's own included). Only
+// inference's error is returned; the check's verdict waits for the
+// schema inferred from the whole file (Checked). Give one LineParser the
+// lines in file order, and inf only its lines.
+func (lp *LineParser) InferCheck(l Line, inf *row.Inferrer) error {
+	p := lp.p
+	if len(p.q.Keys) == 0 {
+		lp.unchecked = true
+		return lp.Infer(l, inf)
+	}
+	if p.fuse == nil {
+		p.fuse = &fused{}
+	}
+	p.fuse.inf = inf
+	p.infer = inf
+	defer func() { p.infer = nil }()
+	p.rowBuf = p.rowBuf[:0]
+	_, err := p.line(l.No, l.Col, l.Text)
+	return err
+}
+
+// Checked is the check's verdict on the lines InferCheck read, now that
+// q.Schema is the schema inferred from the whole file. A row checked under
+// types that are not q's, or before every key and event-time column was
+// in the schema, proves nothing: recheck is the last line with such a row
+// (0: none; math.MaxInt: the lines are to be checked again, all of them,
+// as when this parser's types never reached q's). err is the first row
+// (in file order) refused under q's types after that point, nil if none:
+// Check's answer over these lines, once lines up to recheck are checked
+// again.
+func (lp *LineParser) Checked(q *query.Query) (recheck int, err error) {
+	f := lp.p.fuse
+	if lp.unchecked {
+		return math.MaxInt, nil
+	}
+	if f == nil || len(f.under) == 0 {
+		return 0, nil
+	}
+	if q.Schema == nil || len(q.Keys) == 0 {
+		return math.MaxInt, nil
+	}
+	final, derr := row.NewTypedDecoder(q.StateKeys(), q.EventTimeColumn(), q.Schema)
+	last := f.under[len(f.under)-1]
+	if derr != nil || last.dec == nil || !last.dec.SameTypes(final) {
+		return math.MaxInt, nil
+	}
+	for _, u := range f.under[:len(f.under)-1] {
+		recheck = max(recheck, u.lastLine)
+	}
+	return recheck, last.err
+}
+
+// fused is InferCheck's state: the types rows were checked under, in the
+// order the parser met them, each with the first row it refused. An
+// inferrer's types only widen, and the schema of the whole file is the
+// widest: only the last types can be the file's.
+type fused struct {
+	inf     *row.Inferrer
+	changes uint64 // inf.Changes() when under's last entry was made
+	under   []checkedUnder
+	found   row.Found
+	r       row.Row // scratch: the row under check
+	tmp     []byte  // scratch: a row compacted
+}
+
+// checkedUnder is one set of types rows were checked under.
+type checkedUnder struct {
+	dec      *row.Decoder // typed; nil while a column is not in the schema
+	lastLine int          // the last line with a row checked under dec
+	err      error        // the first row refused under dec
+}
+
+// check checks element i of the array at path on line lineNo, just added
+// to f.inf, under the types inferred so far: found says whether f.found
+// holds the walk's slots (else data is compact, and walked again).
+func (f *fused) check(p *parser, lineNo int, path string, i int, data []byte, found bool) {
+	if len(f.under) == 0 || f.inf.Changes() != f.changes {
+		f.changes = f.inf.Changes()
+		dec, err := row.NewTypedDecoder(p.q.StateKeys(), p.q.EventTimeColumn(), f.inf.Schema())
+		if err != nil {
+			dec = nil // a column not seen yet: nothing to check against
+		}
+		if n := len(f.under); n == 0 || (dec == nil) != (f.under[n-1].dec == nil) || (dec != nil && !dec.SameTypes(f.under[n-1].dec)) {
+			f.under = append(f.under, checkedUnder{dec: dec})
+		}
+	}
+	u := &f.under[len(f.under)-1]
+	u.lastLine = lineNo
+	if u.dec == nil || u.err != nil {
+		return // nothing to check under, or this set's answer is known
+	}
+	var err error
+	switch {
+	case found && row.IsCompact(data):
+		err = u.dec.DecodeFound(data, &f.found, &f.r)
+	case found:
+		// Decoded from its compacted copy, as Check does.
+		f.tmp = row.AppendCompact(f.tmp[:0], data)
+		data = f.tmp
+		fallthrough
+	default:
+		err = u.dec.Decode(data, &f.r)
+	}
+	if err != nil {
+		u.err = p.errorf(lineNo, path+"["+strconv.Itoa(i)+"]", "%v", err)
+		return
+	}
+	if err := p.checkRow(lineNo, path, i, &f.r); err != nil {
+		u.err = err.(*rowError).err
+	}
+}
+
+// StopAfter ends the input after line: the Reader then gives io.EOF, as
+// at the end of the file. A pass over the first lines only (checking
+// again those InferCheck could not vouch for: Checked) sets it first.
+func (r *Reader) StopAfter(line int) { r.last = line }
+
 // readLine returns the next line without its '\n' (nil at the end of the
 // input). The slice is valid until the next call.
 func (r *Reader) readLine() ([]byte, error) {
@@ -389,6 +525,11 @@ func (r *Reader) readLine() ([]byte, error) {
 		if len(r.buf)+len(chunk) > MaxLineBytes+1 {
 			r.lineNo++
 			return nil, r.p.errorf(r.lineNo, "", "line longer than %d bytes (256 MiB), the longest line (one batch) a steps file may have; split the batch over several lines", MaxLineBytes)
+		}
+		if len(r.buf)+len(chunk) > cap(r.buf) {
+			// Doubled, not grown by append's quarter for large slices: a
+			// long line is copied a few times, not dozens.
+			r.buf = slices.Grow(r.buf, max(len(chunk), cap(r.buf)))
 		}
 		r.buf = append(r.buf, chunk...)
 		switch {
@@ -418,6 +559,9 @@ type parser struct {
 	sinkDec *row.Decoder
 	// infer, when set, takes every row instead of the decoders (InferSchema).
 	infer *row.Inferrer
+	// fuse, with infer, also checks every row under the types inferred so
+	// far (LineParser.InferCheck).
+	fuse *fused
 	// scratch: the rows of a line are dropped before the next line is
 	// read (InferSchema, Check): their Data may share the line's buffer
 	// or tmp, and they live in rowBuf, reused from line to line. Such a
@@ -425,6 +569,12 @@ type parser struct {
 	scratch bool
 	rowBuf  []row.Row
 	tmp     []byte
+	// keys is the chunk the keys of a run's rows are cut from (its spare
+	// capacity): one allocation for many small keys. A key lives as long
+	// as its row in the source and the batch (the state store and the
+	// sinks copy what they keep), so a chunk outlives its rows' batch
+	// only while something holds one of its keys.
+	keys []byte
 	// rowsSeen rows of rowBytesSeen bytes were decoded (outside scratch
 	// passes), at most mostRows in one array: newRowsAcc's size hint.
 	rowsSeen, rowBytesSeen, mostRows int64
@@ -551,14 +701,33 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 	r := &a.rows[a.start+a.count]
 	i := a.count
 	a.count++
+	if p.infer != nil && p.fuse != nil {
+		n, err := p.infer.AddPrefixFind(rest, row.ElementDepth, p.dec, &p.fuse.found)
+		if err == nil {
+			p.fuse.check(p, a.lineNo, a.path, i, rest[:n], true)
+		}
+		return n, err
+	}
 	if p.infer != nil {
 		// Inference reads names, value kinds and numbers' text, which
 		// space between tokens leaves alone: the row need not be compact.
 		return p.infer.AddPrefix(rest, row.ElementDepth)
 	}
-	n, err := p.dec.DecodePrefix(rest, row.ElementDepth, r)
+	var key []byte // nil: a fresh slice (a scratch pass)
+	if !p.scratch {
+		if cap(p.keys)-len(p.keys) < minKeySpare {
+			p.keys = make([]byte, 0, keysChunk)
+		}
+		key = p.keys[len(p.keys):]
+	}
+	n, err := p.dec.DecodePrefixKey(rest, row.ElementDepth, r, key)
 	if err != nil {
 		return 0, err
+	}
+	if key != nil && len(r.Key) <= cap(key) {
+		// In the chunk's spare room: the chunk keeps it.
+		p.keys = p.keys[:len(p.keys)+len(r.Key)]
+		r.Key = r.Key[:len(r.Key):len(r.Key)]
 	}
 	e := rest[:n]
 	p.rowsSeen, p.rowBytesSeen = p.rowsSeen+1, p.rowBytesSeen+int64(n)
@@ -583,6 +752,14 @@ func (a *rowsAcc) done() []row.Row {
 	}
 	return a.rows[a.start:]
 }
+
+// keysChunk is the size of parser.keys' chunks; a chunk with less than
+// minKeySpare bytes left is replaced before the next row (a longer key is
+// allocated on its own).
+const (
+	keysChunk   = 32 << 10
+	minKeySpare = 512
+)
 
 // errSlowPath stops a walk of the row scanner: the slow path answers.
 var errSlowPath = errors.New("slow path")
@@ -857,6 +1034,9 @@ func (p *parser) row(lineNo int, path string, i int, data []byte, r *row.Row) er
 	if p.infer != nil {
 		if err := p.infer.Add(data); err != nil {
 			return &rowError{p.errorf(lineNo, rpath(), "%v", err)}
+		}
+		if p.fuse != nil {
+			p.fuse.check(p, lineNo, path, i, data, false)
 		}
 		return nil
 	}

@@ -11,9 +11,9 @@ import (
 
 // Encoder writes OUT.jsonl lines: the bytes json.Encoder (SetEscapeHTML
 // false) writes for a Record and for the table line, without its
-// reflection over every row. A row that is compact and valid under the row
-// scanner's grammar (a steps file's rows are: the reader compacted them) is
-// appended as it is, any other goes through encoding/json, which compacts
+// reflection over every row. A row that is valid under the row scanner's
+// grammar and has no insignificant space (row.ValidCompact: a steps file's
+// rows, which the reader compacted) is appended as it is, any other goes through encoding/json, which compacts
 // or refuses it; so does the progress, one per line.
 type Encoder struct {
 	w    io.Writer
@@ -84,7 +84,7 @@ func (e *Encoder) appendRows(b []byte, rows []json.RawMessage) ([]byte, error) {
 		switch {
 		case r == nil:
 			b = append(b, "null"...)
-		case row.IsCompact(r) && row.Valid(r):
+		case row.ValidCompact(r):
 			b = append(b, r...)
 		default:
 			var err error

@@ -247,15 +247,14 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 		case steps.RowsStep:
 			for i, s := range q.Sources {
 				rows := st.Rows[s.Name]
-				srcs[i].Append(rows...)
-				if q.EventTimeColumn() == "" {
-					continue
-				}
-				for _, r := range rows {
-					if !r.EventTimeNull {
-						clk.ms = max(clk.ms, intmath.FloorDiv(r.EventTime, 1000))
+				if q.EventTimeColumn() != "" {
+					for _, r := range rows {
+						if !r.EventTimeNull {
+							clk.ms = max(clk.ms, intmath.FloorDiv(r.EventTime, 1000))
+						}
 					}
 				}
+				srcs[i].Take(rows) // the step's rows are the source's now, read only
 			}
 			if err := trigger(st.Once); err != nil {
 				return nil, &StepError{Line: st.Line, Err: err}
