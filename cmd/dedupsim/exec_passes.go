@@ -38,6 +38,11 @@ func parallelLines(r *steps.Reader, workers int, do func(w int, lp *steps.LinePa
 	return parallelLinesWith(r, lps, do)
 }
 
+// maxPooledLine is the largest line buffer parallelLinesWith keeps for
+// reuse: a pool of buffers each as large as the longest line seen (up to
+// 256 MiB) would stay allocated for the whole pass.
+const maxPooledLine = 1 << 20
+
 // parallelLinesWith is parallelLines with worker w's LineParser lps[w]
 // (one goroutine per parser), for a pass that reads them afterwards.
 func parallelLinesWith(r *steps.Reader, lps []*steps.LineParser, do func(w int, lp *steps.LineParser, l steps.Line) error) error {
@@ -67,9 +72,11 @@ func parallelLinesWith(r *steps.Reader, lps []*steps.LineParser, do func(w int, 
 					}
 					mu.Unlock()
 				}
-				select {
-				case free <- l.Text:
-				default:
+				if cap(l.Text) <= maxPooledLine { // a rare long line's buffer is not kept
+					select {
+					case free <- l.Text:
+					default:
+					}
 				}
 			}
 		})

@@ -294,7 +294,9 @@ func (d *Decoder) SameTypes(o *Decoder) bool {
 // (with d, or a decoder of the same key and event-time columns under other
 // types: NewDecoder and NewTypedDecoder of the same columns), without
 // walking it again. r.Key reuses r's previous Key's storage: the caller
-// keeps the row only until the next DecodeFound into it (a check).
+// keeps the row only until the next DecodeFound into it (a check), and r
+// must be a scratch row of its own, never one a Reader returned: their keys
+// are cut from shared chunks, and this would write over the next row's.
 // A decoder of every column (no keys) is not supported.
 func (d *Decoder) DecodeFound(data []byte, f *Found, r *Row) error {
 	if d.all || len(f.slots) != len(d.names) {

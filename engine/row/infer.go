@@ -96,7 +96,14 @@ func (in *Inferrer) Changes() uint64 { return in.changes }
 
 // add merges the row it walks; with d set it also notes in f where d's
 // columns are.
-func (in *Inferrer) add(it *objectIter, data []byte, d *Decoder, f *Found) error {
+func (in *Inferrer) add(it *objectIter, data []byte, d *Decoder, f *Found) (err error) {
+	defer func() {
+		if err != nil {
+			// A refused row may have widened in.types past in.last's
+			// copies: the next row must not take in.last's narrower types.
+			in.last = in.last[:0]
+		}
+	}()
 	var seenBuf [16][]byte
 	seen := seenBuf[:0]
 	// hit: the row's columns so far are those of the row before (in.last),

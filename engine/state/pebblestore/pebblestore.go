@@ -207,6 +207,7 @@ type workDB struct {
 	// cleared: the next version's changes, likely as many, start in it
 	// instead of growing one from empty.
 	pendingSlots []pendingSlot
+	ingests      int64 // sstables ingested, to name the next one
 }
 
 // New returns a provider that keeps its checkpoint files in fs.
@@ -382,12 +383,17 @@ func (w *workDB) figures() (mem, sst int64) {
 // garbage outweighs the live keys (see the package comment).
 //
 // Level 0 counts as deep at CompactL0Sublevels sublevels only once it also
-// holds a quarter of the bytes below it (or at four times as many
-// sublevels): every big commit is an ingested sstable, one sublevel, and
-// compacting a large database every few commits would rewrite it over and
-// over (quadratic in the keys). With the ratio each compaction grows the
-// base by a quarter at least, so a key is rewritten about five times in
-// all.
+// holds a quarter of the bytes below it, or at four times as many
+// sublevels. Every big commit is an ingested sstable, one sublevel, and
+// compacting at a fixed depth rewrites the whole database every few
+// commits. The ratio makes each compaction grow the base by a quarter at
+// least, so while the base is under about 4 x 4 x CompactL0Sublevels
+// commits' worth of keys a key is rewritten about five times in all.
+// Beyond that the sublevel cap decides, which bounds the cost of a lookup
+// (a probe per sublevel) at the price of a full rewrite every
+// 4 x CompactL0Sublevels commits, quadratic in the run's length again:
+// what Pebble's own leveled compactions avoid, which stay off here for
+// deterministic byte figures (see the package comment).
 func (w *workDB) maybeCompact() error {
 	m := w.db.Metrics()
 	l0 := m.Levels[0]
@@ -496,14 +502,20 @@ func (w *workDB) replay(name string, data []byte) error {
 			if err != nil {
 				return err
 			}
+			inDB, err := idx.set(data[:off], k, h, rec, existed)
+			if err != nil {
+				return err
+			}
 			if existed {
 				size += int64(len(v) - old)
-				garbage++
 			} else {
 				keys++
 				size += int64(len(k) + len(v))
 			}
-			return idx.set(data, k, h, rec, existed)
+			if existed && inDB {
+				garbage++
+			}
+			return nil
 		},
 		func(k []byte) error {
 			rec := off
@@ -513,10 +525,16 @@ func (w *workDB) replay(name string, data []byte) error {
 			if err != nil || !existed {
 				return err
 			}
+			inDB, err := idx.set(data[:off], k, h, rec, true)
+			if err != nil {
+				return err
+			}
 			keys--
-			garbage++
 			size -= int64(len(k) + old)
-			return idx.set(data, k, h, rec, true)
+			if inDB {
+				garbage++
+			}
+			return nil
 		})
 	if err != nil {
 		return err
@@ -561,6 +579,8 @@ type store struct {
 	lastMiss   []byte
 	lastMissOK bool
 	ranges     []*rangeState // the Range calls in progress, innermost last
+	// abortInRange: fn called Abort inside Range (see Abort).
+	abortInRange bool
 
 	loadedKeys, loadedBytes int64 // figures at Load, for Metrics after Abort
 	final                   finalFigures
@@ -650,12 +670,16 @@ func (s *store) existing(key []byte, h uint64) (int, bool, error) {
 	return valueLen(s.w.db, s.ikey(key))
 }
 
-// changed records that key now has the record at off of Delta; inDB:
-// whether the key was present before this change, which for its first
-// change in the version is whether the database holds it.
-func (s *store) changed(key []byte, h uint64, off int, inDB bool) error {
-	if err := s.pending.set(s.Delta, key, h, off, inDB); err != nil {
-		return err
+// changed records that key now has the record at off of Delta, the last
+// one; inDB: whether the key was present before this change, which for its
+// first change in the version is whether the database holds it. It
+// returns whether the database holds the key. On error the record is cut
+// off again, so that Delta and the index agree.
+func (s *store) changed(key []byte, h uint64, off int, inDB bool) (bool, error) {
+	inDB, err := s.pending.set(s.Delta, key, h, off, inDB)
+	if err != nil {
+		s.Delta = s.Delta[:off]
+		return false, err
 	}
 	if s.lastMissOK && bytes.Equal(key, s.lastMiss) {
 		s.lastMissOK = false
@@ -665,7 +689,7 @@ func (s *store) changed(key []byte, h uint64, off int, inDB bool) error {
 			r.live = false
 		}
 	}
-	return nil
+	return inDB, nil
 }
 
 // Put stores key and value.
@@ -683,7 +707,8 @@ func (s *store) put(key, value []byte, h uint64) error {
 	}
 	off := len(s.Delta)
 	s.Delta = state.AppendPut(s.Delta, key, value)
-	if err := s.changed(key, h, off, existed); err != nil {
+	inDB, err := s.changed(key, h, off, existed)
+	if err != nil {
 		return s.fail("Put", err)
 	}
 	if f := s.w.absent; f != nil {
@@ -691,7 +716,9 @@ func (s *store) put(key, value []byte, h uint64) error {
 	}
 	if existed {
 		s.dataBytes += int64(len(value) - old)
-		s.garbage++
+		if inDB { // an overwrite of a key only this version wrote costs nothing
+			s.garbage++
+		}
 	} else {
 		s.numKeys++
 		s.dataBytes += int64(len(key) + len(value))
@@ -719,7 +746,7 @@ func (s *store) PutIfAbsent(key, value []byte) (bool, error) {
 	}
 	off := len(s.Delta)
 	s.Delta = state.AppendPut(s.Delta, key, value)
-	if err := s.changed(key, h, off, false); err != nil { // never added: not in the database
+	if _, err := s.changed(key, h, off, false); err != nil { // never added: not in the database
 		return false, s.fail("PutIfAbsent", err)
 	}
 	f.add(h)
@@ -777,11 +804,14 @@ func (s *store) Delete(key []byte) error {
 	}
 	off := len(s.Delta)
 	s.Delta = state.AppendRemove(s.Delta, key)
-	if err := s.changed(key, h, off, true); err != nil {
+	inDB, err := s.changed(key, h, off, true)
+	if err != nil {
 		return s.fail("Delete", err)
 	}
 	s.numKeys--
-	s.garbage++
+	if inDB { // a key only this version wrote leaves no tombstone
+		s.garbage++
+	}
 	s.dataBytes -= int64(len(key) + old)
 	return nil
 }
@@ -848,17 +878,34 @@ func (s *store) Range(fn func(key, value []byte) bool) error {
 			cont = fn(k, v)
 			r.live = false
 		}
+		if !cont || s.abortInRange {
+			break
+		}
 		if c <= 0 {
 			inDB = it.Next()
-		}
-		if !cont {
-			break
 		}
 	}
 	if err := it.Close(); err != nil {
 		return s.fail("Range", err)
 	}
+	if s.abortInRange && len(s.ranges) == 1 {
+		s.abortInRange = false
+		s.StoreBase.Abort()
+		return s.Done("Range")
+	}
 	return nil
+}
+
+// Abort drops the version's changes (state.StoreBase.Abort). Called by fn
+// inside Range, it takes effect when the outermost Range returns, which
+// visits nothing more: the iterator over the working database must be
+// closed before an abort may dispose of the database.
+func (s *store) Abort() {
+	if len(s.ranges) > 0 {
+		s.abortInRange = true
+		return
+	}
+	s.StoreBase.Abort()
 }
 
 // Commit writes <Version()+1>.changelog, applies the batch to the working

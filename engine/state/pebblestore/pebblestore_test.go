@@ -1,6 +1,7 @@
 package pebblestore_test
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -128,6 +129,35 @@ func TestRangeWithDeletes(t *testing.T) {
 		t.Fatalf("%d keys", len(got))
 	}
 	st.Abort()
+}
+
+// TestAbortInsideRange: fn may Abort; Range stops visiting, returns the
+// store-done error and leaves the version as it was (before, the next step
+// of the iteration read the dropped changes and panicked).
+func TestAbortInsideRange(t *testing.T) {
+	for _, ingest := range []int{0, 1} {
+		p := newProvider(t, fsys.NewMem(), pebblestore.Options{IngestMinKeys: ingest})
+		apply(t, p, id03, 0, change{Put: map[string]string{"a": "1", "b": "2", "c": "3"}})
+		st := mustLoad(t, p, id03, 1)
+		st.Put([]byte("d"), []byte("4"))
+		visited := 0
+		err := st.Range(func(k, v []byte) bool {
+			visited++
+			if err := st.Range(func(k, v []byte) bool { st.Abort(); return true }); err != nil {
+				t.Errorf("inner Range: %v", err)
+			}
+			return true
+		})
+		if !errors.Is(err, state.ErrStoreDone) || visited != 1 {
+			t.Fatalf("Range = %v after %d visits, want ErrStoreDone after 1", err, visited)
+		}
+		if _, err := st.Commit(); !errors.Is(err, state.ErrStoreDone) {
+			t.Fatalf("Commit after the abort = %v", err)
+		}
+		if got := contents(t, mustLoad(t, p, id03, 1)); len(got) != 3 {
+			t.Fatalf("version 1 holds %v", got)
+		}
+	}
 }
 
 // TestWorkDirOnDisk runs the working databases on the local disk, with a

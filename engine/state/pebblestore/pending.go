@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -114,13 +115,14 @@ func (p *pendingIndex) lookup(recs, key []byte, h uint64) (value []byte, removed
 // errTooLarge: offsets into a version's records are 32 bits.
 var errTooLarge = errors.New("the changes of one version exceed 4 GiB")
 
-// set makes the record at off key's latest. inDB says whether the
-// database holds key; only the first change of a key in the version
-// records it (later ones know it from the slot: the database does not
-// change during a version).
-func (p *pendingIndex) set(recs, key []byte, h uint64, off int, inDB bool) error {
-	if off >= math.MaxUint32 {
-		return errTooLarge
+// set makes the record at off key's latest, recs ending with that record.
+// inDB says whether the database holds key; only the first change of a key
+// in the version records it (later ones take it from the slot: the
+// database does not change during a version). It returns whether the
+// database holds key, from the slot.
+func (p *pendingIndex) set(recs, key []byte, h uint64, off int, inDB bool) (bool, error) {
+	if len(recs) >= math.MaxUint32 { // recordAt's arithmetic is 32-bit
+		return false, errTooLarge
 	}
 	if 2*(p.n+1) > len(p.slots) {
 		p.grow(recs)
@@ -136,7 +138,7 @@ func (p *pendingIndex) set(recs, key []byte, h uint64, off int, inDB bool) error
 		}
 	}
 	p.slots[i] = pendingSlot{off1: uint32(off) + 1, tag: tag}
-	return nil
+	return tag&inDBBit != 0, nil
 }
 
 func (p *pendingIndex) grow(recs []byte) {
@@ -157,8 +159,15 @@ func (p *pendingIndex) grow(recs []byte) {
 	}
 }
 
+// reset empties the index for the next version. A slot array far larger
+// than this version needed (after one big version) is dropped rather than
+// kept: every sorted, filter rebuild and reset walks all of its slots.
 func (p *pendingIndex) reset() {
-	clear(p.slots)
+	if len(p.slots) > 4*minPendingSlots && 8*p.n < len(p.slots) {
+		p.slots = nil
+	} else {
+		clear(p.slots)
+	}
 	p.n = 0
 }
 
@@ -268,7 +277,11 @@ func (w *workDB) applyPending(recs []byte, idx *pendingIndex) error {
 		}
 		return w.db.Apply(b, pebble.NoSync)
 	}
-	path := w.fs.PathJoin(w.dir, "ingest.sst")
+	// A fresh name per ingest: should Pebble link a file in and fail to
+	// remove the original (it only logs that), the next ingest must not
+	// truncate a file the database uses.
+	w.ingests++
+	path := w.fs.PathJoin(w.dir, "ingest-"+strconv.FormatInt(w.ingests, 10)+".sst")
 	if err := w.writeTable(path, recs, offs); err != nil {
 		_ = w.fs.Remove(path)
 		return err

@@ -41,7 +41,7 @@ func TestPendingIndexModel(t *testing.T) {
 				recs = state.AppendPut(recs, k, v)
 				model[string(k)] = latest{value: v}
 			}
-			if err := idx.set(recs, k, keyHash(k), off, inDB[string(k)]); err != nil {
+			if _, err := idx.set(recs, k, keyHash(k), off, inDB[string(k)]); err != nil {
 				t.Fatal(err)
 			}
 		}
