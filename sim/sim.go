@@ -111,7 +111,7 @@ type world struct {
 	nowMs                  int64
 	intervalMs, downMs     int64
 
-	arena  *arena
+	ids    *arena // the event ids (History.Copies' Event strings point into it)
 	topics []*topic
 	gens   []*sourceGen
 	queue  sendQueue
@@ -153,7 +153,7 @@ type chance struct {
 }
 
 func newWorld(p *prepared, seed uint64) (*world, error) {
-	w := &world{p: p, seed: seed, cov: faults.Coverage{}, arena: &arena{},
+	w := &world{p: p, seed: seed, cov: faults.Coverage{}, ids: &arena{},
 		startUs: p.startMs * 1000, intervalMs: p.TriggerInterval.Ms(), downMs: p.Downtime.Ms(),
 		q: p.q, qText: string(p.Query), silenceSource: -1, lagSource: -1}
 	w.healUs = w.startUs + p.FaultPhase.Ms()*1000
@@ -174,10 +174,12 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 		return nil, fmt.Errorf("sim: faults: %w", err)
 	}
 	w.chooseSources()
+	w.h = w.newHistory()
 
 	for _, sc := range p.sourceCfgs {
 		expected := 1.1 * sc.Rate.meanRate() * float64(w.endUs-w.startUs) / 1e6
-		w.topics = append(w.topics, newTopic(sc.Topic, sc.Partitions, w.arena, int(min(expected, float64(p.MaxCopies)))))
+		enc := newLayoutEncoder(p.layout, sc.TimestampFormat == "rfc3339")
+		w.topics = append(w.topics, newTopic(sc.Topic, sc.Partitions, &w.h.Copies, enc, int(min(expected, float64(p.MaxCopies)))))
 	}
 	for i, sc := range p.sourceCfgs {
 		w.gens = append(w.gens, w.newSourceGen(i, sc))
@@ -187,7 +189,6 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 	w.sources = w.views(nil)
 	w.sink = newSimSink(w, trace.NewSink(p.q))
 	w.newID = ids.Seeded(Stream(seed, "ids").Uint64())
-	w.h = w.newHistory()
 	return w, nil
 }
 
@@ -362,9 +363,7 @@ func (w *world) appendCopy(c *pending, copyNo int32, fault uint8) error {
 	if idx >= w.p.MaxCopies {
 		return fmt.Errorf("more than max_copies (%d) copies", w.p.MaxCopies)
 	}
-	g := w.gens[c.src]
-	ref := g.enc.encode(w.arena, unsafeBytes(c.event), c.eventUs, idx)
-	off := g.top.append(int(c.part), ref)
+	off := w.gens[c.src].top.append(int(c.part), idx)
 	w.h.Copies = append(w.h.Copies, history.Copy{Event: c.event, CopyNo: int(copyNo), Source: int(c.src), Partition: int(c.part),
 		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: intmath.FloorDiv(c.atUs, 1000), Fault: faultNames[fault]})
 	if fault != faultNone {
