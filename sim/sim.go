@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -28,6 +29,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/state/stores"
@@ -601,6 +603,14 @@ func (w *world) finish() *history.History {
 type simSink struct {
 	w     *world
 	inner sink.Sink
+	// opaque: the inner sink keeps its rows' bytes without reading them
+	// (an idempotent table or a plain append, not a merge that matches
+	// on columns), so it is handed each row as {"_copy":N}, all the run
+	// reads back of its table (finish), instead of the whole row: a table
+	// of a million rows then holds 14 bytes a row, not the row's 50 or
+	// more.
+	opaque bool
+	buf    []row.Row
 }
 
 // newSimSink wraps the query's in-memory sink (trace.NewSink, from the
@@ -608,7 +618,12 @@ type simSink struct {
 // foreachBatch sink is built to forget its deliveries): they are in the
 // history.
 func newSimSink(w *world, inner sink.Sink) *simSink {
-	return &simSink{w: w, inner: inner}
+	s := &simSink{w: w, inner: inner}
+	switch inner.(type) {
+	case *sink.Table, *sink.Append:
+		s.opaque = true
+	}
+	return s
 }
 
 func (s *simSink) Description() string { return s.inner.Description() }
@@ -617,6 +632,7 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 	if s.w.disk.dead {
 		return ErrInjected // the driver is already dead
 	}
+	copies := record.RowCopies(b.Rows)
 	kept := len(b.Rows)
 	if s.inner != nil {
 		t, tabled := s.inner.(sink.Tabled)
@@ -624,16 +640,56 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 		if tabled {
 			before = len(t.Table())
 		}
-		if err := s.inner.AddBatch(b); err != nil {
+		in := b
+		if s.opaque {
+			in.Rows = s.copyRows(b.Rows, copies)
+		}
+		if err := s.inner.AddBatch(in); err != nil {
 			return err
 		}
 		if tabled {
 			kept = len(t.Table()) - before
 		}
 	}
-	s.w.h.Writes = append(s.w.h.Writes, record.Write(b.ID, s.w.nowMs, record.RowCopies(b.Rows), kept))
+	s.w.h.Writes = append(s.w.h.Writes, record.Write(b.ID, s.w.nowMs, copies, kept))
 	if kept < len(b.Rows) {
 		s.w.cov.Mark(MarkSinkSkipped)
 	}
 	return nil
+}
+
+// copyRows are rows as {"_copy":N}, N the copy index of each of rows
+// (record.CopyIndex reads it back), in one fresh buffer of their size (the
+// sink may keep them); the slice of rows is reused (the sink copies the
+// row's bytes out, sink.Batch's contract with the engine).
+func (s *simSink) copyRows(rows []row.Row, copies []int) []row.Row {
+	n := 0
+	for _, c := range copies {
+		n += len(`{"":}`) + len(CopyColumn) + intLen(c)
+	}
+	data := make([]byte, 0, n)
+	out := s.buf[:0]
+	for i, c := range copies {
+		start := len(data)
+		data = append(data, `{"`+CopyColumn+`":`...)
+		data = strconv.AppendInt(data, int64(c), 10)
+		data = append(data, '}')
+		r := rows[i]
+		r.Data = data[start:len(data):len(data)]
+		out = append(out, r)
+	}
+	s.buf = out
+	return out
+}
+
+// intLen is the number of characters of n in decimal.
+func intLen(n int) int {
+	l := 1
+	if n < 0 {
+		l, n = 2, -n
+	}
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l
 }
