@@ -311,7 +311,7 @@ func (c *checker) checkDuplicates() {
 		var copies []int
 		var ids []int64
 		for _, r := range ems {
-			copies = append(copies, r.copy)
+			copies = append(copies, int(r.copy))
 			ids = append(ids, c.rowBatch(r))
 		}
 		x := Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -40,9 +41,11 @@ func parseOutcome(s string) (outcome, bool) {
 	return 0, false
 }
 
-// rd is one row of a batch execution: a copy read and its fate (16 bytes).
+// rd is one row of a batch execution: a copy read and its fate (12
+// bytes: a copy index fits in 32 bits, as an event number does in evOf,
+// since 2^31 copies would take 170 GB in History.Copies alone).
 type rd struct {
-	copy    int
+	copy    int32
 	exec    int32 // index into History.Batches
 	outcome outcome
 }
@@ -200,7 +203,7 @@ func (c *checker) index() {
 				if pass == 0 {
 					rows.count(i)
 				} else {
-					rows.put(i, rd{copy: ci, exec: int32(i), outcome: o})
+					rows.put(i, rd{copy: int32(ci), exec: int32(i), outcome: o})
 				}
 			}
 		}
@@ -248,47 +251,37 @@ func (c *checker) index() {
 		return h.Batches[c.authByTime[a]].AtMs < h.Batches[c.authByTime[b]].AtMs
 	})
 
-	// Copies and events: each event's number in natural order, through
-	// the order of first appearance.
-	c.evOf = make([]int32, c.nCopies)
-	{
-		// Sized for every copy an event of its own (the usual history):
-		// no rehash while it fills.
-		first := make(map[string]int32, c.nCopies)
-		c.events = make([]string, 0, c.nCopies)
-		for i := range h.Copies {
-			ev := h.Copies[i].Event
-			n, ok := first[ev]
-			if !ok {
-				n = int32(len(c.events))
-				first[ev] = n
-				c.events = append(c.events, ev)
-			}
-			c.evOf[i] = n
+	// Copies and events: the copies sorted by (event in natural order,
+	// index) are the lists of copiesOf one after the other, and each run
+	// of one event name in them is an event, numbered in natural order.
+	// (naturalLess is a total order: it ties only equal names.) Sorting
+	// the copies needs their indices and nothing more, where a map from
+	// name to number held about 35 bytes a copy while it was built.
+	order := make([]int, c.nCopies)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ea, eb := h.Copies[a].Event, h.Copies[b].Event
+		switch {
+		case ea == eb:
+			return cmp.Compare(a, b)
+		case naturalLess(ea, eb):
+			return -1
 		}
+		return 1
+	})
+	c.evOf = make([]int32, c.nCopies)
+	var starts []int
+	for k, ci := range order {
+		ev := h.Copies[ci].Event
+		if k == 0 || ev != c.events[len(c.events)-1] {
+			c.events = append(c.events, ev)
+			starts = append(starts, k)
+		}
+		c.evOf[ci] = int32(len(c.events) - 1)
 	}
-	byName := make([]int32, len(c.events)) // natural rank -> number of first appearance
-	for i := range byName {
-		byName[i] = int32(i)
-	}
-	sort.Slice(byName, func(i, j int) bool { return naturalLess(c.events[byName[i]], c.events[byName[j]]) })
-	rank := make([]int32, len(c.events))
-	sorted := make([]string, len(c.events))
-	for r, n := range byName {
-		rank[n] = int32(r)
-		sorted[r] = c.events[n]
-	}
-	c.events = sorted
-	copiesOf := newCSRBuilder[int](len(c.events))
-	for i := range c.evOf {
-		c.evOf[i] = rank[c.evOf[i]]
-		copiesOf.count(int(c.evOf[i]))
-	}
-	copiesOf.alloc()
-	for i, e := range c.evOf {
-		copiesOf.put(int(e), i)
-	}
-	c.copiesOf = copiesOf.done()
+	c.copiesOf = csr[int]{start: append(starts, len(order)), items: order}
 
 	reads, emits := newCSRBuilder[rd](c.nCopies), newCSRBuilder[rd](len(c.events))
 	for pass := 0; pass < 2; pass++ {
@@ -303,13 +296,13 @@ func (c *checker) index() {
 			for _, r := range c.rows.of(i) {
 				e := int(c.evOf[r.copy])
 				if pass == 0 {
-					reads.count(r.copy)
+					reads.count(int(r.copy))
 					if r.outcome == outEmitted {
 						emits.count(e)
 					}
 					continue
 				}
-				reads.put(r.copy, r)
+				reads.put(int(r.copy), r)
 				if r.outcome == outEmitted {
 					emits.put(e, r)
 				}

@@ -165,7 +165,7 @@ func (c *checker) computeMargin() *Margin {
 						rowsOf.count(e)
 						continue
 					}
-					rowsOf.put(e, mrow{copy: r.copy, t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.String()})
+					rowsOf.put(e, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.String()})
 				}
 				prev = b.WatermarkMs
 			}

@@ -124,7 +124,7 @@ func (c *checker) checkSink() {
 				var ids []int64
 				var why []string
 				for _, r := range c.emits.of(e) {
-					copies = append(copies, r.copy)
+					copies = append(copies, int(r.copy))
 					ids = append(ids, c.rowBatch(r))
 					for _, wi := range deliveries[wk{c.epochOf[r.exec], c.rowBatch(r)}] {
 						if len(why) == 5 {
