@@ -256,8 +256,24 @@ func (w *world) newHistory() *history.History {
 	}
 	h := record.Header(record.Run{Seed: w.seed, Query: w.q, QueryText: w.qText, Faults: w.set, HealAtMs: w.healUs / 1000,
 		ArrivalRatePerSec: rate, Coverage: w.cov})
-	h.Copies = make([]history.Copy, 0, int(min(float64(w.p.MaxCopies), 1.2*h.ArrivalRatePerSec*float64(w.endUs-w.startUs)/1e6)))
+	h.Copies = make([]history.Copy, 0, w.expectedCopies(rate))
 	return h
+}
+
+// expectedCopies sizes History.Copies: the copies the run's configuration
+// predicts (Predict: the events of the mean rate, times the fault phase's
+// copy factor, an upper bound in swarm mode) and 5% and 1024 more for the
+// arrivals' randomness, so that the slice is allocated once: growing it
+// past its capacity would copy it into one a quarter larger, both live
+// while it copies.
+func (w *world) expectedCopies(rate float64) int {
+	run := float64(w.endUs - w.startUs)
+	extra, err := extraCopies(w.p.Plan)
+	if err != nil {
+		extra = 0 // prepare validated the plan
+	}
+	n := rate * run / 1e6 * (1 + float64(w.healUs-w.startUs)/run*extra)
+	return int(min(float64(w.p.MaxCopies), 1.05*n+1024))
 }
 
 // NowMs is the engine's processing-time clock.

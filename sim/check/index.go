@@ -3,6 +3,7 @@ package check
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -53,9 +54,11 @@ type rd struct {
 // csr is a list of lists in two arrays (compressed sparse rows): list i is
 // items[start[i]:start[i+1]]. The checker's per-copy and per-event views
 // are csr instead of a slice or map entry per copy, which cost a header
-// and an allocation each.
+// and an allocation each. Positions are 32 bits (4 bytes a list): a csr
+// holds at most one item per row read or copy, fewer than 2^31 in any
+// history that fits in memory (its Input alone would be 16 GiB).
 type csr[T any] struct {
-	start []int
+	start []int32
 	items []T
 }
 
@@ -68,22 +71,35 @@ func (l *csr[T]) len() int { return max(len(l.start)-1, 0) }
 // order: count, then put; each list keeps the order its items came in.
 type csrBuilder[T any] struct {
 	csr[T]
-	next []int
+	counts []int32 // per list, in the counting pass
+	next   []int32
 }
 
 func newCSRBuilder[T any](lists int) *csrBuilder[T] {
-	return &csrBuilder[T]{csr: csr[T]{start: make([]int, lists+1)}}
+	return &csrBuilder[T]{counts: make([]int32, lists)}
 }
 
-func (b *csrBuilder[T]) count(i int) { b.start[i+1]++ }
+func (b *csrBuilder[T]) count(i int) {
+	if b.counts[i] == math.MaxInt32 {
+		panic(fmt.Sprintf("check: more than %d items in one list of an index", math.MaxInt32))
+	}
+	b.counts[i]++
+}
 
 // alloc ends the counting pass.
 func (b *csrBuilder[T]) alloc() {
-	for i := 1; i < len(b.start); i++ {
-		b.start[i] += b.start[i-1]
+	b.start = make([]int32, len(b.counts)+1)
+	n := 0
+	for i, k := range b.counts {
+		n += int(k)
+		if n > math.MaxInt32 {
+			panic(fmt.Sprintf("check: more than %d items in one index", math.MaxInt32))
+		}
+		b.start[i+1] = int32(n)
 	}
-	b.items = make([]T, b.start[len(b.start)-1])
-	b.next = append([]int(nil), b.start[:len(b.start)-1]...)
+	b.counts = nil
+	b.items = make([]T, n)
+	b.next = append([]int32(nil), b.start[:len(b.start)-1]...)
 }
 
 func (b *csrBuilder[T]) put(i int, v T) {
@@ -272,16 +288,16 @@ func (c *checker) index() {
 		return 1
 	})
 	c.evOf = make([]int32, c.nCopies)
-	var starts []int
+	var starts []int32
 	for k, ci := range order {
 		ev := h.Copies[ci].Event
 		if k == 0 || ev != c.events[len(c.events)-1] {
 			c.events = append(c.events, ev)
-			starts = append(starts, k)
+			starts = append(starts, int32(k))
 		}
 		c.evOf[ci] = int32(len(c.events) - 1)
 	}
-	c.copiesOf = csr[int]{start: append(starts, len(order)), items: order}
+	c.copiesOf = csr[int]{start: append(starts, int32(len(order))), items: order}
 
 	reads, emits := newCSRBuilder[rd](c.nCopies), newCSRBuilder[rd](len(c.events))
 	for pass := 0; pass < 2; pass++ {
