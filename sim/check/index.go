@@ -138,9 +138,11 @@ type checker struct {
 	authByTime []int
 	// reads: per copy, its rows in authoritative executions.
 	reads csr[rd]
-	// events in natural order; evOf each copy's event (an index into
-	// events); copiesOf an event in index order.
-	events   []string
+	// Events are numbered 0..nEvents-1 in natural order of their names
+	// (event(e) is e's name, read from its first copy: no string per
+	// event); evOf is each copy's event; copiesOf an event's copies in
+	// index order.
+	nEvents  int
 	evOf     []int32
 	copiesOf csr[int]
 	// emits: per event, its emitted rows (authoritative).
@@ -290,16 +292,15 @@ func (c *checker) index() {
 	c.evOf = make([]int32, c.nCopies)
 	var starts []int32
 	for k, ci := range order {
-		ev := h.Copies[ci].Event
-		if k == 0 || ev != c.events[len(c.events)-1] {
-			c.events = append(c.events, ev)
+		if k == 0 || h.Copies[ci].Event != h.Copies[order[k-1]].Event {
 			starts = append(starts, int32(k))
 		}
-		c.evOf[ci] = int32(len(c.events) - 1)
+		c.evOf[ci] = int32(len(starts) - 1)
 	}
+	c.nEvents = len(starts)
 	c.copiesOf = csr[int]{start: append(starts, int32(len(order))), items: order}
 
-	reads, emits := newCSRBuilder[rd](c.nCopies), newCSRBuilder[rd](len(c.events))
+	reads, emits := newCSRBuilder[rd](c.nCopies), newCSRBuilder[rd](c.nEvents)
 	for pass := 0; pass < 2; pass++ {
 		if pass == 1 {
 			reads.alloc()
@@ -337,7 +338,7 @@ func (c *checker) index() {
 	}
 
 	c.counts.Copies = c.nCopies
-	c.counts.Events = len(c.events)
+	c.counts.Events = c.nEvents
 	c.counts.Executions = len(h.Batches)
 	c.counts.Batches = len(last)
 	c.counts.Superseded = len(h.Batches) - len(last)
@@ -435,18 +436,23 @@ func (c *checker) batchID(exec int) int64 { return c.h.Batches[exec].BatchID }
 // rowBatch is the batch id of the execution that read r.
 func (c *checker) rowBatch(r rd) int64 { return c.batchID(int(r.exec)) }
 
-// eventOf is the index of ev in c.events (-1: no copy of it).
+// event is the name of event e.
+func (c *checker) event(e int) string {
+	return c.h.Copies[c.copiesOf.items[c.copiesOf.start[e]]].Event
+}
+
+// eventOf is the number of the event named ev (-1: no copy of it).
 func (c *checker) eventOf(ev string) int {
-	lo, hi := 0, len(c.events)
+	lo, hi := 0, c.nEvents
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if naturalLess(c.events[m], ev) {
+		if naturalLess(c.event(m), ev) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(c.events) && c.events[lo] == ev {
+	if lo < c.nEvents && c.event(lo) == ev {
 		return lo
 	}
 	return -1 // naturalLess is a total order: a miss is a miss

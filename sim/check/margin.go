@@ -148,7 +148,7 @@ func (c *checker) computeMargin() *Margin {
 		sort.SliceStable(execs, func(a, b int) bool { return h.Batches[execs[a]].BatchID < h.Batches[execs[b]].BatchID })
 		// Per event, its rows in batch order: a counting sort by event
 		// (events are numbered in natural order).
-		rowsOf := newCSRBuilder[mrow](len(c.events))
+		rowsOf := newCSRBuilder[mrow](c.nEvents)
 		for pass := 0; pass < 2; pass++ {
 			if pass == 1 {
 				rowsOf.alloc()
@@ -171,7 +171,8 @@ func (c *checker) computeMargin() *Margin {
 			}
 		}
 		perEvent := rowsOf.done()
-		for e, ev := range c.events {
+		for e := range c.nEvents {
+			ev := c.event(e)
 			rows := perEvent.of(e)
 			if len(rows) == 0 {
 				continue
