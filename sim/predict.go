@@ -10,51 +10,53 @@ import (
 )
 
 // Memory of a run, measured: peak RSS of `dedupsim run` (simulation,
-// checking, reports) under /usr/bin/time -v, fitted as bytes per copy plus
-// bytes per logical event and rounded up. A run keeps every copy in its
-// history (80 bytes, its row's input index and outcome 24 more) and the
-// checker indexes them (about 60 bytes a copy: rows, reads, emits, copies
-// by event), and Go's collector lets the heap grow to about twice what is
-// live before it collects, which the figures include. A log row is not
-// kept: it is rendered from its copy when the engine reads it, and a table
-// or append sink keeps only the copy index of each row ({"_copy":N}); a
-// merge sink keeps its rows and a key index (about 300 bytes an event).
-// The peak is the end of the simulation (the history, the sink's table,
-// the checkpoint's files, about 190 bytes a copy live) or the checker's
-// index on top of the history (about 230). Measured (Go 1.26, this
-// commit, on a machine loaded by other work; the spread is the
-// collector's timing), the largest of 2 or 3 runs: 1 M copies of 1 M
-// events, no faults, 544 to 570 MB; 0.5 M: 300 to 304 MB; 2 M: 0.98 to
-// 1.13 GB; 0.70 M copies of 0.50 M events with retries and duplicate
-// appends, 392 to 429 MB; dropDuplicates without a watermark (state holds
-// every key), 1 M: 952 to 980 MB; 1 M with a 200-byte payload column, 576
-// to 593 MB; a merge sink, 1 M: 775 to 828 MB, with the 200-byte column
-// 1.18 GB. The model predicts each within 1.2x, above it. Before rows were
-// rendered on read, 1 M copies took 0.63 to 0.78 GB; before the checker's
-// index was flat arrays and history.json was streamed, 1.31 to 1.38 GB.
-// The performance work that shrinks a copy must re-measure and update
-// these figures (TestPredictMatchesMeasurement pins the model to the 1
-// M-copy measurement).
+// checking, reports) under /usr/bin/time -v, with the collector's soft
+// memory limit run sets from the prediction (LimitBytes), fitted as bytes
+// per copy plus bytes per logical event and rounded up. A run keeps every
+// copy in its history (80 bytes, its row's input index and outcome 24
+// more) and the checker indexes them (about 45 bytes a copy: rows, reads,
+// emits, copies by event). A log row is not kept: it is rendered from its
+// copy when the engine reads it, and a table or append sink keeps only the
+// copy index of each row ({"_copy":N}); a merge sink keeps its rows and a
+// key index. The live heap peaks at the end of the simulation (the
+// history, the sink's table, the checkpoint's files) or under the
+// checker's index (about 250 MiB for 1 M copies either way). Measured (Go
+// 1.26, this commit, on a machine loaded by other work), the largest of 2
+// or 3 runs, which the limit holds within 1%: 1 M copies of 1 M events,
+// no faults, 352 MB (live peak 250 MiB); 0.5 M: 193 MB; 2 M: 670 MB;
+// 0.70 M copies of 0.50 M events with retries and duplicate appends, 253
+// MB; dropDuplicates without a watermark (state holds every key), 1 M:
+// 606 MB; 1 M with a 200-byte payload column, 379 MB; a merge sink, 1 M:
+// 509 MB, with the 200-byte column 757 MB. The model predicts each within
+// 1.15x, above it. Without the limit the collector lets the heap reach
+// twice what was live at its last cycle: 1 M copies took 544 to 570 MB,
+// 2 M 0.98 to 1.13 GB, in the same time. Before rows were rendered on
+// read, 1 M copies took 0.63 to 0.78 GB; before the checker's index was
+// flat arrays and history.json was streamed, 1.31 to 1.38 GB. The
+// performance work that shrinks a copy must re-measure and update these
+// figures (TestPredictMatchesMeasurement pins the model to the 1 M-copy
+// measurement, TestPredictMatchesMeasurements to the others and the limit
+// to their live peaks).
 const (
 	// BytesPerCopyMeasured is the cost of one appended copy.
-	BytesPerCopyMeasured = 560
+	BytesPerCopyMeasured = 330
 	// BytesPerEventMeasured is the cost of one logical event, beyond its
 	// copies.
-	BytesPerEventMeasured = 60
+	BytesPerEventMeasured = 35
 	// bytesPerKeptKey is one key a state that never evicts holds until
 	// the run ends (dropDuplicates without the event time in its key):
-	// measured about 420 with the memory store.
-	bytesPerKeptKey = 480
+	// measured about 260 with the memory store.
+	bytesPerKeptKey = 290
 	// bytesPerMergeRow is one event's row in a merge sink's table and its
-	// key in the sink's index (measured about 250).
-	bytesPerMergeRow = 300
+	// key in the sink's index (measured about 160).
+	bytesPerMergeRow = 180
 	// bytesPerRowByte: each row byte beyond the default row's (further key
 	// columns, payload columns) of a row a merge sink keeps (measured
-	// 1.7).
-	bytesPerRowByte = 2.0
+	// 1.1).
+	bytesPerRowByte = 1.2
 	// bytesPerRenderedByte: each such byte of a row no one keeps, rendered
-	// for its batch and collected after (measured 0.11).
-	bytesPerRenderedByte = 0.25
+	// for its batch and collected after (measured 0.13).
+	bytesPerRenderedByte = 0.15
 	// bytesPerBoundedID is one id of a bounded key space, kept for the run.
 	bytesPerBoundedID = 48
 	// bytesPerProducer is one producer's clock.
@@ -62,6 +64,8 @@ const (
 	// baseBytes is the process before the run: the binary, the runtime,
 	// the engine.
 	baseBytes = 40 << 20
+	// limitShare is LimitBytes's share of the rest.
+	limitShare = 0.9
 )
 
 // Prediction is what a run will cost, from its configuration alone, so
@@ -84,6 +88,16 @@ type Prediction struct {
 	FixedBytes float64
 	// PeakBytes is FixedBytes + Copies x BytesPerCopy.
 	PeakBytes float64
+	// LimitBytes is the Go collector's soft memory limit for the run
+	// (debug.SetMemoryLimit; scenarios.SoftLimit sets it for the runs at
+	// once), which the figures were measured under: 0.9 of what PeakBytes
+	// gives the runtime beyond the process before the run, so that RSS
+	// (the heap held near the limit, the binary, the runtime's own) stays
+	// under PeakBytes. It is 1.2 to 1.5 times the live heap's peak of
+	// each run measured, so the collector, which then collects as the heap
+	// nears the limit instead of letting it grow to twice what was live,
+	// cycles a few times more often and the runs took no longer.
+	LimitBytes float64
 	// RatePerSec and Duration are the summed mean rate and the run length
 	// the events come from.
 	RatePerSec float64
@@ -128,6 +142,7 @@ func (c Config) Predict() (Prediction, error) {
 	if math.IsInf(pr.PeakBytes, 0) || math.IsNaN(pr.PeakBytes) {
 		pr.PeakBytes = math.MaxFloat64
 	}
+	pr.LimitBytes = limitShare * (pr.PeakBytes - baseBytes)
 	return pr, nil
 }
 
