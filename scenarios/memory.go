@@ -251,3 +251,19 @@ func count(x float64) string {
 	}
 	return strconv.FormatFloat(x, 'f', 0, 64)
 }
+
+// SoftLimit is the Go collector's soft memory limit (debug.SetMemoryLimit)
+// for jobs runs at once, each at most p (its LimitBytes, which the model's
+// figures were measured under). Left alone, the collector lets the heap
+// grow to twice what was live at its last cycle, about 2.2 times the live
+// peak of a run; under the limit it collects more often as the heap nears
+// it (a 1 M-copy run: 550 MB RSS without, 352 MB with, in the same time).
+// A live heap above the limit is not refused: the collector then runs
+// more, and the run is slower, not failed.
+func SoftLimit(p sim.Prediction, jobs int) int64 {
+	l := float64(max(jobs, 1)) * p.LimitBytes
+	if !(l > 0) || l >= math.MaxInt64/2 {
+		return math.MaxInt64
+	}
+	return int64(l)
+}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -19,8 +20,8 @@ func TestMemoryBudgetRefuses(t *testing.T) {
 	if !errors.As(err, &me) || !errors.Is(err, ErrMemoryBudget) {
 		t.Fatalf("error %v, want a MemoryError", err)
 	}
-	for _, want := range []string{"big.yaml: the run would need about 0.989 GiB, ", "above the memory budget of 100 MiB (a test)",
-		"1.2 M copies predicted (1000 events/s x 20m x copy factor 1.00)", "850 B per copy", "40 MiB fixed"} {
+	for _, want := range []string{"big.yaml: the run would need about 458 MiB, ", "above the memory budget of 100 MiB (a test)",
+		"1.2 M copies predicted (1000 events/s x 20m x copy factor 1.00)", "365 B per copy", "40 MiB fixed"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err.Error(), want)
 		}
@@ -76,5 +77,32 @@ func TestSizeText(t *testing.T) {
 		if got := size(b); got != want {
 			t.Errorf("size(%v) = %q, want %q", b, got, want)
 		}
+	}
+}
+
+// TestSoftLimit: the collector's limit is the prediction's LimitBytes for
+// each run at once, and no limit at all for a prediction past any
+// machine.
+func TestSoftLimit(t *testing.T) {
+	s, err := Parse("big.yaml", []byte(refuseBase+"fault_phase: 10m\nheal_phase: 10m\nsources:\n  - name: default\n    rate: {per_sec: 1000}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := predict(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.LimitBytes <= 0 || p.LimitBytes >= p.PeakBytes {
+		t.Fatalf("limit %v for a peak of %v", p.LimitBytes, p.PeakBytes)
+	}
+	for _, jobs := range []int{0, 1, 2, 8} {
+		if got, want := SoftLimit(p, jobs), int64(float64(max(jobs, 1))*p.LimitBytes); got != want {
+			t.Errorf("SoftLimit(-j %d) = %d, want %d", jobs, got, want)
+		}
+	}
+	huge := p
+	huge.LimitBytes = math.MaxFloat64
+	if got := SoftLimit(huge, 2); got != math.MaxInt64 {
+		t.Errorf("SoftLimit of a huge prediction = %d, want no limit", got)
 	}
 }

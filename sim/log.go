@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // The simulated partitioned log: one topic per query source, each with
@@ -14,16 +15,20 @@ import (
 // {"topic":{"0":123,"1":45}}, partitions in numeric order; an offset is the
 // next offset to read, so a batch reads [start, end) per partition.
 //
-// Rows are stored compactly: their bytes (JSON and encoded key) live in
-// large arena chunks and each row is a pointer-free reference, so a million
-// rows cost the garbage collector almost nothing to scan. Rows are
-// materialised as row.Row when the engine asks for a range.
+// Rows are not stored: a partition holds the copy index of each row in
+// offset order (4 bytes a row), and a row's JSON is rendered from its copy
+// in the history (event id, event time, index) when the engine reads it,
+// byte for byte what the producer appended. The rows then cost nothing
+// once the engine and the sink are done with them; kept whole, the log's
+// row bytes and references were about 95 bytes a copy for the whole run.
+// Event ids live in one arena (large chunks, never changed), so a
+// million ids cost the garbage collector almost nothing to scan.
 
 // arenaChunk is the size of one arena chunk.
 const arenaChunk = 1 << 20
 
-// arena holds row bytes. Bytes are written once and never changed, so
-// slices and strings into them stay valid for the life of the run.
+// arena holds bytes written once and never changed, so slices and strings
+// into them stay valid for the life of the run.
 type arena struct {
 	chunks [][]byte
 }
@@ -53,8 +58,9 @@ func (a *arena) commit(b []byte) (chunk int32, off int32) {
 	return int32(i), off
 }
 
-// rowRef is one stored row: its JSON in an arena chunk, with the length of
-// the id and where the event-time text sits (for key encoding).
+// rowRef is where one rendered row sits (in an arena chunk, or in a
+// buffer: chunk 0), with the length of the id and where the event-time
+// text sits (for key encoding).
 type rowRef struct {
 	eventUs int64
 	copyIdx int32 // the row's index in History.Copies (its _copy value)
@@ -67,27 +73,41 @@ type rowRef struct {
 }
 
 type topic struct {
-	name     string
-	parts    [][]rowRef
-	arena    *arena
+	name string
+	// parts holds each partition's rows as copy indices, in offset order.
+	parts [][]int32
+	// copies are the run's copies (the history's, which grows as the
+	// producers append) and enc the source's row layout: row i of a
+	// partition is enc's rendering of (*copies)[parts[p][i]].
+	copies   *[]history.Copy
+	enc      *rowEncoder
 	appended int
 	latest   json.RawMessage // cached LatestOffset
 	latestN  int             // appended when latest was built
 }
 
-// newTopic makes a topic expecting about `expected` rows in all.
-func newTopic(name string, partitions int, a *arena, expected int) *topic {
-	t := &topic{name: name, parts: make([][]rowRef, partitions), arena: a}
+// newTopic makes a topic over copies, rendered by enc, expecting about
+// `expected` rows in all.
+func newTopic(name string, partitions int, copies *[]history.Copy, enc *rowEncoder, expected int) *topic {
+	t := &topic{name: name, parts: make([][]int32, partitions), copies: copies, enc: enc}
 	for i := range t.parts {
-		t.parts[i] = make([]rowRef, 0, expected/partitions)
+		t.parts[i] = make([]int32, 0, expected/partitions)
 	}
 	return t
 }
 
-func (t *topic) append(p int, r rowRef) int64 {
-	t.parts[p] = append(t.parts[p], r)
+// append adds copy copyIdx (already in *t.copies) to partition p and
+// returns its offset.
+func (t *topic) append(p int, copyIdx int) int64 {
+	t.parts[p] = append(t.parts[p], int32(copyIdx))
 	t.appended++
 	return int64(len(t.parts[p]) - 1)
+}
+
+// appendRow renders the row of copy ci into b.
+func (t *topic) appendRow(b []byte, ci int32) ([]byte, rowRef) {
+	c := &(*t.copies)[ci]
+	return t.enc.appendRef(b, unsafeBytes(c.Event), c.EventTimeUs, int(ci))
 }
 
 func (t *topic) ends() []int64 {
@@ -149,10 +169,13 @@ type logSource struct {
 	t     *topic
 	start []int64
 	keys  *keyEncoder
-	// rows and keyBuf are reused by the next Rows call: the engine copies
-	// the rows into its batch and is done with the keys (the state store
-	// copies what it keeps) before it asks again.
+	// rows, refs, scratch and keyBuf are reused by the next Rows call:
+	// the engine copies the rows into its batch and is done with the keys
+	// (the state store copies what it keeps) before it asks again. The
+	// rows' bytes are not reused: the engine and the sink may keep them.
 	rows    []row.Row
+	refs    []rowRef
+	scratch []byte
 	keyBuf  []byte
 	keyEnds []int32
 	// lastCopies are the copy indices of the rows the last Rows call
@@ -212,30 +235,37 @@ func (s *logSource) Rows(start, end json.RawMessage) ([]row.Row, error) {
 	if int64(cap(out)) < n {
 		out = make([]row.Row, 0, n)
 	}
-	// Keys first, into one buffer, then the rows pointing into it (the
-	// buffer must not move once a row points into it).
-	kb, ends := s.keyBuf[:0], s.keyEnds[:0]
-	chunks := s.t.arena.chunks
+	// The rows first, rendered into the scratch buffer and copied into one
+	// of their exact size (fresh: rows the sink keeps keep it alive, and
+	// nothing more); then the keys into one buffer; then the rows
+	// pointing into both (neither buffer moves once a row points into it).
+	buf, refs := s.scratch[:0], s.refs[:0]
 	for p := range to {
-		for _, r := range s.t.parts[p][from[p]:to[p]] {
-			kb = s.keys.appendKey(kb, chunks[r.chunk][r.off:r.off+r.dataLen], r)
-			ends = append(ends, int32(len(kb)))
+		for _, ci := range s.t.parts[p][from[p]:to[p]] {
+			var r rowRef
+			buf, r = s.t.appendRow(buf, ci)
+			refs = append(refs, r)
 		}
 	}
+	s.scratch, s.refs = buf, refs
+	data := make([]byte, len(buf))
+	copy(data, buf)
+	kb, ends := s.keyBuf[:0], s.keyEnds[:0]
+	for _, r := range refs {
+		kb = s.keys.appendKey(kb, data[r.off:r.off+r.dataLen], r)
+		ends = append(ends, int32(len(kb)))
+	}
 	s.keyBuf, s.keyEnds = kb, ends
-	i, k := 0, int32(0)
-	for p := range to {
-		for _, r := range s.t.parts[p][from[p]:to[p]] {
-			e := r.off + r.dataLen
-			rw := row.Row{Data: chunks[r.chunk][r.off:e:e], Key: kb[k:ends[i]:ends[i]], Decoded: true}
-			if s.keys.wm {
-				rw.EventTime = r.eventUs
-			}
-			out = append(out, rw)
-			s.lastCopies = append(s.lastCopies, r.copyIdx)
-			k = ends[i]
-			i++
+	k := int32(0)
+	for i, r := range refs {
+		e := r.off + r.dataLen
+		rw := row.Row{Data: data[r.off:e:e], Key: kb[k:ends[i]:ends[i]], Decoded: true}
+		if s.keys.wm {
+			rw.EventTime = r.eventUs
 		}
+		out = append(out, rw)
+		s.lastCopies = append(s.lastCopies, r.copyIdx)
+		k = ends[i]
 	}
 	s.rows = out
 	return out, nil

@@ -10,40 +10,53 @@ import (
 )
 
 // Memory of a run, measured: peak RSS of `dedupsim run` (simulation,
-// checking, reports) under /usr/bin/time -v, fitted as bytes per copy plus
-// bytes per logical event and rounded up. A run keeps every copy (the
-// history, the log, each batch's input) and every event (the table, the
-// checker's per-event index) until it ends, and Go's collector lets the
-// heap grow to about twice what is live before it collects, which the
-// figures include: the simulation's end is the peak (about 280 bytes a
-// copy live: the history's copies 80 + 16 slack, the log's row bytes 65,
-// its per-partition refs 34, the sink table's rows 26, each row's outcome
-// 16 and input 8, the checkpoint's files 23), the checker's index (about
-// 150 bytes a copy) comes second. Measured (Go 1.26, this commit, on a
-// loaded machine; the spread is the collector's timing): 1 M copies of
-// 1 M events, no faults, 0.63 to 0.78 GB (5 runs); 0.5 M: 0.41 GB; 2 M:
-// 1.50 GB; 0.70 M copies of 0.50 M events with retries and duplicate
-// appends, 0.45 GB; dropDuplicates without a watermark (state holds every
-// key), 1 M: 1.11 to 1.13 GB; 1 M with a 200-byte payload column, 0.94 to
-// 1.07 GB. The model predicts each within 1.45x, above it. Before the
-// checker's index was flat arrays and history.json was streamed, 1 M
-// copies took 1.31 to 1.38 GB. The performance work that shrinks a copy
-// must re-measure and update these figures (TestPredictMatchesMeasurement
-// pins the model to the 1 M-copy measurement).
+// checking, reports) under /usr/bin/time -v, with the collector's soft
+// memory limit run sets from the prediction (LimitBytes), fitted as bytes
+// per copy plus bytes per logical event and rounded up. A run keeps every
+// copy in its history (80 bytes, its row's input index and outcome 24
+// more) and the checker indexes them (about 45 bytes a copy: rows, reads,
+// emits, copies by event). A log row is not kept: it is rendered from its
+// copy when the engine reads it, and a table or append sink keeps only the
+// copy index of each row ({"_copy":N}); a merge sink keeps its rows and a
+// key index. The live heap peaks at the end of the simulation (the
+// history, the sink's table, the checkpoint's files) or under the
+// checker's index (about 250 MiB for 1 M copies either way). Measured (Go
+// 1.26, this commit, on a machine loaded by other work), the largest of 2
+// or 3 runs, which the limit holds within 1%: 1 M copies of 1 M events,
+// no faults, 352 MB (live peak 250 MiB); 0.5 M: 193 MB; 2 M: 670 MB;
+// 0.70 M copies of 0.50 M events with retries and duplicate appends, 253
+// MB; dropDuplicates without a watermark (state holds every key), 1 M:
+// 606 MB; 1 M with a 200-byte payload column, 379 MB; a merge sink, 1 M:
+// 509 MB, with the 200-byte column 757 MB. The model predicts each within
+// 1.15x, above it. Without the limit the collector lets the heap reach
+// twice what was live at its last cycle: 1 M copies took 544 to 570 MB,
+// 2 M 0.98 to 1.13 GB, in the same time. Before rows were rendered on
+// read, 1 M copies took 0.63 to 0.78 GB; before the checker's index was
+// flat arrays and history.json was streamed, 1.31 to 1.38 GB. The
+// performance work that shrinks a copy must re-measure and update these
+// figures (TestPredictMatchesMeasurement pins the model to the 1 M-copy
+// measurement, TestPredictMatchesMeasurements to the others and the limit
+// to their live peaks).
 const (
 	// BytesPerCopyMeasured is the cost of one appended copy.
-	BytesPerCopyMeasured = 300
+	BytesPerCopyMeasured = 330
 	// BytesPerEventMeasured is the cost of one logical event, beyond its
 	// copies.
-	BytesPerEventMeasured = 550
+	BytesPerEventMeasured = 35
 	// bytesPerKeptKey is one key a state that never evicts holds until
 	// the run ends (dropDuplicates without the event time in its key):
-	// measured about 360 with the memory store.
-	bytesPerKeptKey = 400
+	// measured about 260 with the memory store.
+	bytesPerKeptKey = 290
+	// bytesPerMergeRow is one event's row in a merge sink's table and its
+	// key in the sink's index (measured about 160).
+	bytesPerMergeRow = 180
 	// bytesPerRowByte: each row byte beyond the default row's (further key
-	// columns, payload columns) lives in the log's arena, in the state
-	// store's keys and in the table's rows (measured 1.4 to 1.6).
-	bytesPerRowByte = 2.0
+	// columns, payload columns) of a row a merge sink keeps (measured
+	// 1.1).
+	bytesPerRowByte = 1.2
+	// bytesPerRenderedByte: each such byte of a row no one keeps, rendered
+	// for its batch and collected after (measured 0.13).
+	bytesPerRenderedByte = 0.15
 	// bytesPerBoundedID is one id of a bounded key space, kept for the run.
 	bytesPerBoundedID = 48
 	// bytesPerProducer is one producer's clock.
@@ -51,6 +64,8 @@ const (
 	// baseBytes is the process before the run: the binary, the runtime,
 	// the engine.
 	baseBytes = 40 << 20
+	// limitShare is LimitBytes's share of the rest.
+	limitShare = 0.9
 )
 
 // Prediction is what a run will cost, from its configuration alone, so
@@ -73,6 +88,16 @@ type Prediction struct {
 	FixedBytes float64
 	// PeakBytes is FixedBytes + Copies x BytesPerCopy.
 	PeakBytes float64
+	// LimitBytes is the Go collector's soft memory limit for the run
+	// (debug.SetMemoryLimit; scenarios.SoftLimit sets it for the runs at
+	// once), which the figures were measured under: 0.9 of what PeakBytes
+	// gives the runtime beyond the process before the run, so that RSS
+	// (the heap held near the limit, the binary, the runtime's own) stays
+	// under PeakBytes. It is 1.2 to 1.5 times the live heap's peak of
+	// each run measured, so the collector, which then collects as the heap
+	// nears the limit instead of letting it grow to twice what was live,
+	// cycles a few times more often and the runs took no longer.
+	LimitBytes float64
 	// RatePerSec and Duration are the summed mean rate and the run length
 	// the events come from.
 	RatePerSec float64
@@ -104,15 +129,20 @@ func (c Config) Predict() (Prediction, error) {
 	}
 	pr.CopyFactor = 1 + faultShare*extra
 	pr.Copies = pr.Events * pr.CopyFactor
+	rowExtra := float64(p.layout.extraBytes())
 	perEvent := float64(BytesPerEventMeasured)
 	if keepsEveryKey(p) {
 		perEvent += bytesPerKeptKey
 	}
-	pr.BytesPerCopy = BytesPerCopyMeasured + perEvent/pr.CopyFactor + float64(p.layout.extraBytes())*bytesPerRowByte
+	if p.q.Sink.Kind == query.SinkMerge {
+		perEvent += bytesPerMergeRow + rowExtra*bytesPerRowByte
+	}
+	pr.BytesPerCopy = BytesPerCopyMeasured + perEvent/pr.CopyFactor + rowExtra*bytesPerRenderedByte
 	pr.PeakBytes = pr.FixedBytes + pr.Copies*pr.BytesPerCopy
 	if math.IsInf(pr.PeakBytes, 0) || math.IsNaN(pr.PeakBytes) {
 		pr.PeakBytes = math.MaxFloat64
 	}
+	pr.LimitBytes = limitShare * (pr.PeakBytes - baseBytes)
 	return pr, nil
 }
 

@@ -73,9 +73,26 @@ const maxIDLen = 255
 // encode stores one row in a and returns its reference. id must need no
 // JSON escaping (the workload's ids are [a-z0-9-]).
 func (e *rowEncoder) encode(a *arena, id []byte, eventUs int64, copyIdx int) rowRef {
-	need := len(e.head) + len(e.mid) + len(e.tail) + len(id) + 64 + e.extra + len(e.keys)*len(id)
-	b := a.reserve(need)
+	b := a.reserve(e.maxLen(id))
 	room := cap(b)
+	b, r := e.appendRef(b, id, eventUs, copyIdx)
+	if cap(b) != room {
+		panic(fmt.Sprintf("sim: row %q outgrew its reservation of %d bytes", b, room))
+	}
+	r.chunk, r.off = a.commit(b)
+	return r
+}
+
+// maxLen bounds the bytes of a row of id.
+func (e *rowEncoder) maxLen(id []byte) int {
+	return len(e.head) + len(e.mid) + len(e.tail) + len(id) + 64 + e.extra + len(e.keys)*len(id)
+}
+
+// appendRef appends one row to b and returns where its parts sit: off is
+// the row's start in b (chunk 0), for the key encoder. id must need no
+// JSON escaping (the workload's ids are [a-z0-9-]).
+func (e *rowEncoder) appendRef(b, id []byte, eventUs int64, copyIdx int) ([]byte, rowRef) {
+	start := len(b)
 	b = append(b, e.head...)
 	b = append(b, id...)
 	b = append(b, e.mid...)
@@ -86,11 +103,10 @@ func (e *rowEncoder) encode(a *arena, id []byte, eventUs int64, copyIdx int) row
 	b = append(b, e.tail...)
 	b = strconv.AppendInt(b, int64(copyIdx), 10)
 	b = append(b, '}')
-	if cap(b) != room || len(id) > maxIDLen || tsLen > 255 || len(e.mid) > 255 {
-		panic(fmt.Sprintf("sim: row %q outgrew its reservation of %d bytes", b, need))
+	if len(id) > maxIDLen || tsLen > 255 || len(e.mid) > 255 {
+		panic(fmt.Sprintf("sim: row %q: id, event time or column name too long for a rowRef", b[start:]))
 	}
-	chunk, off := a.commit(b)
-	return rowRef{eventUs: eventUs, copyIdx: int32(copyIdx), chunk: chunk, off: off, dataLen: int32(len(b)), idLen: uint8(len(id)), tsOff: uint8(len(e.mid)), tsLen: uint8(tsLen)}
+	return b, rowRef{eventUs: eventUs, copyIdx: int32(copyIdx), off: int32(start), dataLen: int32(len(b) - start), idLen: uint8(len(id)), tsOff: uint8(len(e.mid)), tsLen: uint8(tsLen)}
 }
 
 // appendExtra writes the further key columns and the payload columns of

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // TestRowsMatchDecoder: a pre-decoded simulated row (Key, EventTime) is
@@ -37,13 +38,13 @@ func TestRowsMatchDecoder(t *testing.T) {
 		}
 		dec := row.NewDecoder(q.Keys, q.EventTimeColumn())
 		for _, rfc := range []bool{false, true} {
-			a := &arena{}
-			tp := newTopic("t", 1, a, 0)
-			enc := newRowEncoder(col, rfc)
+			var copies []history.Copy
+			tp := newTopic("t", 1, &copies, newRowEncoder(col, rfc), 0)
 			n := 0
 			for _, id := range ids {
 				for _, us := range times {
-					tp.append(0, enc.encode(a, []byte(id), us, n))
+					copies = append(copies, history.Copy{Event: id, EventTimeUs: us})
+					tp.append(0, n)
 					n++
 				}
 			}
@@ -111,9 +112,8 @@ func TestAppendSeconds(t *testing.T) {
 // TestOffsets: Spark's Kafka offset JSON, partitions in numeric order, and
 // the ranges the source serves.
 func TestOffsets(t *testing.T) {
-	a := &arena{}
-	tp := newTopic("events", 12, a, 0)
-	enc := newRowEncoder("ts", false)
+	var copies []history.Copy
+	tp := newTopic("events", 12, &copies, newRowEncoder("ts", false), 0)
 	src := newLogSource(tp, nil, &keyEncoder{parts: []keyPart{keyID}, wm: true})
 	if o, _ := src.LatestOffset(); o != nil {
 		t.Fatalf("empty topic offset %s, want nil", o)
@@ -121,7 +121,8 @@ func TestOffsets(t *testing.T) {
 	n := 0
 	for p := range 12 {
 		for range p + 1 {
-			tp.append(p, enc.encode(a, []byte(fmt.Sprint("k", n)), int64(n), n))
+			copies = append(copies, history.Copy{Event: fmt.Sprint("k", n), EventTimeUs: int64(n), Partition: p})
+			tp.append(p, n)
 			n++
 		}
 	}

@@ -159,22 +159,21 @@ func (c *Compiled) schedule(set faults.Settings, seed uint64) (*Workload, error)
 	return wl, nil
 }
 
-// rows copies the stored row of every copy out of the arena, in copy
-// order, into one buffer (each row capped at its length).
+// rows renders the row of every copy, in copy order, into one buffer
+// (each row capped at its length), as the log serves it.
 func (w *world) rows() [][]byte {
 	copies := w.h.Copies
-	refs := make([]rowRef, len(copies))
-	n := 0
+	var buf []byte
+	ends := make([]int, len(copies))
 	for i, c := range copies {
-		refs[i] = w.topics[c.Source].parts[c.Partition][c.Offset]
-		n += int(refs[i].dataLen)
+		buf, _ = w.topics[c.Source].appendRow(buf, int32(i))
+		ends[i] = len(buf)
 	}
-	buf := make([]byte, 0, n)
 	out := make([][]byte, len(copies))
-	for i, r := range refs {
-		start := len(buf)
-		buf = append(buf, w.arena.chunks[r.chunk][r.off:r.off+r.dataLen]...)
-		out[i] = buf[start:len(buf):len(buf)]
+	start := 0
+	for i, e := range ends {
+		out[i] = buf[start:e:e]
+		start = e
 	}
 	return out
 }

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -28,6 +29,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/state/stores"
@@ -111,7 +113,7 @@ type world struct {
 	nowMs                  int64
 	intervalMs, downMs     int64
 
-	arena  *arena
+	ids    *arena // the event ids (History.Copies' Event strings point into it)
 	topics []*topic
 	gens   []*sourceGen
 	queue  sendQueue
@@ -153,7 +155,7 @@ type chance struct {
 }
 
 func newWorld(p *prepared, seed uint64) (*world, error) {
-	w := &world{p: p, seed: seed, cov: faults.Coverage{}, arena: &arena{},
+	w := &world{p: p, seed: seed, cov: faults.Coverage{}, ids: &arena{},
 		startUs: p.startMs * 1000, intervalMs: p.TriggerInterval.Ms(), downMs: p.Downtime.Ms(),
 		q: p.q, qText: string(p.Query), silenceSource: -1, lagSource: -1}
 	w.healUs = w.startUs + p.FaultPhase.Ms()*1000
@@ -174,10 +176,12 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 		return nil, fmt.Errorf("sim: faults: %w", err)
 	}
 	w.chooseSources()
+	w.h = w.newHistory()
 
 	for _, sc := range p.sourceCfgs {
 		expected := 1.1 * sc.Rate.meanRate() * float64(w.endUs-w.startUs) / 1e6
-		w.topics = append(w.topics, newTopic(sc.Topic, sc.Partitions, w.arena, int(min(expected, float64(p.MaxCopies)))))
+		enc := newLayoutEncoder(p.layout, sc.TimestampFormat == "rfc3339")
+		w.topics = append(w.topics, newTopic(sc.Topic, sc.Partitions, &w.h.Copies, enc, int(min(expected, float64(p.MaxCopies)))))
 	}
 	for i, sc := range p.sourceCfgs {
 		w.gens = append(w.gens, w.newSourceGen(i, sc))
@@ -187,7 +191,6 @@ func newWorld(p *prepared, seed uint64) (*world, error) {
 	w.sources = w.views(nil)
 	w.sink = newSimSink(w, trace.NewSink(p.q))
 	w.newID = ids.Seeded(Stream(seed, "ids").Uint64())
-	w.h = w.newHistory()
 	return w, nil
 }
 
@@ -253,8 +256,24 @@ func (w *world) newHistory() *history.History {
 	}
 	h := record.Header(record.Run{Seed: w.seed, Query: w.q, QueryText: w.qText, Faults: w.set, HealAtMs: w.healUs / 1000,
 		ArrivalRatePerSec: rate, Coverage: w.cov})
-	h.Copies = make([]history.Copy, 0, int(min(float64(w.p.MaxCopies), 1.2*h.ArrivalRatePerSec*float64(w.endUs-w.startUs)/1e6)))
+	h.Copies = make([]history.Copy, 0, w.expectedCopies(rate))
 	return h
+}
+
+// expectedCopies sizes History.Copies: the copies the run's configuration
+// predicts (Predict: the events of the mean rate, times the fault phase's
+// copy factor, an upper bound in swarm mode) and 5% and 1024 more for the
+// arrivals' randomness, so that the slice is allocated once: growing it
+// past its capacity would copy it into one a quarter larger, both live
+// while it copies.
+func (w *world) expectedCopies(rate float64) int {
+	run := float64(w.endUs - w.startUs)
+	extra, err := extraCopies(w.p.Plan)
+	if err != nil {
+		extra = 0 // prepare validated the plan
+	}
+	n := rate * run / 1e6 * (1 + float64(w.healUs-w.startUs)/run*extra)
+	return int(min(float64(w.p.MaxCopies), 1.05*n+1024))
 }
 
 // NowMs is the engine's processing-time clock.
@@ -362,9 +381,7 @@ func (w *world) appendCopy(c *pending, copyNo int32, fault uint8) error {
 	if idx >= w.p.MaxCopies {
 		return fmt.Errorf("more than max_copies (%d) copies", w.p.MaxCopies)
 	}
-	g := w.gens[c.src]
-	ref := g.enc.encode(w.arena, unsafeBytes(c.event), c.eventUs, idx)
-	off := g.top.append(int(c.part), ref)
+	off := w.gens[c.src].top.append(int(c.part), idx)
 	w.h.Copies = append(w.h.Copies, history.Copy{Event: c.event, CopyNo: int(copyNo), Source: int(c.src), Partition: int(c.part),
 		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: intmath.FloorDiv(c.atUs, 1000), Fault: faultNames[fault]})
 	if fault != faultNone {
@@ -602,6 +619,14 @@ func (w *world) finish() *history.History {
 type simSink struct {
 	w     *world
 	inner sink.Sink
+	// opaque: the inner sink keeps its rows' bytes without reading them
+	// (an idempotent table or a plain append, not a merge that matches
+	// on columns), so it is handed each row as {"_copy":N}, all the run
+	// reads back of its table (finish), instead of the whole row: a table
+	// of a million rows then holds 14 bytes a row, not the row's 50 or
+	// more.
+	opaque bool
+	buf    []row.Row
 }
 
 // newSimSink wraps the query's in-memory sink (trace.NewSink, from the
@@ -609,7 +634,12 @@ type simSink struct {
 // foreachBatch sink is built to forget its deliveries): they are in the
 // history.
 func newSimSink(w *world, inner sink.Sink) *simSink {
-	return &simSink{w: w, inner: inner}
+	s := &simSink{w: w, inner: inner}
+	switch inner.(type) {
+	case *sink.Table, *sink.Append:
+		s.opaque = true
+	}
+	return s
 }
 
 func (s *simSink) Description() string { return s.inner.Description() }
@@ -618,6 +648,7 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 	if s.w.disk.dead {
 		return ErrInjected // the driver is already dead
 	}
+	copies := record.RowCopies(b.Rows)
 	kept := len(b.Rows)
 	if s.inner != nil {
 		t, tabled := s.inner.(sink.Tabled)
@@ -625,16 +656,56 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 		if tabled {
 			before = len(t.Table())
 		}
-		if err := s.inner.AddBatch(b); err != nil {
+		in := b
+		if s.opaque {
+			in.Rows = s.copyRows(b.Rows, copies)
+		}
+		if err := s.inner.AddBatch(in); err != nil {
 			return err
 		}
 		if tabled {
 			kept = len(t.Table()) - before
 		}
 	}
-	s.w.h.Writes = append(s.w.h.Writes, record.Write(b.ID, s.w.nowMs, record.RowCopies(b.Rows), kept))
+	s.w.h.Writes = append(s.w.h.Writes, record.Write(b.ID, s.w.nowMs, copies, kept))
 	if kept < len(b.Rows) {
 		s.w.cov.Mark(MarkSinkSkipped)
 	}
 	return nil
+}
+
+// copyRows are rows as {"_copy":N}, N the copy index of each of rows
+// (record.CopyIndex reads it back), in one fresh buffer of their size (the
+// sink may keep them); the slice of rows is reused (the sink copies the
+// row's bytes out, sink.Batch's contract with the engine).
+func (s *simSink) copyRows(rows []row.Row, copies []int) []row.Row {
+	n := 0
+	for _, c := range copies {
+		n += len(`{"":}`) + len(CopyColumn) + intLen(c)
+	}
+	data := make([]byte, 0, n)
+	out := s.buf[:0]
+	for i, c := range copies {
+		start := len(data)
+		data = append(data, `{"`+CopyColumn+`":`...)
+		data = strconv.AppendInt(data, int64(c), 10)
+		data = append(data, '}')
+		r := rows[i]
+		r.Data = data[start:len(data):len(data)]
+		out = append(out, r)
+	}
+	s.buf = out
+	return out
+}
+
+// intLen is the number of characters of n in decimal.
+func intLen(n int) int {
+	l := 1
+	if n < 0 {
+		l, n = 2, -n
+	}
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l
 }

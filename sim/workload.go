@@ -82,7 +82,6 @@ type sourceGen struct {
 	name string
 	cfg  SourceConfig
 	top  *topic
-	enc  *rowEncoder
 
 	rArr, rKey, rProd, rDelay, rBurst *rand.Rand
 
@@ -116,7 +115,6 @@ func (w *world) newSourceGen(i int, cfg SourceConfig) *sourceGen {
 	st := func(purpose string) *rand.Rand { return Stream(w.seed, "src/"+name+"/"+purpose) }
 	g := &sourceGen{
 		idx: i, name: name, cfg: cfg, top: w.topics[i],
-		enc:  newLayoutEncoder(w.p.layout, cfg.TimestampFormat == "rfc3339"),
 		rArr: st("arrivals"), rKey: st("keys"), rProd: st("producers"), rDelay: st("send-delay"), rBurst: st("bursts"),
 		perUs: cfg.Rate.PerSec / 1e6, originUs: w.startUs,
 		partHash:    cfg.Partitioner == "key",
@@ -371,14 +369,14 @@ func (w *world) createEvent(g *sourceGen, occ int64) {
 	}
 }
 
-// freshID writes "e<source>-<n>" into the arena and returns it as a string
+// freshID writes "e<source>-<n>" into the id arena and returns it as a string
 // over those bytes (never changed afterwards).
 func (w *world) freshID(g *sourceGen) string {
-	b := w.arena.reserve(32)
+	b := w.ids.reserve(32)
 	b = append(b, g.idPrefix...)
 	b = strconv.AppendInt(b, g.counter, 10)
 	g.counter++
-	w.arena.commit(b)
+	w.ids.commit(b)
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -111,7 +112,7 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs)
+	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs, min(o.bf.jobs, len(list)))
 	if err != nil {
 		return badInput(err)
 	}
@@ -327,13 +328,14 @@ func memoryBudgetFlag(cmd *cobra.Command, v *string) {
 // or sweep whose name is not a safe folder name for their reports, or that
 // are predicted above the memory budget.
 // It returns the line that states the largest run's predicted memory.
-func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, jobs int) (string, error) {
+// atOnce is how many runs may go at once (the soft memory limit's share).
+func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, jobs, atOnce int) (string, error) {
 	for _, s := range list {
 		if err := checkRunName(s.Name); err != nil {
 			return "", fmt.Errorf("%s: %w", scenarios.Ref(s), err)
 		}
 	}
-	return checkMemory(list, memBudget, swarm, jobs)
+	return checkMemory(list, memBudget, swarm, jobs, atOnce)
 }
 
 // refuseUnrunnable refuses up front, as the run would, a scenario the
@@ -352,8 +354,9 @@ func refuseUnrunnable(list []*scenarios.Scenario, swarm, canSkip bool) error {
 }
 
 // checkMemory refuses, up front, a scenario predicted above the budget,
-// and states the largest run's prediction.
-func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs int) (string, error) {
+// states the largest run's prediction, and sets the collector's soft
+// memory limit for atOnce runs of it at once.
+func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs, atOnce int) (string, error) {
 	b, err := scenarios.MemoryBudget(flag)
 	if err != nil {
 		return "", err
@@ -370,6 +373,11 @@ func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs int) 
 	s, p, err := scenarios.Largest(list, opt)
 	if err != nil || s == nil {
 		return "", err
+	}
+	// The prediction was measured under this limit; GOMEMLIMIT, when
+	// set, is the user's (and the budget's) instead.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(scenarios.SoftLimit(p, atOnce))
 	}
 	return scenarios.PredictionLine(s, p, b), nil
 }

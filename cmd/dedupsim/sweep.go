@@ -81,7 +81,8 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs)
+	// -j seeds run at once, of one scenario or several.
+	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs, o.bf.jobs)
 	if err != nil {
 		return badInput(err)
 	}

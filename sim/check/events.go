@@ -48,7 +48,7 @@ func (c *checker) countRows() {
 		}
 	}
 	ct.Conservation = ct.Unread == 0 && ct.ExtraReads == 0 && ct.Reads == ct.Emitted+ct.DuplicatesDropped+ct.LateDropped+ct.Filtered && ct.Reads == ct.Copies
-	for e := range c.events {
+	for e := range c.nEvents {
 		m := len(c.emits.of(e))
 		switch {
 		case m == 1:
@@ -302,7 +302,8 @@ func (c *checker) checkLateFilter() {
 // guarantee.
 func (c *checker) checkDuplicates() {
 	var in, out []Example
-	for e, ev := range c.events {
+	for e := range c.nEvents {
+		ev := c.event(e)
 		ems := c.emits.of(e)
 		if len(ems) < 2 {
 			continue
@@ -311,7 +312,7 @@ func (c *checker) checkDuplicates() {
 		var copies []int
 		var ids []int64
 		for _, r := range ems {
-			copies = append(copies, r.copy)
+			copies = append(copies, int(r.copy))
 			ids = append(ids, c.rowBatch(r))
 		}
 		x := Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
@@ -425,7 +426,8 @@ func (c *checker) checkLateDropped() {
 	h := c.h
 	var ex []Example
 	never, laterCopy, honest, healedLate := 0, 0, 0, 0
-	for e, ev := range c.events {
+	for e := range c.nEvents {
+		ev := c.event(e)
 		copies := c.copiesOf.of(e)
 		orig := copies[0]
 		for _, ci := range copies {
@@ -566,12 +568,13 @@ func (c *checker) checkHealed() {
 	h := c.h
 	ex := c.ncEx
 	bad := 0
-	events := c.events
+	events := c.nEvents
 	if h.HealAtMs <= 0 {
 		c.note("not-converged: healAtMs is %d, so no healed phase is recorded; only unconsumed copies are checked", h.HealAtMs)
-		events = nil
+		events = 0
 	}
-	for e, ev := range events {
+	for e := range events {
+		ev := c.event(e)
 		if !c.healedHonest(e) {
 			continue
 		}
@@ -631,9 +634,9 @@ func (c *checker) healedHonest(e int) bool {
 // eventFate says whether the event still reached the output.
 func (c *checker) eventFate(e int) string {
 	if m := len(c.emits.of(e)); m > 0 {
-		return fmt.Sprintf("; event %s was still emitted %d time(s)", c.events[e], m)
+		return fmt.Sprintf("; event %s was still emitted %d time(s)", c.event(e), m)
 	}
-	return fmt.Sprintf("; event %s was never emitted", c.events[e])
+	return fmt.Sprintf("; event %s was never emitted", c.event(e))
 }
 
 func (c *checker) phase(atMs int64) string {

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -40,9 +42,11 @@ func parseOutcome(s string) (outcome, bool) {
 	return 0, false
 }
 
-// rd is one row of a batch execution: a copy read and its fate (16 bytes).
+// rd is one row of a batch execution: a copy read and its fate (12
+// bytes: a copy index fits in 32 bits, as an event number does in evOf,
+// since 2^31 copies would take 170 GB in History.Copies alone).
 type rd struct {
-	copy    int
+	copy    int32
 	exec    int32 // index into History.Batches
 	outcome outcome
 }
@@ -50,9 +54,11 @@ type rd struct {
 // csr is a list of lists in two arrays (compressed sparse rows): list i is
 // items[start[i]:start[i+1]]. The checker's per-copy and per-event views
 // are csr instead of a slice or map entry per copy, which cost a header
-// and an allocation each.
+// and an allocation each. Positions are 32 bits (4 bytes a list): a csr
+// holds at most one item per row read or copy, fewer than 2^31 in any
+// history that fits in memory (its Input alone would be 16 GiB).
 type csr[T any] struct {
-	start []int
+	start []int32
 	items []T
 }
 
@@ -65,22 +71,35 @@ func (l *csr[T]) len() int { return max(len(l.start)-1, 0) }
 // order: count, then put; each list keeps the order its items came in.
 type csrBuilder[T any] struct {
 	csr[T]
-	next []int
+	counts []int32 // per list, in the counting pass
+	next   []int32
 }
 
 func newCSRBuilder[T any](lists int) *csrBuilder[T] {
-	return &csrBuilder[T]{csr: csr[T]{start: make([]int, lists+1)}}
+	return &csrBuilder[T]{counts: make([]int32, lists)}
 }
 
-func (b *csrBuilder[T]) count(i int) { b.start[i+1]++ }
+func (b *csrBuilder[T]) count(i int) {
+	if b.counts[i] == math.MaxInt32 {
+		panic(fmt.Sprintf("check: more than %d items in one list of an index", math.MaxInt32))
+	}
+	b.counts[i]++
+}
 
 // alloc ends the counting pass.
 func (b *csrBuilder[T]) alloc() {
-	for i := 1; i < len(b.start); i++ {
-		b.start[i] += b.start[i-1]
+	b.start = make([]int32, len(b.counts)+1)
+	n := 0
+	for i, k := range b.counts {
+		n += int(k)
+		if n > math.MaxInt32 {
+			panic(fmt.Sprintf("check: more than %d items in one index", math.MaxInt32))
+		}
+		b.start[i+1] = int32(n)
 	}
-	b.items = make([]T, b.start[len(b.start)-1])
-	b.next = append([]int(nil), b.start[:len(b.start)-1]...)
+	b.counts = nil
+	b.items = make([]T, n)
+	b.next = append([]int32(nil), b.start[:len(b.start)-1]...)
 }
 
 func (b *csrBuilder[T]) put(i int, v T) {
@@ -119,9 +138,11 @@ type checker struct {
 	authByTime []int
 	// reads: per copy, its rows in authoritative executions.
 	reads csr[rd]
-	// events in natural order; evOf each copy's event (an index into
-	// events); copiesOf an event in index order.
-	events   []string
+	// Events are numbered 0..nEvents-1 in natural order of their names
+	// (event(e) is e's name, read from its first copy: no string per
+	// event); evOf is each copy's event; copiesOf an event's copies in
+	// index order.
+	nEvents  int
 	evOf     []int32
 	copiesOf csr[int]
 	// emits: per event, its emitted rows (authoritative).
@@ -200,7 +221,7 @@ func (c *checker) index() {
 				if pass == 0 {
 					rows.count(i)
 				} else {
-					rows.put(i, rd{copy: ci, exec: int32(i), outcome: o})
+					rows.put(i, rd{copy: int32(ci), exec: int32(i), outcome: o})
 				}
 			}
 		}
@@ -248,49 +269,38 @@ func (c *checker) index() {
 		return h.Batches[c.authByTime[a]].AtMs < h.Batches[c.authByTime[b]].AtMs
 	})
 
-	// Copies and events: each event's number in natural order, through
-	// the order of first appearance.
-	c.evOf = make([]int32, c.nCopies)
-	{
-		// Sized for every copy an event of its own (the usual history):
-		// no rehash while it fills.
-		first := make(map[string]int32, c.nCopies)
-		c.events = make([]string, 0, c.nCopies)
-		for i := range h.Copies {
-			ev := h.Copies[i].Event
-			n, ok := first[ev]
-			if !ok {
-				n = int32(len(c.events))
-				first[ev] = n
-				c.events = append(c.events, ev)
-			}
-			c.evOf[i] = n
+	// Copies and events: the copies sorted by (event in natural order,
+	// index) are the lists of copiesOf one after the other, and each run
+	// of one event name in them is an event, numbered in natural order.
+	// (naturalLess is a total order: it ties only equal names.) Sorting
+	// the copies needs their indices and nothing more, where a map from
+	// name to number held about 35 bytes a copy while it was built.
+	order := make([]int, c.nCopies)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ea, eb := h.Copies[a].Event, h.Copies[b].Event
+		switch {
+		case ea == eb:
+			return cmp.Compare(a, b)
+		case naturalLess(ea, eb):
+			return -1
 		}
+		return 1
+	})
+	c.evOf = make([]int32, c.nCopies)
+	var starts []int32
+	for k, ci := range order {
+		if k == 0 || h.Copies[ci].Event != h.Copies[order[k-1]].Event {
+			starts = append(starts, int32(k))
+		}
+		c.evOf[ci] = int32(len(starts) - 1)
 	}
-	byName := make([]int32, len(c.events)) // natural rank -> number of first appearance
-	for i := range byName {
-		byName[i] = int32(i)
-	}
-	sort.Slice(byName, func(i, j int) bool { return naturalLess(c.events[byName[i]], c.events[byName[j]]) })
-	rank := make([]int32, len(c.events))
-	sorted := make([]string, len(c.events))
-	for r, n := range byName {
-		rank[n] = int32(r)
-		sorted[r] = c.events[n]
-	}
-	c.events = sorted
-	copiesOf := newCSRBuilder[int](len(c.events))
-	for i := range c.evOf {
-		c.evOf[i] = rank[c.evOf[i]]
-		copiesOf.count(int(c.evOf[i]))
-	}
-	copiesOf.alloc()
-	for i, e := range c.evOf {
-		copiesOf.put(int(e), i)
-	}
-	c.copiesOf = copiesOf.done()
+	c.nEvents = len(starts)
+	c.copiesOf = csr[int]{start: append(starts, int32(len(order))), items: order}
 
-	reads, emits := newCSRBuilder[rd](c.nCopies), newCSRBuilder[rd](len(c.events))
+	reads, emits := newCSRBuilder[rd](c.nCopies), newCSRBuilder[rd](c.nEvents)
 	for pass := 0; pass < 2; pass++ {
 		if pass == 1 {
 			reads.alloc()
@@ -303,13 +313,13 @@ func (c *checker) index() {
 			for _, r := range c.rows.of(i) {
 				e := int(c.evOf[r.copy])
 				if pass == 0 {
-					reads.count(r.copy)
+					reads.count(int(r.copy))
 					if r.outcome == outEmitted {
 						emits.count(e)
 					}
 					continue
 				}
-				reads.put(r.copy, r)
+				reads.put(int(r.copy), r)
 				if r.outcome == outEmitted {
 					emits.put(e, r)
 				}
@@ -328,7 +338,7 @@ func (c *checker) index() {
 	}
 
 	c.counts.Copies = c.nCopies
-	c.counts.Events = len(c.events)
+	c.counts.Events = c.nEvents
 	c.counts.Executions = len(h.Batches)
 	c.counts.Batches = len(last)
 	c.counts.Superseded = len(h.Batches) - len(last)
@@ -426,18 +436,23 @@ func (c *checker) batchID(exec int) int64 { return c.h.Batches[exec].BatchID }
 // rowBatch is the batch id of the execution that read r.
 func (c *checker) rowBatch(r rd) int64 { return c.batchID(int(r.exec)) }
 
-// eventOf is the index of ev in c.events (-1: no copy of it).
+// event is the name of event e.
+func (c *checker) event(e int) string {
+	return c.h.Copies[c.copiesOf.items[c.copiesOf.start[e]]].Event
+}
+
+// eventOf is the number of the event named ev (-1: no copy of it).
 func (c *checker) eventOf(ev string) int {
-	lo, hi := 0, len(c.events)
+	lo, hi := 0, c.nEvents
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if naturalLess(c.events[m], ev) {
+		if naturalLess(c.event(m), ev) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(c.events) && c.events[lo] == ev {
+	if lo < c.nEvents && c.event(lo) == ev {
 		return lo
 	}
 	return -1 // naturalLess is a total order: a miss is a miss

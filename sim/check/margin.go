@@ -148,7 +148,7 @@ func (c *checker) computeMargin() *Margin {
 		sort.SliceStable(execs, func(a, b int) bool { return h.Batches[execs[a]].BatchID < h.Batches[execs[b]].BatchID })
 		// Per event, its rows in batch order: a counting sort by event
 		// (events are numbered in natural order).
-		rowsOf := newCSRBuilder[mrow](len(c.events))
+		rowsOf := newCSRBuilder[mrow](c.nEvents)
 		for pass := 0; pass < 2; pass++ {
 			if pass == 1 {
 				rowsOf.alloc()
@@ -165,13 +165,14 @@ func (c *checker) computeMargin() *Margin {
 						rowsOf.count(e)
 						continue
 					}
-					rowsOf.put(e, mrow{copy: r.copy, t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.String()})
+					rowsOf.put(e, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.String()})
 				}
 				prev = b.WatermarkMs
 			}
 		}
 		perEvent := rowsOf.done()
-		for e, ev := range c.events {
+		for e := range c.nEvents {
+			ev := c.event(e)
 			rows := perEvent.of(e)
 			if len(rows) == 0 {
 				continue

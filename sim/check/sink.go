@@ -40,7 +40,7 @@ func (c *checker) checkSink() {
 		// Per copy: its table rows and emissions; per event, its table
 		// rows in table order.
 		perCopy := make([]int32, c.nCopies)
-		perEventB := newCSRBuilder[int](len(c.events))
+		perEventB := newCSRBuilder[int](c.nEvents)
 		for _, ci := range h.Table {
 			if ci < 0 || ci >= c.nCopies {
 				continue
@@ -94,7 +94,8 @@ func (c *checker) checkSink() {
 			return keptBy.of(ci)
 		}
 		var lostEx []Example
-		for e, ev := range c.events {
+		for e := range c.nEvents {
+			ev := c.event(e)
 			rows := perEvent.of(e)
 			m := len(c.emits.of(e))
 			twice := -1
@@ -124,7 +125,7 @@ func (c *checker) checkSink() {
 				var ids []int64
 				var why []string
 				for _, r := range c.emits.of(e) {
-					copies = append(copies, r.copy)
+					copies = append(copies, int(r.copy))
 					ids = append(ids, c.rowBatch(r))
 					for _, wi := range deliveries[wk{c.epochOf[r.exec], c.rowBatch(r)}] {
 						if len(why) == 5 {
@@ -146,7 +147,8 @@ func (c *checker) checkSink() {
 		// What a reader of the table sees, whatever the cause: an event held
 		// more than once (copies the operator let through, or replays).
 		var dupEx []Example
-		for e, ev := range c.events {
+		for e := range c.nEvents {
+			ev := c.event(e)
 			if rows := perEvent.of(e); len(rows) > 1 {
 				dupEx = append(dupEx, Example{Event: ev, Copies: sortedUniqueInts(rows), Detail: fmt.Sprintf("in the final table %d times (emitted %d times)", len(rows), len(c.emits.of(e)))})
 			}

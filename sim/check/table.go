@@ -74,8 +74,8 @@ func (t Table) Line() string {
 // tableOutcome counts, per event, the rows that reached the sink.
 func (c *checker) tableOutcome() Table {
 	h := c.h
-	t := Table{Source: "table", SinkKind: h.SinkKind, Events: len(c.events)}
-	rows := make([]int32, len(c.events)) // per event
+	t := Table{Source: "table", SinkKind: h.SinkKind, Events: c.nEvents}
+	rows := make([]int32, c.nEvents) // per event
 	add := func(ci int) {
 		if ci >= 0 && ci < c.nCopies {
 			rows[c.evOf[ci]]++
@@ -94,7 +94,7 @@ func (c *checker) tableOutcome() Table {
 			}
 		}
 	}
-	for e := range c.events {
+	for e := range c.nEvents {
 		switch n := int(rows[e]); {
 		case n == 1:
 			t.Once++
