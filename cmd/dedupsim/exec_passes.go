@@ -146,28 +146,47 @@ func inferSteps(path string, q *query.Query) error {
 	if n < 2 || q.Schema != nil {
 		return sequential()
 	}
-	f, err := os.Open(path)
+	f, r, err := openStepsReader(path, q)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r, err := steps.NewReader(path, f, q)
-	if err != nil {
-		return err
-	}
 	infs := make([]*row.Inferrer, n)
 	for i := range infs {
 		infs[i] = row.NewInferrer()
 	}
 	err = parallelLines(r, n, func(w int, lp *steps.LineParser, l steps.Line) error { return lp.Infer(l, infs[w]) })
-	merged := err == nil
-	for _, inf := range infs[1:] {
-		merged = merged && infs[0].Merge(inf)
-	}
-	if !merged {
+	if err != nil || !mergeInto(infs) {
 		return sequential()
 	}
 	return steps.SetInferred(path, infs[0], q)
+}
+
+// openStepsReader opens the steps file at path and a Reader of it for q; the
+// caller closes the file.
+func openStepsReader(path string, q *query.Query) (*os.File, *steps.Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := steps.NewReader(path, f, q)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, r, nil
+}
+
+// mergeInto merges every Inferrer of infs into infs[0], reporting false
+// when that is refused (Inferrer.Merge: the ordered pass must find the
+// error).
+func mergeInto(infs []*row.Inferrer) bool {
+	for _, inf := range infs[1:] {
+		if !infs[0].Merge(inf) {
+			return false
+		}
+	}
+	return true
 }
 
 // inferCheckSteps is inferSteps then checkSteps, in one pass over the
@@ -195,26 +214,18 @@ func inferCheckStepsN(path string, q *query.Query, n int) error {
 	if q.Schema != nil || len(q.Keys) == 0 {
 		return twoPasses()
 	}
-	f, err := os.Open(path)
+	f, r, err := openStepsReader(path, q)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r, err := steps.NewReader(path, f, q)
-	if err != nil {
-		return err
-	}
 	lps := make([]*steps.LineParser, n)
 	infs := make([]*row.Inferrer, n)
 	for i := range n {
 		lps[i], infs[i] = r.LineParser(), row.NewInferrer()
 	}
 	err = parallelLinesWith(r, lps, func(w int, lp *steps.LineParser, l steps.Line) error { return lp.InferCheck(l, infs[w]) })
-	merged := err == nil
-	for _, inf := range infs[1:] {
-		merged = merged && infs[0].Merge(inf)
-	}
-	if !merged {
+	if err != nil || !mergeInto(infs) {
 		// Inference's error, as the sequential pass finds it.
 		return twoPasses()
 	}
