@@ -81,8 +81,8 @@ func TestSizeText(t *testing.T) {
 }
 
 // TestSoftLimit: the collector's limit is the prediction's LimitBytes for
-// each run at once, and no limit at all for a prediction past any
-// machine.
+// each run at once, never under MinSoftLimit, and no limit at all for a
+// prediction past any machine.
 func TestSoftLimit(t *testing.T) {
 	s, err := Parse("big.yaml", []byte(refuseBase+"fault_phase: 10m\nheal_phase: 10m\nsources:\n  - name: default\n    rate: {per_sec: 1000}\n"))
 	if err != nil {
@@ -104,5 +104,12 @@ func TestSoftLimit(t *testing.T) {
 	huge.LimitBytes = math.MaxFloat64
 	if got := SoftLimit(huge, 2); got != math.MaxInt64 {
 		t.Errorf("SoftLimit of a huge prediction = %d, want no limit", got)
+	}
+	small := p
+	small.LimitBytes = 14 << 20 // the catalogue's largest run
+	for _, jobs := range []int{1, 2} {
+		if got := SoftLimit(small, jobs); got != MinSoftLimit {
+			t.Errorf("SoftLimit of a small run, -j %d = %d MiB, want the floor %d MiB", jobs, got>>20, MinSoftLimit>>20)
+		}
 	}
 }

@@ -119,7 +119,7 @@ func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
 	if err := checkRunName(list[0].Name); err != nil {
 		return nil, fmt.Errorf("%s: %w", scenarios.Ref(list[0]), err)
 	}
-	if _, err := checkMemory(list, o.memBudget, o.swarm, 1, 1); err != nil {
+	if _, err := checkMemory(list, o.memBudget, o.swarm, 1, true); err != nil {
 		return nil, err
 	}
 	return list[0], nil

@@ -112,7 +112,9 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs, min(o.bf.jobs, len(list)))
+	// A run against Kafka holds what the prediction does not model
+	// (kfake's records, the driver's buffers): no soft limit for it.
+	memLine, err := checkScenarios(list, o.memBudget, o.swarm, min(o.bf.jobs, len(list)), o.kafka == "")
 	if err != nil {
 		return badInput(err)
 	}
@@ -328,14 +330,16 @@ func memoryBudgetFlag(cmd *cobra.Command, v *string) {
 // or sweep whose name is not a safe folder name for their reports, or that
 // are predicted above the memory budget.
 // It returns the line that states the largest run's predicted memory.
-// atOnce is how many runs may go at once (the soft memory limit's share).
-func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, jobs, atOnce int) (string, error) {
+// atOnce is how many runs may go at once: they share the budget, and the
+// soft memory limit (set when softLimit: runs of the simulator, whose
+// memory the prediction is of) allows for each.
+func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, atOnce int, softLimit bool) (string, error) {
 	for _, s := range list {
 		if err := checkRunName(s.Name); err != nil {
 			return "", fmt.Errorf("%s: %w", scenarios.Ref(s), err)
 		}
 	}
-	return checkMemory(list, memBudget, swarm, jobs, atOnce)
+	return checkMemory(list, memBudget, swarm, atOnce, softLimit)
 }
 
 // refuseUnrunnable refuses up front, as the run would, a scenario the
@@ -354,17 +358,18 @@ func refuseUnrunnable(list []*scenarios.Scenario, swarm, canSkip bool) error {
 }
 
 // checkMemory refuses, up front, a scenario predicted above the budget,
-// states the largest run's prediction, and sets the collector's soft
-// memory limit for atOnce runs of it at once.
-func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs, atOnce int) (string, error) {
+// states the largest run's prediction, and, with softLimit, sets the
+// collector's soft memory limit for atOnce runs of it at once.
+func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, atOnce int, softLimit bool) (string, error) {
 	b, err := scenarios.MemoryBudget(flag)
 	if err != nil {
 		return "", err
 	}
-	// -j runs share the budget: each may use its share.
-	if jobs = min(jobs, len(list)); jobs > 1 {
-		b.Bytes /= int64(jobs)
-		b.From += fmt.Sprintf(", shared by -j %d runs at once", jobs)
+	// Runs at once share the budget (the -j seeds of one scenario too):
+	// each may use its share.
+	if atOnce > 1 {
+		b.Bytes /= int64(atOnce)
+		b.From += fmt.Sprintf(", shared by -j %d runs at once", atOnce)
 	}
 	opt := scenarios.Options{Swarm: swarm}
 	if err := scenarios.CheckMemory(list, b, opt); err != nil {
@@ -376,7 +381,7 @@ func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, jobs, atOn
 	}
 	// The prediction was measured under this limit; GOMEMLIMIT, when
 	// set, is the user's (and the budget's) instead.
-	if os.Getenv("GOMEMLIMIT") == "" {
+	if softLimit && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(scenarios.SoftLimit(p, atOnce))
 	}
 	return scenarios.PredictionLine(s, p, b), nil

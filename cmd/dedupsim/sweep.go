@@ -82,7 +82,7 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 		return badInput(err)
 	}
 	// -j seeds run at once, of one scenario or several.
-	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs, o.bf.jobs)
+	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs, true)
 	if err != nil {
 		return badInput(err)
 	}
