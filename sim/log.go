@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine/row"
@@ -244,6 +245,9 @@ func (s *logSource) Rows(start, end json.RawMessage) ([]row.Row, error) {
 		for _, ci := range s.t.parts[p][from[p]:to[p]] {
 			var r rowRef
 			buf, r = s.t.appendRow(buf, ci)
+			if len(buf) > math.MaxInt32 { // rowRef's offsets are 32-bit
+				return nil, errBatchTooLarge(s, n)
+			}
 			refs = append(refs, r)
 		}
 	}
@@ -253,6 +257,9 @@ func (s *logSource) Rows(start, end json.RawMessage) ([]row.Row, error) {
 	kb, ends := s.keyBuf[:0], s.keyEnds[:0]
 	for _, r := range refs {
 		kb = s.keys.appendKey(kb, data[r.off:r.off+r.dataLen], r)
+		if len(kb) > math.MaxInt32 {
+			return nil, errBatchTooLarge(s, n)
+		}
 		ends = append(ends, int32(len(kb)))
 	}
 	s.keyBuf, s.keyEnds = kb, ends
@@ -287,4 +294,11 @@ func (s *logSource) Available(end json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// errBatchTooLarge refuses a batch of n rows whose rendered rows or keys
+// pass 2 GiB: the simulator addresses them with 32-bit offsets, and would
+// otherwise wrap silently.
+func errBatchTooLarge(s *logSource, n int64) error {
+	return fmt.Errorf("%s: a batch of %d rows renders to more than 2 GiB: lower the source's rate or the trigger_interval", s.Description(), n)
 }

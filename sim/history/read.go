@@ -259,6 +259,10 @@ func (v *validator) check(h *History) {
 	if math.IsNaN(h.ArrivalRatePerSec) || math.IsInf(h.ArrivalRatePerSec, 0) || h.ArrivalRatePerSec < 0 {
 		v.fail("arrivalRatePerSec", "%v is outside [0, +inf)", h.ArrivalRatePerSec)
 	}
+	// The checker numbers copies, rows and list positions in 32 bits.
+	if len(h.Copies) > math.MaxInt32 {
+		v.fail("copies", "%d copies, more than the %d the checker can number", len(h.Copies), math.MaxInt32)
+	}
 	for i := range h.Copies {
 		c := &h.Copies[i]
 		f := fmt.Sprintf("copies[%d]", i)
