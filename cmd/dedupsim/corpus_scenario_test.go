@@ -132,7 +132,10 @@ func TestBadScenarioCorpus(t *testing.T) {
 			args: []string{"run", "--memory-budget", "64m", "--out", "$DIR/out", "$DIR/s.yaml"}, code: 2,
 			want: []string{"$DIR/s.yaml: the run would need about", "above the memory budget of 64 MiB (--memory-budget 64m)", "2.4 M copies predicted (2000 events/s x 20m x copy factor 1.00)", "per copy"}},
 		{name: "memory budget sweep", files: map[string]string{"s.yaml": scenarioBase + "sources:\n  - name: default\n    rate: {per_sec: 2000}\n"},
-			args: []string{"sweep", "--seeds", "2", "--memory-budget", "100m", "--out", "$DIR/out", "$DIR/s.yaml"}, code: 2, want: []string{"above the memory budget of 100 MiB"}},
+			args: []string{"sweep", "--seeds", "2", "-j", "1", "--memory-budget", "100m", "--out", "$DIR/out", "$DIR/s.yaml"}, code: 2, want: []string{"above the memory budget of 100 MiB"}},
+		// The -j seeds of one scenario share the budget, as -j scenarios do.
+		{name: "memory budget sweep -j 2", files: map[string]string{"s.yaml": scenarioBase + "sources:\n  - name: default\n    rate: {per_sec: 2000}\n"},
+			args: []string{"sweep", "--seeds", "2", "-j", "2", "--memory-budget", "100m", "--out", "$DIR/out", "$DIR/s.yaml"}, code: 2, want: []string{"above the memory budget of 50 MiB (--memory-budget 100m, shared by -j 2 runs at once)"}},
 		{name: "memory budget replay", files: map[string]string{"s.yaml": scenarioBase + "sources:\n  - name: default\n    rate: {per_sec: 2000}\n"},
 			args: []string{"replay", "--seed", "1", "--memory-budget", "100m", "--out", "$DIR/out", "$DIR/s.yaml"}, code: 2, want: []string{"above the memory budget of 100 MiB"}},
 		{name: "memory budget swarm bound", files: map[string]string{"s.yaml": scenarioBase + "fault_phase: 1m\nheal_phase: 10s\nsources:\n  - name: default\n    rate: {per_sec: 1000}\n"},
