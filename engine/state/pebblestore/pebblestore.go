@@ -844,14 +844,15 @@ func (s *store) Range(fn func(key, value []byte) bool) error {
 	inDB := it.First()
 	for next := 0; inDB || next < len(offs); {
 		var k, pk []byte
-		if next < len(offs) {
+		inPending := next < len(offs)
+		if inPending {
 			pk, _, _ = recordAt(s.Delta, offs[next])
 		}
 		var c int // < 0: the database's key comes first, > 0: the change's
 		switch {
 		case !inDB:
 			c = 1
-		case pk == nil:
+		case !inPending:
 			c = -1
 		default:
 			c = bytes.Compare(it.Key()[1:], pk)
@@ -864,13 +865,27 @@ func (s *store) Range(fn func(key, value []byte) bool) error {
 		if c >= 0 {
 			next++
 		}
+		// The key's current entry: its latest change if it has one (a
+		// change's key always has), else the database's. Without changes
+		// (a no-data batch's eviction) no key is hashed.
 		var v []byte
-		visit := true
-		if cur, removed, ok := s.pending.lookup(s.Delta, k, keyHash(k)); ok {
-			v, visit = cur, !removed
-		} else if v, err = it.ValueAndErr(); err != nil {
-			it.Close()
-			return s.fail("Range", err)
+		visit, changed := true, false
+		if s.pending.n > 0 {
+			var cur []byte
+			var removed bool
+			if cur, removed, changed = s.pending.lookup(s.Delta, k, keyHash(k)); changed {
+				v, visit = cur, !removed
+			}
+		}
+		if !changed {
+			if c > 0 {
+				it.Close()
+				return s.fail("Range", fmt.Errorf("changed key %q is not in the pending index", k))
+			}
+			if v, err = it.ValueAndErr(); err != nil {
+				it.Close()
+				return s.fail("Range", err)
+			}
 		}
 		cont := true
 		if visit {

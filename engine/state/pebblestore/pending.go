@@ -21,8 +21,8 @@ import (
 // changelog records the store appends anyway (state.AppendPut,
 // AppendRemove), plus pendingIndex, a hash table from each changed key to
 // its latest record, which gives read-your-writes. Commit sorts the changed
-// keys once and, when there are many, writes them as one sstable and
-// ingests it (ingestMinKeys): the keys never go through a skiplist, not a
+// keys once and, when there are many (Options.IngestMinKeys), writes them
+// as one sstable and ingests it: the keys never go through a skiplist, not a
 // batch's and not the memtable's, and the memtable is never flushed. An
 // indexed pebble.Batch costs a skiplist insert per key and the memtable a
 // second one, and the flush then writes the same keys out again: three
@@ -258,22 +258,17 @@ func (w *workDB) applyPending(recs []byte, idx *pendingIndex) error {
 	if len(offs) == 0 {
 		return nil
 	}
-	var kbuf []byte
 	if len(offs) < w.p.opts.IngestMinKeys {
 		b := w.db.NewBatch()
 		defer b.Close()
-		for _, off := range offs {
-			k, v, removed := recordAt(recs, off)
-			kbuf = appendKey(kbuf, k)
-			var err error
+		err := eachChange(recs, offs, func(k, v []byte, removed bool) error {
 			if removed {
-				err = b.Delete(kbuf, nil)
-			} else {
-				err = b.Set(kbuf, v, nil)
+				return b.Delete(k, nil)
 			}
-			if err != nil {
-				return err
-			}
+			return b.Set(k, v, nil)
+		})
+		if err != nil {
+			return err
 		}
 		return w.db.Apply(b, pebble.NoSync)
 	}
@@ -313,19 +308,29 @@ func (w *workDB) writeTable(path string, recs []byte, offs []uint32) error {
 		BlockSize:    blockSize,
 	}
 	tw := sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
+	err = eachChange(recs, offs, func(k, v []byte, removed bool) error {
+		if removed {
+			return tw.Delete(k)
+		}
+		return tw.Set(k, v)
+	})
+	if err != nil {
+		_ = tw.Close()
+		return err
+	}
+	return tw.Close()
+}
+
+// eachChange calls fn with the Pebble key (see appendKey; valid until the
+// next call), value and kind of each record at offs, in order.
+func eachChange(recs []byte, offs []uint32, fn func(k, v []byte, removed bool) error) error {
 	var kbuf []byte
 	for _, off := range offs {
 		k, v, removed := recordAt(recs, off)
 		kbuf = appendKey(kbuf, k)
-		if removed {
-			err = tw.Delete(kbuf)
-		} else {
-			err = tw.Set(kbuf, v)
-		}
-		if err != nil {
-			_ = tw.Close()
+		if err := fn(kbuf, v, removed); err != nil {
 			return err
 		}
 	}
-	return tw.Close()
+	return nil
 }
