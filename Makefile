@@ -156,7 +156,7 @@ bench-kafka: kafka-fetch
 
 bench-10m:
 	@mkdir -p out
-	DEDUPSIM_BENCH_KEYS=10000000 $(GO) test -timeout 60m -run '^$$' -bench 'Engine' -benchtime 1x -benchmem ./engine/ | tee out/bench-10m.txt
+	DEDUPSIM_BENCH_KEYS=10000000 $(GO) test -timeout 60m -run '^$$' -bench 'Engine|StoreRestart/.*/fromSnapshot' -benchtime 1x -benchmem ./engine/ | tee out/bench-10m.txt
 	@$(GO) run scripts/benchtable.go < out/bench-10m.txt
 
 lint:
@@ -166,12 +166,7 @@ lint:
 
 # Short runs of every fuzz target (go test -fuzz takes one target at a time).
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$t"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	  done; \
-	done
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
 clean:
 	rm -rf bin

@@ -11,7 +11,9 @@ package engine_test
 // stores.Open sets them up).
 //
 // BenchmarkStoreRestart builds a checkpoint holding 1 M keys
-// (dropDuplicates [id], 10 batches of 100 k new keys, 4 partitions) and
+// (dropDuplicates [id], 10 batches of 100 k new keys, 4 partitions;
+// DEDUPSIM_BENCH_KEYS=10000000, as `make bench-10m` sets, makes it 100
+// batches and 10 M keys) and
 // times what a restart pays before its first batch can run: a new provider
 // loading the latest version of every partition, either from a snapshot
 // (version 10, the snapshot interval) or from 10 changelogs/deltas alone.
