@@ -113,6 +113,7 @@ const (
 	DefaultCompactL0Sublevels   = 8
 	DefaultCompactGarbageMin    = 1 << 16
 	DefaultIngestMinKeys        = 4096
+	// DefaultExpiryIndexBudget (expiry.go) is 64 MiB.
 )
 
 // Options configure a Provider. Zero values mean the defaults.
@@ -139,6 +140,12 @@ type Options struct {
 	// least this many keys writes them as an sstable and ingests it;
 	// fewer go through the memtable (see pending.go).
 	IngestMinKeys int
+	// ExpiryIndexBudget caps the heap bytes of a working database's expiry
+	// index (expiry.go): about 24 bytes plus the key per entry, so the
+	// 64 MiB default indexes a partition of about 1.5 M keys of 20 bytes.
+	// Past it, eviction scans the whole state every batch, as Spark's
+	// RocksDB provider does.
+	ExpiryIndexBudget int64
 	// OnMaintenanceError receives errors of snapshots, deletion of old files,
 	// compaction and disposal of working databases; they do not fail a
 	// commit. It is called with the provider locked and must not call the
@@ -165,6 +172,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IngestMinKeys <= 0 {
 		o.IngestMinKeys = DefaultIngestMinKeys
+	}
+	if o.ExpiryIndexBudget <= 0 {
+		o.ExpiryIndexBudget = DefaultExpiryIndexBudget
 	}
 	return o
 }
@@ -208,6 +218,12 @@ type workDB struct {
 	// instead of growing one from empty.
 	pendingSlots []pendingSlot
 	ingests      int64 // sstables ingested, to name the next one
+	// idx indexes the entries by expiry for EvictUpTo (expiry.go); nil
+	// until the first EvictUpTo, after an abort, and past the budget.
+	idx *expiryIndex
+	// idxRefusedAt is the number of keys at which the index last passed
+	// its budget (0: it did not).
+	idxRefusedAt int64
 }
 
 // New returns a provider that keeps its checkpoint files in fs.
@@ -482,6 +498,7 @@ func valueLen(r pebble.Reader, key []byte) (int, bool, error) {
 // records index themselves, as a store's do (pending.go).
 func (w *workDB) replay(name string, data []byte) error {
 	w.absent = nil // built by the next PutIfAbsent, from a scan
+	w.idx = nil    // built by the next EvictUpTo, from a scan
 	var idx pendingIndex
 	keys, size, garbage := w.numKeys, w.dataBytes, w.garbage
 	var kbuf []byte
@@ -714,6 +731,7 @@ func (s *store) put(key, value []byte, h uint64) error {
 	if f := s.w.absent; f != nil {
 		f.add(h)
 	}
+	s.indexPut(key, value, existed)
 	if existed {
 		s.dataBytes += int64(len(value) - old)
 		if inDB { // an overwrite of a key only this version wrote costs nothing
@@ -752,6 +770,7 @@ func (s *store) PutIfAbsent(key, value []byte) (bool, error) {
 	f.add(h)
 	s.numKeys++
 	s.dataBytes += int64(len(key) + len(value))
+	s.indexPut(key, value, false)
 	return true, nil
 }
 
@@ -802,11 +821,20 @@ func (s *store) Delete(key []byte) error {
 	if !existed {
 		return nil
 	}
+	if e := s.w.idx; e != nil {
+		e.changed++ // its item is stale
+	}
+	return s.remove(key, h, old, "Delete")
+}
+
+// remove deletes key (hash h), which is present with a value of old
+// bytes.
+func (s *store) remove(key []byte, h uint64, old int, op string) error {
 	off := len(s.Delta)
 	s.Delta = state.AppendRemove(s.Delta, key)
 	inDB, err := s.changed(key, h, off, true)
 	if err != nil {
-		return s.fail("Delete", err)
+		return s.fail(op, err)
 	}
 	s.numKeys--
 	if inDB { // a key only this version wrote leaves no tombstone
@@ -951,8 +979,10 @@ func (s *store) ApplyLocked() error {
 }
 
 // RollbackLocked implements state.StoreHooks: the changes are dropped, the
-// database never saw them.
+// database never saw them. The expiry index is dropped too: the batch may
+// have popped items of entries the database still holds.
 func (s *store) RollbackLocked() {
+	s.w.idx = nil
 	s.pending.reset()
 	s.w.pendingSlots, s.pending.slots = s.pending.slots, nil
 }

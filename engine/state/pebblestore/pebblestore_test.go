@@ -60,12 +60,23 @@ func TestPebbleContract(t *testing.T) {
 		}
 		statetest.Run(t, s)
 	})
+	// An expiry index budget of one byte: every EvictUpTo scans (the
+	// fallback past the budget).
+	t.Run("scan", func(t *testing.T) {
+		s := pebbleStore
+		s.New = func(t testing.TB, f fsys.FS, o state.Options) state.Provider {
+			return newProvider(t, f, pebblestore.Options{MinDeltasForSnapshot: o.MinDeltasForSnapshot,
+				MinVersionsToRetain: o.MinVersionsToRetain, OnMaintenanceError: o.OnMaintenanceError, ExpiryIndexBudget: 1})
+		}
+		statetest.Run(t, s)
+	})
 }
 
 func TestDefaults(t *testing.T) {
 	o := newProvider(t, fsys.NewMem(), pebblestore.Options{}).Options()
 	if o.MinDeltasForSnapshot != 10 || o.MinVersionsToRetain != 100 || o.MemTableSize != 64<<20 ||
-		o.CompactL0Sublevels != 8 || o.CompactGarbageMin != 1<<16 || o.IngestMinKeys != 4096 || o.WorkDir != "" {
+		o.CompactL0Sublevels != 8 || o.CompactGarbageMin != 1<<16 || o.IngestMinKeys != 4096 || o.WorkDir != "" ||
+		o.ExpiryIndexBudget != 64<<20 {
 		t.Fatalf("defaults = %+v", o)
 	}
 }

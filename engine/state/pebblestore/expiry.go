@@ -1,0 +1,247 @@
+package pebblestore
+
+import (
+	"errors"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/dedupsim/dedupsim/engine/state"
+	"github.com/dedupsim/dedupsim/engine/state/expiry"
+)
+
+// Eviction under a watermark (state.Expirer).
+//
+// A working database keeps an expiry index (engine/state/expiry) of its
+// entries on the Go heap, as the memory store does: built by one scan on
+// the first EvictUpTo after the database was built from files, then kept
+// by every Put, and kept with the database from version to version (a
+// cache hit). EvictUpTo pops the items up to the limit, so a batch costs
+// time proportional to its changes and evictions, not to the state. An
+// aborted batch drops the index (the database is untouched, but the
+// batch popped items of entries that are still there); so does a database
+// built from files, which starts without one.
+//
+// The index costs expiry.ItemBytes plus the key's length per entry. Past
+// Options.ExpiryIndexBudget it is dropped and EvictUpTo falls back to a
+// Range over the whole state, as Spark's RocksDB provider evicts
+// (removeKeysOlderThanWatermark iterates the store); it is tried again
+// once the state has shrunk to half the keys it had then.
+//
+// Items are not checked against the database while no entry was
+// overwritten or deleted (other than by EvictUpTo) since the index was
+// built: each key then has exactly one item, for its current value, whose
+// length the item carries. The dedup operator only ever inserts absent
+// keys, so its evictions read nothing from Pebble. After an overwrite or
+// a Delete an item's key is looked up and acted on only if its value still
+// has the item's expiry.
+
+// DefaultExpiryIndexBudget is the default of Options.ExpiryIndexBudget.
+const DefaultExpiryIndexBudget = 64 << 20
+
+// minArenaCompaction: the arena of an index is compacted once the keys
+// of popped items in it outweigh the live ones and reach this.
+const minArenaCompaction = 1 << 20
+
+// expiryIndex is a working database's index and the keys its items name.
+type expiryIndex struct {
+	x     *expiry.Index
+	arena []byte
+	dead  int64 // bytes of arena that only popped items named
+	// changed: entries overwritten or deleted since the index was built,
+	// whose items may be stale.
+	changed int64
+}
+
+func (e *expiryIndex) bytes() int64 { return e.x.Bytes() + int64(cap(e.arena)) }
+
+func (e *expiryIndex) push(key []byte, at int64, vlen int) {
+	it := expiry.Item{At: at, Off: uint64(len(e.arena)), Klen: uint32(len(key)), Vlen: uint32(vlen)}
+	e.arena = append(e.arena, key...)
+	e.x.Push(e.arena, it)
+}
+
+// compact copies the keys of the items left into a new arena once the
+// popped ones' outweigh them.
+func (e *expiryIndex) compact() {
+	live := int64(len(e.arena)) - e.dead
+	if e.dead < minArenaCompaction || e.dead <= live {
+		return
+	}
+	old := e.arena
+	e.arena = make([]byte, 0, live)
+	e.x.Retain(func(it *expiry.Item) bool {
+		off := uint64(len(e.arena))
+		e.arena = append(e.arena, it.Key(old)...)
+		it.Off = off
+		return true
+	})
+	e.dead = 0 // nothing was dropped: the order, and the heap's, stand
+}
+
+// indexPut keeps the index, if any, after key was set to value (existed:
+// the key had a value, whose item is now stale).
+func (s *store) indexPut(key, value []byte, existed bool) {
+	w := s.w
+	e := w.idx
+	if e == nil {
+		return
+	}
+	if existed {
+		e.changed++
+	}
+	at, ok := e.x.Expiry(value)
+	if !ok {
+		return
+	}
+	if e.x.MostlyStale(s.numKeys) {
+		w.idx = nil // rebuilt by the next EvictUpTo
+		return
+	}
+	e.push(key, at, len(value))
+	if e.bytes() > w.p.opts.ExpiryIndexBudget {
+		w.idx, w.idxRefusedAt = nil, s.numKeys
+	}
+}
+
+// EvictUpTo implements state.Expirer (see the comment at the top of this
+// file).
+func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)) (int64, error) {
+	if !s.Updating() {
+		return 0, s.Done("EvictUpTo")
+	}
+	if len(s.ranges) > 0 {
+		return 0, s.fail("EvictUpTo", errors.New("EvictUpTo inside Range"))
+	}
+	w := s.w
+	if w.idx != nil && w.idx.x.MostlyStale(s.numKeys) {
+		w.idx = nil
+	}
+	if w.idx == nil {
+		due, err := s.buildIndex(limit, expiryOf)
+		if err != nil {
+			return 0, err
+		}
+		if w.idx == nil { // over the budget
+			return s.evictDue(due)
+		}
+	}
+	e := w.idx
+	var n int64
+	for {
+		if next, ok := e.x.Min(); !ok || next.At > limit {
+			break
+		}
+		it := e.x.Pop(e.arena)
+		e.dead += int64(it.Klen)
+		removed, err := s.evictItem(it.Key(e.arena), &it, e.changed > 0, expiryOf)
+		if err != nil {
+			return n, err
+		}
+		if removed {
+			n++
+		}
+	}
+	e.compact()
+	return n, nil
+}
+
+// dueEntries are the entries an EvictUpTo without an index found expired,
+// with their keys.
+type dueEntries struct {
+	arena []byte
+	items []expiry.Item
+}
+
+// buildIndex scans the store and indexes every entry that has an expiry,
+// unless the index would pass the budget (or passed it at twice as many
+// keys), and returns the entries whose expiry is at or below limit either
+// way.
+func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (dueEntries, error) {
+	w := s.w
+	budget := w.p.opts.ExpiryIndexBudget
+	try := s.numKeys*expiry.ItemBytes <= budget && (w.idxRefusedAt == 0 || s.numKeys <= w.idxRefusedAt/2)
+	var items []expiry.Item
+	var arena []byte
+	if try {
+		items = make([]expiry.Item, 0, s.numKeys)
+	}
+	var due dueEntries
+	err := s.Range(func(k, v []byte) bool {
+		at, ok := expiryOf(v)
+		if !ok {
+			return true
+		}
+		if at <= limit {
+			due.items = append(due.items, expiry.Item{At: at, Off: uint64(len(due.arena)), Klen: uint32(len(k)), Vlen: uint32(len(v))})
+			due.arena = append(due.arena, k...)
+		}
+		if try {
+			items = append(items, expiry.Item{At: at, Off: uint64(len(arena)), Klen: uint32(len(k)), Vlen: uint32(len(v))})
+			arena = append(arena, k...)
+			if int64(cap(items))*expiry.ItemBytes+int64(cap(arena)) > budget {
+				try, items, arena = false, nil, nil
+				w.idxRefusedAt = s.numKeys
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return dueEntries{}, err
+	}
+	if try {
+		w.idx = &expiryIndex{x: expiry.Sorted(arena, items, expiryOf), arena: arena}
+		w.idxRefusedAt = 0
+	}
+	return due, nil
+}
+
+// evictDue removes the entries an index-less EvictUpTo found, in (expiry,
+// key) order. They are current: the scan that found them has just run.
+func (s *store) evictDue(due dueEntries) (int64, error) {
+	x := expiry.Sorted(due.arena, due.items, nil)
+	var n int64
+	for x.Len() > 0 {
+		it := x.Pop(due.arena)
+		key := it.Key(due.arena)
+		if err := s.remove(key, keyHash(key), int(it.Vlen), "EvictUpTo"); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// evictItem removes the entry of a popped item unless the item is stale.
+// verify: entries were overwritten or deleted since the index was built,
+// so that an item of a key this version did not change must be checked
+// against the database.
+func (s *store) evictItem(key []byte, it *expiry.Item, verify bool, expiryOf func([]byte) (int64, bool)) (bool, error) {
+	h := keyHash(key)
+	old := int(it.Vlen)
+	if v, removed, ok := s.pending.lookup(s.Delta, key, h); ok {
+		if removed {
+			return false, nil
+		}
+		if at, ok := expiryOf(v); !ok || at != it.At {
+			return false, nil
+		}
+		old = len(v)
+	} else if verify {
+		v, closer, err := s.w.db.Get(s.ikey(key))
+		if errors.Is(err, pebble.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, s.fail("EvictUpTo", err)
+		}
+		at, ok := expiryOf(v)
+		old = len(v)
+		closer.Close()
+		if !ok || at != it.At {
+			return false, nil
+		}
+	}
+	return true, s.remove(key, h, old, "EvictUpTo")
+}
+
+var _ state.Expirer = (*store)(nil)
