@@ -1,7 +1,6 @@
 package state_test
 
 import (
-	"maps"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
@@ -49,30 +48,8 @@ var testExpiry = statetest.TestExpiry
 // taken from the same store just before: the entries left and the count.
 func (m *propModel) evictUpTo(t *rapid.T) {
 	m.requireOpen(t)
-	x, ok := m.st.(state.Expirer)
-	if !ok {
-		t.Fatalf("%T does not implement state.Expirer", m.st)
-	}
 	limit := int64(rapid.IntRange(0, 256).Draw(t, "limit"))<<8 + int64(rapid.IntRange(0, 255).Draw(t, "limitLow"))
-	want := contents(t, m.st)
-	if !maps.Equal(want, m.work) {
-		t.Fatalf("before EvictUpTo: store %q, model %q", want, m.work)
-	}
-	wantN := int64(0)
-	for k, v := range want {
-		if at, ok := testExpiry([]byte(v)); ok && at <= limit {
-			delete(want, k)
-			wantN++
-		}
-	}
-	n, err := x.EvictUpTo(limit, testExpiry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := contents(t, m.st); n != wantN || !maps.Equal(got, want) {
-		t.Fatalf("EvictUpTo(%d) removed %d, left %q; want %d, %q", limit, n, got, wantN, want)
-	}
-	m.work = want
+	m.work = statetest.EvictChecked(t, m.st, m.work, limit)
 	m.checkMetrics(t)
 }
 

@@ -1231,7 +1231,11 @@ func EvictChecked(t TB, st state.Store, want map[string]string, limit int64) map
 			wantN++
 		}
 	}
-	n, err := st.(state.Expirer).EvictUpTo(limit, TestExpiry)
+	x, ok := st.(state.Expirer)
+	if !ok {
+		t.Fatalf("%T does not implement state.Expirer", st)
+	}
+	n, err := x.EvictUpTo(limit, TestExpiry)
 	if err != nil {
 		t.Fatal(err)
 	}
