@@ -250,7 +250,7 @@ func (s *memStore) changed(old, entry tslot, key, value []byte) {
 			if x.MostlyStale(int64(t.n)) {
 				w.idx = nil // rebuilt on the next EvictUpTo
 			} else {
-				x.Push(t.arena, expiry.Item{At: at, Off: entry.off, Klen: entry.klen})
+				x.Push(expiry.Item{At: at, Off: entry.off, Klen: entry.klen})
 			}
 		}
 	}
@@ -303,7 +303,7 @@ func (s *memStore) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bo
 	}
 	var n int64
 	for {
-		if next, ok := x.Min(); !ok || next.At > limit {
+		if next, ok := x.Min(t.arena); !ok || next.At > limit {
 			break
 		}
 		it := x.Pop(t.arena)
@@ -449,7 +449,6 @@ func translateIndex(x *expiry.Index, t *table, oldArena []byte, oldOffs []uint64
 		}
 		return false
 	})
-	x.Heapify(t.arena)
 }
 
 var (

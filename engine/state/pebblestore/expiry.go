@@ -57,7 +57,7 @@ func (e *expiryIndex) bytes() int64 { return e.x.Bytes() + int64(cap(e.arena)) }
 func (e *expiryIndex) push(key []byte, at int64, vlen int) {
 	it := expiry.Item{At: at, Off: uint64(len(e.arena)), Klen: uint32(len(key)), Vlen: uint32(vlen)}
 	e.arena = append(e.arena, key...)
-	e.x.Push(e.arena, it)
+	e.x.Push(it)
 }
 
 // compact copies the keys of the items left into a new arena once the
@@ -75,7 +75,7 @@ func (e *expiryIndex) compact() {
 		it.Off = off
 		return true
 	})
-	e.dead = 0 // nothing was dropped: the order, and the heap's, stand
+	e.dead = 0
 }
 
 // indexPut keeps the index, if any, after key was set to value (existed:
@@ -128,7 +128,7 @@ func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)
 	e := w.idx
 	var n int64
 	for {
-		if next, ok := e.x.Min(); !ok || next.At > limit {
+		if next, ok := e.x.Min(e.arena); !ok || next.At > limit {
 			break
 		}
 		it := e.x.Pop(e.arena)
