@@ -69,6 +69,13 @@
 //     count-valued metrics, and adds only byte figures.
 //   - Range visits keys in byte order (the memory provider: its table's slot
 //     order).
+//   - Eviction (state.Expirer, expiry.go) visits only the entries that
+//     expire, through an expiry index on the Go heap, where Spark's
+//     removeKeysOlderThanWatermark iterates the whole database every batch;
+//     the index's bytes (capped by Options.ExpiryIndexBudget, past which
+//     eviction scans as Spark's does) are not in MemoryUsedBytes, as the
+//     memory provider's index is not in its estimate. A changelog's remove
+//     records are in (expiry, key) order, not key order.
 //
 // Keys: a store key k is kept in Pebble as the byte 0x01 followed by k.
 // Pebble v2.1.7 cannot flush a data block whose only key is the empty key
