@@ -1,0 +1,109 @@
+package pebblestore
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/state"
+	"github.com/dedupsim/dedupsim/engine/state/statetest"
+)
+
+// budgetRun drives one store ID of a provider with an expiry index budget
+// of budgetBytes through batches, checking every eviction against a Range
+// reference (statetest.EvictChecked).
+type budgetRun struct {
+	t       *testing.T
+	p       *Provider
+	id      state.ID
+	version int64
+}
+
+const budgetBytes = 8 << 10
+
+func newBudgetRun(t *testing.T) *budgetRun {
+	p, err := New(fsys.NewMem(), Options{ExpiryIndexBudget: budgetBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return &budgetRun{t: t, p: p, id: state.ID{Operator: 0, Partition: 1}}
+}
+
+// batch puts keys [from, to) (padded to keyLen bytes) with expiry 256+i,
+// evicts up to 256+upTo, commits, and returns the working database, which
+// holds the index if there is one.
+func (r *budgetRun) batch(from, to, keyLen, upTo int) *workDB {
+	t := r.t
+	t.Helper()
+	st := statetest.MustLoad(t, r.p, r.id, r.version)
+	for i := from; i < to; i++ {
+		k := fmt.Sprintf("key-%05d", i)
+		k += strings.Repeat(".", max(0, keyLen-len(k)))
+		at := 256 + i // for i < 1024 the first byte is 1 to 4: an expiry (statetest.TestExpiry)
+		if err := st.Put([]byte(k), []byte{byte(at >> 8), byte(at)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statetest.EvictChecked(t, st, nil, int64(256+upTo))
+	w := st.(*store).w
+	if _, err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r.version++
+	if w.idx != nil && w.idx.bytes() > budgetBytes {
+		t.Fatalf("index of %d bytes, over the budget of %d", w.idx.bytes(), budgetBytes)
+	}
+	return w
+}
+
+// TestExpiryIndexBudget: the index is built while it fits the budget and
+// kept from batch to batch; Put taking it past the budget drops it, and
+// EvictUpTo then scans (with the same result) and does not try again
+// while the state is above half the keys it had when the index was
+// dropped, nor while its keys alone would pass the budget; once the state
+// is small enough, the eviction's scan builds it again.
+func TestExpiryIndexBudget(t *testing.T) {
+	r := newBudgetRun(t)
+	if w := r.batch(0, 100, 0, 10); w.idx == nil {
+		t.Fatal("after 100 keys: no index")
+	}
+	if w := r.batch(100, 130, 0, 20); w.idx == nil {
+		t.Fatal("after 130 keys: the index was not kept")
+	}
+	w := r.batch(130, 530, 0, 30)
+	refused := w.idxRefusedAt
+	if w.idx != nil || refused == 0 {
+		t.Fatalf("after 530 keys: index %v, refused at %d keys; want none, refused", w.idx != nil, refused)
+	}
+	// Evict down to refused/2 - 1 keys: the eviction starts above half
+	// the refused size and does not try.
+	keep := int(refused)/2 - 1
+	if w := r.batch(530, 530, 0, 529-keep); w.idx != nil || w.numKeys != int64(keep) {
+		t.Fatalf("index %v with %d keys (want none, %d keys)", w.idx != nil, w.numKeys, keep)
+	}
+	// Now at most half: built again by the eviction's scan.
+	if w := r.batch(530, 531, 0, 0); w.idx == nil || w.idxRefusedAt != 0 {
+		t.Fatalf("after shrinking to %d keys: index %v, refused at %d; want one", keep+1, w.idx != nil, w.idxRefusedAt)
+	}
+	// 480 more keys: dropped by Put; the eviction's state is too large to
+	// try (keys x 24 bytes over the budget).
+	if w := r.batch(531, 1011, 0, 0); w.idx != nil || w.idxRefusedAt == 0 {
+		t.Fatal("after 1011 keys: an index")
+	}
+}
+
+// TestExpiryIndexBudgetLongKeys: keys so long that the index passes the
+// budget during the scan that builds it (the key count alone would fit):
+// the build is abandoned and the eviction still removes what expired.
+func TestExpiryIndexBudgetLongKeys(t *testing.T) {
+	r := newBudgetRun(t)
+	w := r.batch(0, 70, 200, 30)
+	if w.idx != nil || w.idxRefusedAt != 70 {
+		t.Fatalf("index %v, refused at %d keys; want none, refused at 70", w.idx != nil, w.idxRefusedAt)
+	}
+	if w.numKeys != 70-31 {
+		t.Fatalf("%d keys left, want %d", w.numKeys, 70-31)
+	}
+}
