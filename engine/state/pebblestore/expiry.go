@@ -25,7 +25,10 @@ import (
 // Options.ExpiryIndexBudget it is dropped and EvictUpTo falls back to a
 // Range over the whole state, as Spark's RocksDB provider evicts
 // (removeKeysOlderThanWatermark iterates the store); it is tried again
-// once the state has shrunk to half the keys it had then.
+// once the state has shrunk to half the keys it had then. The scan holds
+// only the entries it finds expired (24 bytes plus the key each, as the
+// batch's remove records hold them again), to remove them in (expiry, key)
+// order.
 //
 // Items are not checked against the database while no entry was
 // overwritten or deleted (other than by EvictUpTo) since the index was

@@ -77,8 +77,15 @@ func TestExpiryIndexBudget(t *testing.T) {
 	if w.idx != nil || refused == 0 {
 		t.Fatalf("after 530 keys: index %v, refused at %d keys; want none, refused", w.idx != nil, refused)
 	}
-	// Evict down to refused/2 - 1 keys: the eviction starts above half
-	// the refused size and does not try.
+	// Evict down to 200 keys (the eviction starts with keys that alone
+	// would pass the budget), then to refused/2 - 1: that eviction starts
+	// with 200 keys, which would fit, but above half the refused size.
+	if w := r.batch(530, 530, 0, 329); w.idx != nil || w.numKeys != 200 {
+		t.Fatalf("index %v with %d keys (want none, 200 keys)", w.idx != nil, w.numKeys)
+	}
+	if 200*24 > budgetBytes || 2*200 <= refused {
+		t.Fatalf("refused at %d keys: the test's sizes need adjusting", refused)
+	}
 	keep := int(refused)/2 - 1
 	if w := r.batch(530, 530, 0, 529-keep); w.idx != nil || w.numKeys != int64(keep) {
 		t.Fatalf("index %v with %d keys (want none, %d keys)", w.idx != nil, w.numKeys, keep)
