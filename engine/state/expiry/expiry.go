@@ -228,9 +228,12 @@ func (x *Index) Pop(arena []byte) Item {
 // keep may move an item's key (change Off) to another arena holding the
 // same key, such as a compacted one, with which the index is used after.
 func (x *Index) Retain(keep func(it *Item) bool) {
-	fix := func(items []Item) []Item {
+	// Compacted in place, from the head: the popped items' memory stays in
+	// the slice, so that Bytes still counts it (re-slicing past them would
+	// leave it allocated but out of cap).
+	fix := func(items []Item, head int) []Item {
 		kept := items[:0]
-		for i := range items {
+		for i := head; i < len(items); i++ {
 			if keep(&items[i]) {
 				kept = append(kept, items[i])
 			}
@@ -239,9 +242,46 @@ func (x *Index) Retain(keep func(it *Item) bool) {
 	}
 	for i := range x.runs {
 		r := &x.runs[i]
-		r.items, r.head = fix(r.items[r.head:]), 0
+		r.items, r.head = fix(r.items, r.head), 0
 	}
-	x.pend = fix(x.pend)
+	x.pend = fix(x.pend, 0)
+}
+
+// Tighten moves the items into slices of their exact length (dropping
+// drained runs and the popped items' memory), except that the longest run,
+// which the next batch's items most likely continue, gets room for spare
+// more, so that Bytes becomes (Len()+spare)*ItemBytes. A store calls it
+// when the slices' growth (append's 1.25-2x) takes Bytes past a budget
+// that the items themselves fit.
+func (x *Index) Tighten(spare int) {
+	longest := -1
+	kept := x.runs[:0]
+	for _, r := range x.runs {
+		if r.len() == 0 {
+			continue
+		}
+		if longest < 0 || r.len() > kept[longest].len() {
+			longest = len(kept)
+		}
+		kept = append(kept, r)
+	}
+	for i := len(kept); i < len(x.runs); i++ {
+		x.runs[i] = run{} // no reference to a drained run's memory
+	}
+	x.runs = kept
+	for i := range x.runs {
+		r := &x.runs[i]
+		n := r.len()
+		if i == longest {
+			n += max(spare, 0)
+		}
+		r.items, r.head = append(make([]Item, 0, n), r.items[r.head:]...), 0
+	}
+	n := len(x.pend)
+	if longest < 0 {
+		n += max(spare, 0)
+	}
+	x.pend = append(make([]Item, 0, n), x.pend...)
 }
 
 // sortItems sorts items by Before's order, comparing each pair once.

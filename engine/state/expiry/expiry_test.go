@@ -11,7 +11,7 @@ import (
 
 // TestIndexOrder: whatever order items are pushed in (mostly ascending with
 // stragglers and jumps, as event times arrive, or at random), interleaved
-// with pops and Retain, Pop returns them in (expiry, key) order and Min
+// with pops, Retain and Tighten, Pop returns them in (expiry, key) order and Min
 // has the least expiry, as a sorted reference says.
 func TestIndexOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -77,6 +77,13 @@ func TestIndexOrder(t *testing.T) {
 				k := rapid.IntRange(0, len(keys)-1).Draw(t, "dropKey")
 				x.Retain(func(it *Item) bool { return string(it.Key(arena)) != keys[k] })
 				model = slices.DeleteFunc(model, func(r ref) bool { return r.key == keys[k] })
+				if rapid.Bool().Draw(t, "tighten") { // as a store over its budget does
+					spare := rapid.IntRange(0, 5).Draw(t, "spare")
+					x.Tighten(spare)
+					if want := int64(len(model)+spare) * ItemBytes; x.Bytes() != want {
+						t.Fatalf("Bytes after Tighten(%d) = %d, want %d", spare, x.Bytes(), want)
+					}
+				}
 			}
 			if x.Len() != len(model) {
 				t.Fatalf("Len = %d, want %d", x.Len(), len(model))
@@ -92,4 +99,29 @@ func TestIndexOrder(t *testing.T) {
 			t.Fatalf("Len %d after draining", x.Len())
 		}
 	})
+}
+
+// TestRetainBytes: Retain after pops keeps the items in the slices they
+// were in, so Bytes (the heap the slices take) does not change (it used to
+// re-slice past the popped items, whose memory stays allocated).
+func TestRetainBytes(t *testing.T) {
+	arena := []byte("abcdefghij")
+	items := make([]Item, 10)
+	for i := range items {
+		items[i] = Item{At: int64(i), Off: uint64(i), Klen: 1}
+	}
+	x := Sorted(arena, items, nil)
+	for range 4 {
+		x.Pop(arena)
+	}
+	before := x.Bytes()
+	x.Retain(func(it *Item) bool { return true })
+	if got := x.Bytes(); got != before || got != 10*ItemBytes {
+		t.Fatalf("Bytes after Retain = %d, before %d; want %d", got, before, 10*ItemBytes)
+	}
+	for i := 4; i < 10; i++ {
+		if it := x.Pop(arena); it.At != int64(i) {
+			t.Fatalf("Pop = %d, want %d", it.At, i)
+		}
+	}
 }
