@@ -248,11 +248,12 @@ func (x *Index) Retain(keep func(it *Item) bool) {
 }
 
 // Tighten moves the items into slices of their exact length (dropping
-// drained runs and the popped items' memory), except that the longest run,
-// which the next batch's items most likely continue, gets room for spare
-// more, so that Bytes becomes (Len()+spare)*ItemBytes. A store calls it
-// when the slices' growth (append's 1.25-2x) takes Bytes past a budget
-// that the items themselves fit.
+// drained runs and the popped items' memory), plus room for spare more in
+// pend, where the next batch's items are pushed, and in the longest run,
+// which they most likely continue: Bytes becomes (Len()+spare)*ItemBytes,
+// plus spare*ItemBytes if a run is left. A store calls it when the
+// slices' growth (append's 1.25-2x) takes Bytes past a budget that the
+// items themselves fit.
 func (x *Index) Tighten(spare int) {
 	longest := -1
 	kept := x.runs[:0]
@@ -277,11 +278,7 @@ func (x *Index) Tighten(spare int) {
 		}
 		r.items, r.head = append(make([]Item, 0, n), r.items[r.head:]...), 0
 	}
-	n := len(x.pend)
-	if longest < 0 {
-		n += max(spare, 0)
-	}
-	x.pend = append(make([]Item, 0, n), x.pend...)
+	x.pend = append(make([]Item, 0, len(x.pend)+max(spare, 0)), x.pend...)
 }
 
 // sortItems sorts items by Before's order, comparing each pair once.

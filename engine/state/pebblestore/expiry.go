@@ -21,8 +21,9 @@ import (
 // batch popped items of entries that are still there); so does a database
 // built from files, which starts without one.
 //
-// The index costs expiry.ItemBytes plus the key's length per entry. Past
-// Options.ExpiryIndexBudget it is dropped and EvictUpTo falls back to a
+// The index costs expiry.ItemBytes plus the key's length per item. When
+// its items pass Options.ExpiryIndexBudget it is dropped (its slices'
+// slack is reallocated away rather than counted: see fits) and EvictUpTo falls back to a
 // Range over the whole state, as Spark's RocksDB provider evicts
 // (removeKeysOlderThanWatermark iterates the store); it is tried again
 // once the state has shrunk to half the keys it had then. The scan holds
@@ -57,9 +58,21 @@ type expiryIndex struct {
 
 func (e *expiryIndex) bytes() int64 { return e.x.Bytes() + int64(cap(e.arena)) }
 
+// live is the part of bytes the items hold: 24 bytes each and their keys.
+func (e *expiryIndex) live() int64 {
+	return int64(e.x.Len())*expiry.ItemBytes + int64(len(e.arena)) - e.dead
+}
+
+// addKey returns an item of key (expiry at, a value of vlen bytes) and
+// arena with the key appended, which the item names.
+func addKey(arena, key []byte, at int64, vlen int) (expiry.Item, []byte) {
+	it := expiry.Item{At: at, Off: uint64(len(arena)), Klen: uint32(len(key)), Vlen: uint32(vlen)}
+	return it, append(arena, key...)
+}
+
 func (e *expiryIndex) push(key []byte, at int64, vlen int) {
-	it := expiry.Item{At: at, Off: uint64(len(e.arena)), Klen: uint32(len(key)), Vlen: uint32(vlen)}
-	e.arena = append(e.arena, key...)
+	var it expiry.Item
+	it, e.arena = addKey(e.arena, key, at, vlen)
 	e.x.Push(it)
 }
 
@@ -70,8 +83,14 @@ func (e *expiryIndex) compact() {
 	if e.dead < minArenaCompaction || e.dead <= live {
 		return
 	}
+	e.rewrite(live)
+}
+
+// rewrite copies the keys of the items left into a new arena of capacity
+// size.
+func (e *expiryIndex) rewrite(size int64) {
 	old := e.arena
-	e.arena = make([]byte, 0, live)
+	e.arena = make([]byte, 0, size)
 	e.x.Retain(func(it *expiry.Item) bool {
 		off := uint64(len(e.arena))
 		e.arena = append(e.arena, it.Key(old)...)
@@ -79,6 +98,26 @@ func (e *expiryIndex) compact() {
 		return true
 	})
 	e.dead = 0
+}
+
+// fits checks the index against budget after it grew: false if its items
+// and their keys (live) pass it, and the index must be dropped. If only
+// the slack of its slices does (append grows a slice by 1.25-2x), they are
+// reallocated to the live bytes plus half of what the budget leaves (an
+// eighth each for pend and the run it continues, half for the arena), so
+// that the index stays within the budget, and the next reallocation comes
+// only once the live bytes have taken up part of that room.
+func (e *expiryIndex) fits(budget int64) bool {
+	live := e.live()
+	if live > budget {
+		return false
+	}
+	if e.bytes() > budget {
+		room := (budget - live) / 2
+		e.x.Tighten(int(room / 4 / expiry.ItemBytes))
+		e.rewrite(int64(len(e.arena)) - e.dead + room/2)
+	}
+	return true
 }
 
 // indexPut keeps the index, if any, after key was set to value (existed:
@@ -101,7 +140,7 @@ func (s *store) indexPut(key, value []byte, existed bool) {
 		return
 	}
 	e.push(key, at, len(value))
-	if e.bytes() > w.p.opts.ExpiryIndexBudget {
+	if !e.fits(w.p.opts.ExpiryIndexBudget) {
 		w.idx, w.idxRefusedAt = nil, s.numKeys
 	}
 }
@@ -145,6 +184,11 @@ func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)
 		}
 	}
 	e.compact()
+	// Settling the batch's items into a run may have grown its slice past
+	// the budget (never the items: pops only take them away).
+	if !e.fits(w.p.opts.ExpiryIndexBudget) {
+		w.idx, w.idxRefusedAt = nil, s.numKeys
+	}
 	return n, nil
 }
 
@@ -179,9 +223,12 @@ func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (du
 			due.arena = append(due.arena, k...)
 		}
 		if try {
-			items = append(items, expiry.Item{At: at, Off: uint64(len(arena)), Klen: uint32(len(k)), Vlen: uint32(len(v))})
-			arena = append(arena, k...)
-			if int64(cap(items))*expiry.ItemBytes+int64(cap(arena)) > budget {
+			var it expiry.Item
+			it, arena = addKey(arena, k, at, len(v))
+			items = append(items, it)
+			// items has its final capacity; the arena's slack is fitted
+			// once the index is built.
+			if int64(cap(items))*expiry.ItemBytes+int64(len(arena)) > budget {
 				try, items, arena = false, nil, nil
 				w.idxRefusedAt = s.numKeys
 			}
@@ -193,6 +240,7 @@ func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (du
 	}
 	if try {
 		w.idx = &expiryIndex{x: expiry.Sorted(arena, items, expiryOf), arena: arena}
+		w.idx.fits(budget)
 		w.idxRefusedAt = 0
 	}
 	return due, nil

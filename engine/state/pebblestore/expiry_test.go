@@ -114,3 +114,22 @@ func TestExpiryIndexBudgetLongKeys(t *testing.T) {
 		t.Fatalf("%d keys left, want %d", w.numKeys, 70-31)
 	}
 }
+
+// TestExpiryIndexBudgetSlack: the budget is on the index's live bytes, not
+// on the slack its slices grow by. An index of 150 keys, then 170, then
+// 171 (about 5.6 KiB live under a budget of 8 KiB) is kept, within the
+// budget, through every batch (the review's sequence: appending a batch's
+// items to a run used to grow its capacity past the budget, so that the
+// next Put dropped an index that fits).
+func TestExpiryIndexBudgetSlack(t *testing.T) {
+	r := newBudgetRun(t)
+	for _, b := range [][2]int{{0, 150}, {150, 170}, {170, 171}, {171, 171}} {
+		w := r.batch(b[0], b[1], 0, -1)
+		if w.idx == nil || w.idxRefusedAt != 0 {
+			t.Fatalf("after batch(%d, %d): index %v, refused at %d keys; want the index kept", b[0], b[1], w.idx != nil, w.idxRefusedAt)
+		}
+		if live := w.idx.live(); live != int64(b[1])*(24+9) {
+			t.Fatalf("after batch(%d, %d): %d live bytes, want %d", b[0], b[1], live, b[1]*(24+9))
+		}
+	}
+}

@@ -148,9 +148,11 @@ type Options struct {
 	// fewer go through the memtable (see pending.go).
 	IngestMinKeys int
 	// ExpiryIndexBudget caps the heap bytes of a working database's expiry
-	// index (expiry.go): about 24 bytes plus the key per entry, counted
-	// by the capacity of its slices, so the 64 MiB default indexes a
-	// partition of 0.75-1.5 M keys of 20 bytes.
+	// index (expiry.go): 24 bytes plus the key per item (stale ones
+	// included), so the 64 MiB default indexes a partition of about 1.5 M
+	// keys of 20 bytes. The index is dropped when its items pass it; the
+	// slack of its slices is kept within it (they are reallocated tightly
+	// when their growth would pass it), except while one is being copied.
 	// Past it, eviction scans the whole state every batch, as Spark's
 	// RocksDB provider does.
 	ExpiryIndexBudget int64
