@@ -177,6 +177,9 @@ func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)
 		e.dead += int64(it.Klen)
 		removed, err := s.evictItem(it.Key(e.arena), &it, e.changed > 0, expiryOf)
 		if err != nil {
+			// The popped item is gone from the index while its entry may
+			// still be there: the next EvictUpTo rebuilds the index.
+			w.idx = nil
 			return n, err
 		}
 		if removed {
@@ -278,7 +281,7 @@ func (s *store) evictItem(key []byte, it *expiry.Item, verify bool, expiryOf fun
 		}
 		old = len(v)
 	} else if verify {
-		v, closer, err := s.w.db.Get(s.ikey(key))
+		v, closer, err := dbGet(s.w.db, s.ikey(key))
 		if errors.Is(err, pebble.ErrNotFound) {
 			return false, nil
 		}
@@ -294,5 +297,9 @@ func (s *store) evictItem(key []byte, it *expiry.Item, verify bool, expiryOf fun
 	}
 	return true, s.remove(key, h, old, "EvictUpTo")
 }
+
+// dbGet is the lookup evictItem verifies an item with; a test replaces
+// it to fail.
+var dbGet = (*pebble.DB).Get
 
 var _ state.Expirer = (*store)(nil)

@@ -1,9 +1,13 @@
 package pebblestore
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/state"
@@ -131,5 +135,39 @@ func TestExpiryIndexBudgetSlack(t *testing.T) {
 		if live := w.idx.live(); live != int64(b[1])*(24+9) {
 			t.Fatalf("after batch(%d, %d): %d live bytes, want %d", b[0], b[1], live, b[1]*(24+9))
 		}
+	}
+}
+
+// TestEvictUpToErrorDropsIndex: an EvictUpTo that fails after popping an
+// item (here the lookup that verifies it, after a Delete made items
+// suspect) drops the index, which would otherwise have lost that item
+// for good should the caller go on and commit; the next EvictUpTo builds
+// it again by a scan and evicts the entry.
+func TestEvictUpToErrorDropsIndex(t *testing.T) {
+	r := newBudgetRun(t)
+	if w := r.batch(0, 10, 0, -1); w.idx == nil {
+		t.Fatal("no index")
+	}
+	st := statetest.MustLoad(t, r.p, r.id, r.version)
+	if err := st.Delete([]byte("key-00009")); err != nil {
+		t.Fatal(err)
+	}
+	failure := errors.New("injected read error")
+	dbGet = func(*pebble.DB, []byte) ([]byte, io.Closer, error) { return nil, nil, failure }
+	_, err := st.(state.Expirer).EvictUpTo(256, statetest.TestExpiry)
+	dbGet = (*pebble.DB).Get
+	if !errors.Is(err, failure) {
+		t.Fatalf("EvictUpTo: %v, want the injected error", err)
+	}
+	if w := st.(*store).w; w.idx != nil {
+		t.Fatal("the index was kept after a failed EvictUpTo")
+	}
+	statetest.EvictChecked(t, st, nil, 256) // removes key-00000 again
+	if _, err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r.version++
+	if w := r.batch(10, 10, 0, 8); w.numKeys != 0 {
+		t.Fatalf("%d keys left, want 0", w.numKeys)
 	}
 }
