@@ -1,7 +1,11 @@
 package pebblestore
 
 import (
+	"bytes"
+	"cmp"
+	"container/heap"
 	"errors"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -22,14 +26,15 @@ import (
 // built from files, which starts without one.
 //
 // The index costs expiry.ItemBytes plus the key's length per item. When
-// its items pass Options.ExpiryIndexBudget it is dropped (its slices'
-// slack is reallocated away rather than counted: see fits) and EvictUpTo falls back to a
-// Range over the whole state, as Spark's RocksDB provider evicts
-// (removeKeysOlderThanWatermark iterates the store); it is tried again
-// once the state has shrunk to half the keys it had then. The scan holds
-// only the entries it finds expired (24 bytes plus the key each, as the
-// batch's remove records hold them again), to remove them in (expiry, key)
-// order.
+// its items pass Options.ExpiryIndexBudget it is dropped (the slack of its
+// slices is reallocated away rather than counted: see fits) and EvictUpTo
+// falls back to a Range over the whole state, as Spark's RocksDB provider
+// evicts (removeKeysOlderThanWatermark iterates the store); it is tried
+// again once the state has shrunk to half the keys it had then. The scan
+// holds at most the budget's worth of the entries it finds expired (about
+// 40 bytes plus the key each: dueSet), the least in (expiry, key) order,
+// and removes them in that order; if more expired, it scans again for the
+// rest.
 //
 // Items are not checked against the database while no entry was
 // overwritten or deleted (other than by EvictUpTo) since the index was
@@ -163,8 +168,8 @@ func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)
 		if err != nil {
 			return 0, err
 		}
-		if w.idx == nil { // over the budget
-			return s.evictDue(due)
+		if due != nil { // over the budget
+			return s.evictScanned(due, limit, expiryOf)
 		}
 	}
 	e := w.idx
@@ -195,18 +200,72 @@ func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)
 	return n, nil
 }
 
-// dueEntries are the entries an EvictUpTo without an index found expired,
-// with their keys.
-type dueEntries struct {
-	arena []byte
-	items []expiry.Item
+// dueSet holds expired entries an index-less EvictUpTo found, up to a
+// budget of dueEntryBytes plus the key per entry: past it the greatest in
+// (expiry, key) order are let go (full), so that what it holds is always
+// the least of what was offered, and the next scan finds the rest.
+type dueSet struct {
+	budget, bytes int64
+	heap          dueHeap
+	full          bool
+}
+
+type dueEntry struct {
+	at   int64
+	key  []byte
+	vlen int
+}
+
+// dueEntryBytes is the heap a dueEntry takes besides its key.
+const dueEntryBytes = 40
+
+// dueHeap is a max-heap in (expiry, key) order (container/heap).
+type dueHeap []dueEntry
+
+func dueBefore(a, b *dueEntry) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return bytes.Compare(a.key, b.key) < 0
+}
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return dueBefore(&h[j], &h[i]) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueEntry)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// add offers an entry; key is copied if it is kept. One entry is always
+// kept, whatever its size, so that each scan makes progress.
+func (d *dueSet) add(at int64, key []byte, vlen int) {
+	e := dueEntry{at: at, key: key, vlen: vlen}
+	size := dueEntryBytes + int64(len(key))
+	for len(d.heap) > 0 && d.bytes+size > d.budget {
+		d.full = true
+		if !dueBefore(&e, &d.heap[0]) {
+			return // after everything kept
+		}
+		top := heap.Pop(&d.heap).(dueEntry)
+		d.bytes -= dueEntryBytes + int64(len(top.key))
+	}
+	e.key = bytes.Clone(key)
+	heap.Push(&d.heap, e)
+	d.bytes += size
 }
 
 // buildIndex scans the store and indexes every entry that has an expiry,
 // unless the index would pass the budget (or passed it at twice as many
-// keys), and returns the entries whose expiry is at or below limit either
-// way.
-func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (dueEntries, error) {
+// keys). It returns nil if it built the index; else the least expired
+// entries (those at or below limit) up to the budget, found by the same
+// scan: collected only once the build is abandoned (from the items
+// gathered so far, then from the rest of the scan), so that no entry is
+// held twice.
+func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (*dueSet, error) {
 	w := s.w
 	budget := w.p.opts.ExpiryIndexBudget
 	try := s.numKeys*expiry.ItemBytes <= budget && (w.idxRefusedAt == 0 || s.numKeys <= w.idxRefusedAt/2)
@@ -215,54 +274,78 @@ func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (du
 	if try {
 		items = make([]expiry.Item, 0, s.numKeys)
 	}
-	var due dueEntries
+	due := &dueSet{budget: budget}
 	err := s.Range(func(k, v []byte) bool {
 		at, ok := expiryOf(v)
 		if !ok {
 			return true
 		}
-		if at <= limit {
-			due.items = append(due.items, expiry.Item{At: at, Off: uint64(len(due.arena)), Klen: uint32(len(k)), Vlen: uint32(len(v))})
-			due.arena = append(due.arena, k...)
-		}
-		if try {
-			var it expiry.Item
-			it, arena = addKey(arena, k, at, len(v))
-			items = append(items, it)
-			// items has its final capacity; the arena's slack is fitted
-			// once the index is built.
-			if int64(cap(items))*expiry.ItemBytes+int64(len(arena)) > budget {
-				try, items, arena = false, nil, nil
-				w.idxRefusedAt = s.numKeys
+		if !try {
+			if at <= limit {
+				due.add(at, k, len(v))
 			}
+			return true
+		}
+		var it expiry.Item
+		it, arena = addKey(arena, k, at, len(v))
+		items = append(items, it)
+		// items has its final capacity; the arena's slack is fitted once
+		// the index is built.
+		if int64(cap(items))*expiry.ItemBytes+int64(len(arena)) > budget {
+			for i := range items {
+				if it := &items[i]; it.At <= limit {
+					due.add(it.At, it.Key(arena), int(it.Vlen))
+				}
+			}
+			try, items, arena = false, nil, nil
+			w.idxRefusedAt = s.numKeys
 		}
 		return true
 	})
 	if err != nil {
-		return dueEntries{}, err
+		return nil, err
 	}
-	if try {
-		w.idx = &expiryIndex{x: expiry.Sorted(arena, items, expiryOf), arena: arena}
-		w.idx.fits(budget)
-		w.idxRefusedAt = 0
+	if !try {
+		return due, nil
 	}
-	return due, nil
+	w.idx = &expiryIndex{x: expiry.Sorted(arena, items, expiryOf), arena: arena}
+	w.idx.fits(budget)
+	w.idxRefusedAt = 0
+	return nil, nil
 }
 
-// evictDue removes the entries an index-less EvictUpTo found, in (expiry,
-// key) order. They are current: the scan that found them has just run.
-func (s *store) evictDue(due dueEntries) (int64, error) {
-	x := expiry.Sorted(due.arena, due.items, nil)
+// evictScanned removes the entries an index-less EvictUpTo found, in
+// (expiry, key) order. They are current: the scan that found them has
+// just run. While the set was full, the store is scanned again for the
+// rest, which all come after what was removed.
+func (s *store) evictScanned(due *dueSet, limit int64, expiryOf func([]byte) (int64, bool)) (int64, error) {
 	var n int64
-	for x.Len() > 0 {
-		it := x.Pop(due.arena)
-		key := it.Key(due.arena)
-		if err := s.remove(key, keyHash(key), int(it.Vlen), "EvictUpTo"); err != nil {
+	for {
+		slices.SortFunc(due.heap, func(a, b dueEntry) int {
+			return cmp.Or(cmp.Compare(a.at, b.at), bytes.Compare(a.key, b.key))
+		})
+		for i := range due.heap {
+			e := &due.heap[i]
+			if err := s.remove(e.key, keyHash(e.key), e.vlen, "EvictUpTo"); err != nil {
+				return n, err
+			}
+			n++
+		}
+		s.dueScans++
+		if !due.full {
+			return n, nil
+		}
+		due = &dueSet{budget: due.budget}
+		err := s.Range(func(k, v []byte) bool {
+			if at, ok := expiryOf(v); ok && at <= limit {
+				due.add(at, k, len(v))
+			}
+			return true
+		})
+		if err != nil {
 			return n, err
 		}
-		n++
 	}
-	return n, nil
 }
 
 // evictItem removes the entry of a popped item unless the item is stale.

@@ -171,3 +171,45 @@ func TestEvictUpToErrorDropsIndex(t *testing.T) {
 		t.Fatalf("%d keys left, want 0", w.numKeys)
 	}
 }
+
+// TestExpiryFallbackBounded: an eviction without an index holds at most
+// the budget's worth of expired entries: 60 of 230 bytes each (keys of
+// 190) under 8 KiB take two scans, and the remove records are still in
+// (expiry, key) order across them.
+func TestExpiryFallbackBounded(t *testing.T) {
+	r := newBudgetRun(t)
+	st := statetest.MustLoad(t, r.p, r.id, r.version)
+	for i := 99; i >= 0; i-- { // put in descending order: Range's key order is not the removal order
+		k := fmt.Sprintf("key-%05d", i) + strings.Repeat(".", 190-9)
+		at := 256 + (i*37)%100 // expiries in another order than the keys
+		if err := st.Put([]byte(k), []byte{byte(at >> 8), byte(at)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off := len(st.(*store).Delta)
+	statetest.EvictChecked(t, st, nil, 256+59)
+	s := st.(*store)
+	if s.w.idx != nil || s.dueScans != 2 {
+		t.Fatalf("index %v, %d scans; want none, 2 scans", s.w.idx != nil, s.dueScans)
+	}
+	var prev []byte
+	n := 0
+	for d := s.Delta; off < len(d); n++ {
+		k, v, removed := recordAt(d, uint32(off))
+		if !removed {
+			t.Fatalf("record %d is a put of %q", n, k)
+		}
+		var i int
+		fmt.Sscanf(string(k), "key-%05d", &i)
+		at := []byte{byte((256 + (i*37)%100) >> 8), byte(256 + (i*37)%100)}
+		cur := append(append([]byte{}, at...), k...) // (expiry, key), big-endian
+		if prev != nil && string(cur) <= string(prev) {
+			t.Fatalf("remove record %d (%q) out of (expiry, key) order", n, k)
+		}
+		prev = cur
+		off += 8 + len(k) + len(v)
+	}
+	if n != 60 {
+		t.Fatalf("%d remove records, want 60", n)
+	}
+}

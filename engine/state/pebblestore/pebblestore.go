@@ -154,7 +154,9 @@ type Options struct {
 	// slack of its slices is kept within it (they are reallocated tightly
 	// when their growth would pass it), except while one is being copied.
 	// Past it, eviction scans the whole state every batch, as Spark's
-	// RocksDB provider does.
+	// RocksDB provider does, holding at most this many bytes of the
+	// expired entries it found (about 40 plus the key each; if more
+	// expired, it removes those and scans again).
 	ExpiryIndexBudget int64
 	// OnMaintenanceError receives errors of snapshots, deletion of old files,
 	// compaction and disposal of working databases; they do not fail a
@@ -608,6 +610,9 @@ type store struct {
 	ranges     []*rangeState // the Range calls in progress, innermost last
 	// abortInRange: fn called Abort inside Range (see Abort).
 	abortInRange bool
+	// dueScans counts the scans of index-less evictions (expiry.go), each
+	// removing at most the budget's worth of entries (for the tests).
+	dueScans int
 
 	loadedKeys, loadedBytes int64 // figures at Load, for Metrics after Abort
 	final                   finalFigures
