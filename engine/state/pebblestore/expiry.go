@@ -36,10 +36,11 @@ import (
 // and removes them in that order; if more expired, it scans again for the
 // rest.
 //
-// Items are not checked against the database while no entry was
-// overwritten or deleted (other than by EvictUpTo) since the index was
-// built: each key then has exactly one item, for its current value, whose
-// length the item carries. The dedup operator only ever inserts absent
+// Items are not checked against the database while the index holds no
+// stale item, that is while every entry overwritten or deleted (other than
+// by EvictUpTo) since the index was built has had its stale item popped:
+// each key then has exactly one item, for its current value, whose length
+// the item carries. The dedup operator only ever inserts absent
 // keys, so its evictions read nothing from Pebble. After an overwrite or
 // a Delete an item's key is looked up and acted on only if its value still
 // has the item's expiry.
@@ -56,8 +57,9 @@ type expiryIndex struct {
 	x     *expiry.Index
 	arena []byte
 	dead  int64 // bytes of arena that only popped items named
-	// changed: entries overwritten or deleted since the index was built,
-	// whose items may be stale.
+	// changed bounds the stale items in the index: entries overwritten or
+	// deleted since the index was built (each left one item stale), less
+	// the stale items popped since. While it is 0 every item is current.
 	changed int64
 }
 
@@ -187,8 +189,11 @@ func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)
 			w.idx = nil
 			return n, err
 		}
-		if removed {
+		switch {
+		case removed:
 			n++
+		case e.changed > 0:
+			e.changed-- // a stale item, now gone from the index
 		}
 	}
 	e.compact()

@@ -213,3 +213,32 @@ func TestExpiryFallbackBounded(t *testing.T) {
 		t.Fatalf("%d remove records, want 60", n)
 	}
 }
+
+// TestExpiryStaleCount: a Delete makes evictions verify items against the
+// database only until its stale item is popped; after that they read
+// nothing from Pebble again (the count of suspect entries used to stay up
+// until the index was rebuilt).
+func TestExpiryStaleCount(t *testing.T) {
+	r := newBudgetRun(t)
+	r.batch(0, 20, 0, -1)
+	st := statetest.MustLoad(t, r.p, r.id, r.version)
+	if err := st.Delete([]byte("key-00003")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r.version++
+	gets := 0
+	dbGet = func(db *pebble.DB, k []byte) ([]byte, io.Closer, error) { gets++; return db.Get(k) }
+	defer func() { dbGet = (*pebble.DB).Get }()
+	// Pops 0-5: 0-3 are verified (3 is the stale one), 4 and 5 not.
+	w := r.batch(20, 20, 0, 5)
+	if w.idx == nil || w.idx.changed != 0 || gets != 4 {
+		t.Fatalf("index %v, changed %d, %d lookups; want an index, 0, 4", w.idx != nil, w.idx.changed, gets)
+	}
+	gets = 0
+	if w := r.batch(20, 20, 0, 15); w.numKeys != 20-1-16+1 || gets != 0 {
+		t.Fatalf("%d keys, %d lookups; want %d, 0", w.numKeys, gets, 20-1-16+1)
+	}
+}
