@@ -90,7 +90,10 @@
 // the last compaction outnumber the live keys (and CompactGarbageMin):
 // eviction leaves a tombstone per evicted key, and without compaction every
 // later Range would step over all of them. None of this changes any result,
-// only byte figures and speed.
+// only byte figures and speed. A snapshot's MANIFEST also records each
+// ingested sstable's creation time (Pebble's wall clock, in seconds, not
+// injectable), so two runs' <V>.zip files may differ in those bytes, never
+// in their sizes or contents as read back.
 package pebblestore
 
 import (
