@@ -1,10 +1,8 @@
 package state
 
 import (
-	"bytes"
-	"slices"
-
 	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/state/expiry"
 )
 
 // EntryOverheadBytes is the fixed per-entry cost in the memory estimate of
@@ -68,7 +66,7 @@ type memCopy struct {
 	// idx indexes t by expiry for EvictUpTo; nil until first needed, and
 	// after an abort or a compaction of t (it is then rebuilt from t on
 	// the next use).
-	idx *expiryIndex
+	idx *expiry.Index
 	// undoBuf is the undo log of the last store on this copy, reused by
 	// the next one.
 	undoBuf []undoRecord
@@ -153,7 +151,7 @@ func (c *memCopy) tidy() {
 	oldArena := t.arena
 	oldOffs := t.compact()
 	if c.idx != nil {
-		c.idx.translate(t, oldArena, oldOffs)
+		translateIndex(c.idx, t, oldArena, oldOffs)
 	}
 }
 
@@ -248,11 +246,11 @@ func (s *memStore) changed(old, entry tslot, key, value []byte) {
 		}
 	}
 	if x := w.idx; x != nil {
-		if at, ok := x.expiry(value); ok {
-			if x.size() >= 2*t.n+minStaleCompaction {
-				w.idx = nil // mostly stale: rebuilt on the next EvictUpTo
+		if at, ok := x.Expiry(value); ok {
+			if x.MostlyStale(int64(t.n)) {
+				w.idx = nil // rebuilt on the next EvictUpTo
 			} else {
-				x.push(t, expiryItem{at: at, off: entry.off, klen: entry.klen})
+				x.Push(expiry.Item{At: at, Off: entry.off, Klen: entry.klen})
 			}
 		}
 	}
@@ -292,26 +290,26 @@ func (s *memStore) remove(i int) {
 // holds the very entry the item was made for (entries are immutable, so
 // the same arena offset). Every key whose value has an expiry has an item
 // for its entry, so nothing expired is missed.
-func (s *memStore) EvictUpTo(limit int64, expiry func(value []byte) (int64, bool)) (int64, error) {
+func (s *memStore) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)) (int64, error) {
 	if !s.Updating() {
 		return 0, s.Done("EvictUpTo")
 	}
 	w := s.w
 	t := w.t
 	x := w.idx
-	if x == nil || x.size() >= 2*t.n+minStaleCompaction {
-		x = buildExpiryIndex(t, expiry)
+	if x == nil || x.MostlyStale(int64(t.n)) {
+		x = buildExpiryIndex(t, expiryOf)
 		w.idx = x
 	}
 	var n int64
 	for {
-		if next, ok := x.min(); !ok || next.at > limit {
+		if next, ok := x.Min(t.arena); !ok || next.At > limit {
 			break
 		}
-		it := x.pop(t)
-		key := t.arena[it.off : it.off+uint64(it.klen)]
+		it := x.Pop(t.arena)
+		key := it.Key(t.arena)
 		i, _ := t.find(key, keyHash(key))
-		if i < 0 || t.slots[i].off != it.off {
+		if i < 0 || t.slots[i].off != it.Off {
 			continue // deleted or overwritten since; a current value has its own item
 		}
 		s.remove(i)
@@ -422,194 +420,35 @@ func (s *memStore) Metrics() Metrics {
 	}
 }
 
-// minStaleCompaction: an expiry index is rebuilt once it holds at least
-// twice as many items as the map has keys plus this many, so that stale
-// items left by Delete or overwrites cannot pile up.
-const minStaleCompaction = 1024
-
-// expiryIndex orders the entries of one table by (expiry, key), possibly
-// with stale items (see EvictUpTo). Event times mostly arrive in order, so
-// most items go to run, a queue already in that order (push and pop in
-// O(1)); an item that would break its order goes to h, a binary min-heap.
-// The next item is the lesser of the two heads. expiry is the function it
-// was built with, used by Put.
-type expiryIndex struct {
-	expiry func([]byte) (int64, bool)
-	run    []expiryItem // run[head:] ascending
-	head   int
-	h      []expiryItem
-}
-
-// expiryItem names an entry by its arena offset (entries are immutable).
-type expiryItem struct {
-	at   int64
-	off  uint64
-	klen uint32
-}
-
-// translate points the items at the entries' new offsets after
-// t.compact, which returned oldOffs, the old offset of each slot's entry;
-// stale items, whose entries compact dropped, are dropped too. The order
-// of the items, by expiry and key, is unchanged.
-func (x *expiryIndex) translate(t *table, oldArena []byte, oldOffs []uint64) {
-	fix := func(items []expiryItem) []expiryItem {
-		kept := items[:0]
-		for _, it := range items {
-			key := oldArena[it.off : it.off+uint64(it.klen)]
-			if i, _ := t.find(key, keyHash(key)); i >= 0 && oldOffs[i] == it.off {
-				it.off = t.slots[i].off
-				kept = append(kept, it)
-			}
-		}
-		return kept
-	}
-	x.run, x.head = fix(x.run[x.head:]), 0
-	x.h = fix(x.h)
-	// Dropping items broke the heap property; restore it.
-	for i := len(x.h)/2 - 1; i >= 0; i-- {
-		x.down(t, i)
-	}
-}
-
-func (x *expiryIndex) size() int { return len(x.run) - x.head + len(x.h) }
-
-// before orders items by expiry, then by key. The key makes the order
-// total, so entries of equal expiry are popped in one order whatever order
-// they were pushed in (buildExpiryIndex reads the table in slot order),
-// and the removals EvictUpTo makes are written to the delta in pop order.
-// Items equal in both are the same key (one of them stale), whose order
-// does not matter.
-func (t *table) before(a, b *expiryItem) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return t.keyBefore(a, b) // kept out of line, so that before inlines
-}
-
-func (t *table) keyBefore(a, b *expiryItem) bool {
-	return bytes.Compare(t.arena[a.off:a.off+uint64(a.klen)], t.arena[b.off:b.off+uint64(b.klen)]) < 0
-}
-
-func buildExpiryIndex(t *table, expiry func([]byte) (int64, bool)) *expiryIndex {
-	x := &expiryIndex{expiry: expiry, run: make([]expiryItem, 0, t.n+t.n/4)}
+// buildExpiryIndex indexes every entry of t that has an expiry, by its
+// arena offset (entries are immutable).
+func buildExpiryIndex(t *table, expiryOf func([]byte) (int64, bool)) *expiry.Index {
+	items := make([]expiry.Item, 0, t.n+t.n/4)
 	for i := range t.slots {
 		e := &t.slots[i]
 		if e.off == 0 {
 			continue
 		}
-		if at, ok := expiry(t.value(e)); ok {
-			x.run = append(x.run, expiryItem{at: at, off: e.off, klen: e.klen})
+		if at, ok := expiryOf(t.value(e)); ok {
+			items = append(items, expiry.Item{At: at, Off: e.off, Klen: e.klen})
 		}
 	}
-	slices.SortFunc(x.run, func(a, b expiryItem) int {
-		if t.before(&a, &b) {
-			return -1
+	return expiry.Sorted(t.arena, items, expiryOf)
+}
+
+// translateIndex points the items of x at the entries' new offsets after
+// t.compact, which returned oldOffs, the old offset of each slot's entry;
+// stale items, whose entries compact dropped, are dropped too. The order
+// of the items, by expiry and key, is unchanged.
+func translateIndex(x *expiry.Index, t *table, oldArena []byte, oldOffs []uint64) {
+	x.Retain(func(it *expiry.Item) bool {
+		key := it.Key(oldArena)
+		if i, _ := t.find(key, keyHash(key)); i >= 0 && oldOffs[i] == it.Off {
+			it.Off = t.slots[i].off
+			return true
 		}
-		if t.before(&b, &a) {
-			return 1
-		}
-		return 0
+		return false
 	})
-	return x
-}
-
-func (x *expiryIndex) push(t *table, it expiryItem) {
-	if x.head == len(x.run) {
-		x.run, x.head = x.run[:0], 0
-	}
-	if n := len(x.run); n == x.head || !t.before(&it, &x.run[n-1]) {
-		if x.head > 0 && len(x.run) == cap(x.run) && x.head >= len(x.run)/2 {
-			// Reuse the popped front rather than grow.
-			x.run = x.run[:copy(x.run, x.run[x.head:])]
-			x.head = 0
-		}
-		x.run = append(x.run, it)
-		return
-	}
-	h := append(x.h, it)
-	i := len(h) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !t.before(&it, &h[parent]) {
-			break
-		}
-		h[i] = h[parent]
-		i = parent
-	}
-	h[i] = it
-	x.h = h
-}
-
-// fromRun reports whether the next item is the head of run (else of h;
-// false, false when the index is empty).
-func (x *expiryIndex) fromRun(t *table) (fromRun, ok bool) {
-	r, h := x.head < len(x.run), len(x.h) > 0
-	switch {
-	case r && h:
-		return !t.before(&x.h[0], &x.run[x.head]), true
-	case r:
-		return true, true
-	}
-	return false, h
-}
-
-// min returns the next item without taking it. It needs no table: it is
-// used only to compare expiries with a limit, and which head holds the
-// lesser expiry is decided by expiry alone unless the two are equal.
-func (x *expiryIndex) min() (expiryItem, bool) {
-	r, h := x.head < len(x.run), len(x.h) > 0
-	switch {
-	case r && h:
-		if x.h[0].at < x.run[x.head].at {
-			return x.h[0], true
-		}
-		return x.run[x.head], true
-	case r:
-		return x.run[x.head], true
-	case h:
-		return x.h[0], true
-	}
-	return expiryItem{}, false
-}
-
-// pop takes the next item.
-func (x *expiryIndex) pop(t *table) expiryItem {
-	fromRun, _ := x.fromRun(t)
-	if fromRun {
-		it := x.run[x.head]
-		x.head++
-		return it
-	}
-	h := x.h
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	x.h = h[:last]
-	if last > 0 {
-		x.down(t, 0)
-	}
-	return top
-}
-
-func (x *expiryIndex) down(t *table, i int) {
-	h := x.h
-	n := len(h)
-	it := h[i]
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && t.before(&h[r], &h[c]) {
-			c = r
-		}
-		if !t.before(&h[c], &it) {
-			break
-		}
-		h[i] = h[c]
-		i = c
-	}
-	h[i] = it
 }
 
 var (

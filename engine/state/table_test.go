@@ -85,7 +85,7 @@ func TestTableModel(t *testing.T) {
 					oldArena := c.t.arena
 					oldOffs := c.t.compact()
 					if c.idx != nil {
-						c.idx.translate(c.t, oldArena, oldOffs)
+						translateIndex(c.idx, c.t, oldArena, oldOffs)
 					}
 					pads := 0 // an empty key with an empty value takes a byte
 					if v, ok := model[""]; ok && len(v) == 0 {

@@ -69,6 +69,13 @@
 //     count-valued metrics, and adds only byte figures.
 //   - Range visits keys in byte order (the memory provider: its table's slot
 //     order).
+//   - Eviction (state.Expirer, expiry.go) visits only the entries that
+//     expire, through an expiry index on the Go heap, where Spark's
+//     removeKeysOlderThanWatermark iterates the whole database every batch;
+//     the index's bytes (capped by Options.ExpiryIndexBudget, past which
+//     eviction scans as Spark's does) are not in MemoryUsedBytes, as the
+//     memory provider's index is not in its estimate. A changelog's remove
+//     records are in (expiry, key) order, not key order.
 //
 // Keys: a store key k is kept in Pebble as the byte 0x01 followed by k.
 // Pebble v2.1.7 cannot flush a data block whose only key is the empty key
@@ -83,7 +90,10 @@
 // the last compaction outnumber the live keys (and CompactGarbageMin):
 // eviction leaves a tombstone per evicted key, and without compaction every
 // later Range would step over all of them. None of this changes any result,
-// only byte figures and speed.
+// only byte figures and speed. A snapshot's MANIFEST also records each
+// ingested sstable's creation time (Pebble's wall clock, in seconds, not
+// injectable), so two runs' <V>.zip files may differ in those bytes, never
+// in their sizes or contents as read back.
 package pebblestore
 
 import (
@@ -113,6 +123,7 @@ const (
 	DefaultCompactL0Sublevels   = 8
 	DefaultCompactGarbageMin    = 1 << 16
 	DefaultIngestMinKeys        = 4096
+	// DefaultExpiryIndexBudget (expiry.go) is 64 MiB.
 )
 
 // Options configure a Provider. Zero values mean the defaults.
@@ -139,6 +150,17 @@ type Options struct {
 	// least this many keys writes them as an sstable and ingests it;
 	// fewer go through the memtable (see pending.go).
 	IngestMinKeys int
+	// ExpiryIndexBudget caps the heap bytes of a working database's expiry
+	// index (expiry.go): 24 bytes plus the key per item (stale ones
+	// included), so the 64 MiB default indexes a partition of about 1.5 M
+	// keys of 20 bytes. The index is dropped when its items pass it; the
+	// slack of its slices is kept within it (they are reallocated tightly
+	// when their growth would pass it), except while one is being copied.
+	// Past it, eviction scans the whole state every batch, as Spark's
+	// RocksDB provider does, holding at most this many bytes of the
+	// expired entries it found (about 40 plus the key each; if more
+	// expired, it removes those and scans again).
+	ExpiryIndexBudget int64
 	// OnMaintenanceError receives errors of snapshots, deletion of old files,
 	// compaction and disposal of working databases; they do not fail a
 	// commit. It is called with the provider locked and must not call the
@@ -165,6 +187,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IngestMinKeys <= 0 {
 		o.IngestMinKeys = DefaultIngestMinKeys
+	}
+	if o.ExpiryIndexBudget <= 0 {
+		o.ExpiryIndexBudget = DefaultExpiryIndexBudget
 	}
 	return o
 }
@@ -208,6 +233,12 @@ type workDB struct {
 	// instead of growing one from empty.
 	pendingSlots []pendingSlot
 	ingests      int64 // sstables ingested, to name the next one
+	// idx indexes the entries by expiry for EvictUpTo (expiry.go); nil
+	// until the first EvictUpTo, after an abort, and past the budget.
+	idx *expiryIndex
+	// idxRefusedAt is the number of keys at which the index last passed
+	// its budget (0: it did not).
+	idxRefusedAt int64
 }
 
 // New returns a provider that keeps its checkpoint files in fs.
@@ -482,6 +513,7 @@ func valueLen(r pebble.Reader, key []byte) (int, bool, error) {
 // records index themselves, as a store's do (pending.go).
 func (w *workDB) replay(name string, data []byte) error {
 	w.absent = nil // built by the next PutIfAbsent, from a scan
+	w.idx = nil    // built by the next EvictUpTo, from a scan
 	var idx pendingIndex
 	keys, size, garbage := w.numKeys, w.dataBytes, w.garbage
 	var kbuf []byte
@@ -581,6 +613,9 @@ type store struct {
 	ranges     []*rangeState // the Range calls in progress, innermost last
 	// abortInRange: fn called Abort inside Range (see Abort).
 	abortInRange bool
+	// dueScans counts the scans of index-less evictions (expiry.go), each
+	// removing at most the budget's worth of entries (for the tests).
+	dueScans int
 
 	loadedKeys, loadedBytes int64 // figures at Load, for Metrics after Abort
 	final                   finalFigures
@@ -714,6 +749,7 @@ func (s *store) put(key, value []byte, h uint64) error {
 	if f := s.w.absent; f != nil {
 		f.add(h)
 	}
+	s.indexPut(key, value, existed)
 	if existed {
 		s.dataBytes += int64(len(value) - old)
 		if inDB { // an overwrite of a key only this version wrote costs nothing
@@ -752,6 +788,7 @@ func (s *store) PutIfAbsent(key, value []byte) (bool, error) {
 	f.add(h)
 	s.numKeys++
 	s.dataBytes += int64(len(key) + len(value))
+	s.indexPut(key, value, false)
 	return true, nil
 }
 
@@ -802,11 +839,20 @@ func (s *store) Delete(key []byte) error {
 	if !existed {
 		return nil
 	}
+	if e := s.w.idx; e != nil {
+		e.changed++ // its item is stale
+	}
+	return s.remove(key, h, old, "Delete")
+}
+
+// remove deletes key (hash h), which is present with a value of old
+// bytes.
+func (s *store) remove(key []byte, h uint64, old int, op string) error {
 	off := len(s.Delta)
 	s.Delta = state.AppendRemove(s.Delta, key)
 	inDB, err := s.changed(key, h, off, true)
 	if err != nil {
-		return s.fail("Delete", err)
+		return s.fail(op, err)
 	}
 	s.numKeys--
 	if inDB { // a key only this version wrote leaves no tombstone
@@ -951,8 +997,10 @@ func (s *store) ApplyLocked() error {
 }
 
 // RollbackLocked implements state.StoreHooks: the changes are dropped, the
-// database never saw them.
+// database never saw them. The expiry index is dropped too: the batch may
+// have popped items of entries the database still holds.
 func (s *store) RollbackLocked() {
+	s.w.idx = nil
 	s.pending.reset()
 	s.w.pendingSlots, s.pending.slots = s.pending.slots, nil
 }

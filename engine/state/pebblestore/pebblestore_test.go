@@ -46,26 +46,38 @@ var pebbleStore = statetest.Store{
 	EntryOverhead: 0,
 }
 
+// pebbleStoreWith is pebbleStore with options on top of the suite's.
+func pebbleStoreWith(extra func(*pebblestore.Options)) statetest.Store {
+	s := pebbleStore
+	s.New = func(t testing.TB, f fsys.FS, o state.Options) state.Provider {
+		po := pebblestore.Options{MinDeltasForSnapshot: o.MinDeltasForSnapshot,
+			MinVersionsToRetain: o.MinVersionsToRetain, OnMaintenanceError: o.OnMaintenanceError}
+		extra(&po)
+		return newProvider(t, f, po)
+	}
+	return s
+}
+
 // TestPebbleContract runs the providers' contract suite (statetest) on
 // the Pebble provider, with commits through the memtable (the default for
-// the suite's few keys) and with every commit and replay ingested as an
-// sstable.
+// the suite's few keys), with every commit and replay ingested as an
+// sstable, and with an expiry index budget of one byte, so that every
+// EvictUpTo scans (the fallback past the budget).
 func TestPebbleContract(t *testing.T) {
 	t.Run("memtable", func(t *testing.T) { statetest.Run(t, pebbleStore) })
 	t.Run("ingest", func(t *testing.T) {
-		s := pebbleStore
-		s.New = func(t testing.TB, f fsys.FS, o state.Options) state.Provider {
-			return newProvider(t, f, pebblestore.Options{MinDeltasForSnapshot: o.MinDeltasForSnapshot,
-				MinVersionsToRetain: o.MinVersionsToRetain, OnMaintenanceError: o.OnMaintenanceError, IngestMinKeys: 1})
-		}
-		statetest.Run(t, s)
+		statetest.Run(t, pebbleStoreWith(func(o *pebblestore.Options) { o.IngestMinKeys = 1 }))
+	})
+	t.Run("scan", func(t *testing.T) {
+		statetest.Run(t, pebbleStoreWith(func(o *pebblestore.Options) { o.ExpiryIndexBudget = 1 }))
 	})
 }
 
 func TestDefaults(t *testing.T) {
 	o := newProvider(t, fsys.NewMem(), pebblestore.Options{}).Options()
 	if o.MinDeltasForSnapshot != 10 || o.MinVersionsToRetain != 100 || o.MemTableSize != 64<<20 ||
-		o.CompactL0Sublevels != 8 || o.CompactGarbageMin != 1<<16 || o.IngestMinKeys != 4096 || o.WorkDir != "" {
+		o.CompactL0Sublevels != 8 || o.CompactGarbageMin != 1<<16 || o.IngestMinKeys != 4096 || o.WorkDir != "" ||
+		o.ExpiryIndexBudget != 64<<20 {
 		t.Fatalf("defaults = %+v", o)
 	}
 }

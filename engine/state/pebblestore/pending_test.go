@@ -5,9 +5,21 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/dedupsim/dedupsim/engine/state"
 	"pgregory.net/rapid"
 )
+
+// TestIngestTableFormat: the working databases' format major version
+// accepts the format of the ingested sstables (a Pebble upgrade that
+// raised the minimum would otherwise fail every commit that ingests).
+func TestIngestTableFormat(t *testing.T) {
+	v := pebble.FormatNewest
+	if ingestTableFormat < v.MinTableFormat() || ingestTableFormat > v.MaxTableFormat() {
+		t.Fatalf("ingested tables in %s, format major version %s accepts %s to %s", ingestTableFormat, v, v.MinTableFormat(), v.MaxTableFormat())
+	}
+}
 
 // TestPendingIndexModel: after any sequence of puts and removes appended
 // as records, the index finds each key's latest record, misses keys never

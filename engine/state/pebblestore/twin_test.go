@@ -19,6 +19,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/state"
 	"github.com/dedupsim/dedupsim/engine/state/pebblestore"
+	"github.com/dedupsim/dedupsim/engine/state/statetest"
 	"pgregory.net/rapid"
 )
 
@@ -34,9 +35,13 @@ type twin struct {
 	// ingestMinKeys is 1 (every commit ingests an sstable) or 0 (the
 	// default: commits go through the memtable).
 	ingestMinKeys int
-	mp            *state.MemoryProvider
-	pp            *pebblestore.Provider
-	ms, ps        [2]state.Store // open stores, per slot
+	// expiryIndexBudget is 0 (the default: the index always fits), 1
+	// (EvictUpTo always scans) or a few hundred bytes (the index is built,
+	// passes the budget as keys are put, and is built again).
+	expiryIndexBudget int64
+	mp                *state.MemoryProvider
+	pp                *pebblestore.Provider
+	ms, ps            [2]state.Store // open stores, per slot
 	// ranged: the slot's store ran an eviction through Range, whose
 	// removals follow each store's own visiting order.
 	ranged [2]bool
@@ -47,12 +52,14 @@ type twin struct {
 // twinCoverage counts what the runs exercised (go test -v).
 type twinCoverage struct {
 	Loads, FailedLoads, Commits, Aborts, Evictions, Restarts, MaxVersion, IngestRuns int64
+	EvictUpTos, EvictedUpTo                                                          int64
 }
 
 func (w *twin) start(t *rapid.T) {
 	w.mp = state.NewMemoryProvider(w.mfs, w.mopts)
 	p, err := pebblestore.New(w.pfs, pebblestore.Options{MinDeltasForSnapshot: w.mopts.MinDeltasForSnapshot,
-		MinVersionsToRetain: w.mopts.MinVersionsToRetain, CompactGarbageMin: w.compactGarbageMin, IngestMinKeys: w.ingestMinKeys})
+		MinVersionsToRetain: w.mopts.MinVersionsToRetain, CompactGarbageMin: w.compactGarbageMin, IngestMinKeys: w.ingestMinKeys,
+		ExpiryIndexBudget: w.expiryIndexBudget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +229,23 @@ func (w *twin) evict(t *rapid.T) {
 	w.cov.Evictions++
 }
 
+// evictUpTo runs state.Expirer's EvictUpTo on both stores, each checked
+// against a Range-based reference (statetest.EvictChecked). Both remove in
+// (expiry, key) order, so the versions' delta and changelog stay equal.
+func (w *twin) evictUpTo(t *rapid.T) {
+	_, ms, ps := w.open(t)
+	limit := int64(rapid.IntRange(0, 256).Draw(t, "limit"))<<8 + int64(rapid.IntRange(0, 255).Draw(t, "limitLow"))
+	before := contents(t, ms)
+	left := statetest.EvictChecked(t, ms, nil, limit)
+	pleft := statetest.EvictChecked(t, ps, before, limit)
+	if !maps.Equal(left, pleft) {
+		t.Fatalf("EvictUpTo(%d) left:\n  memory %q\n  pebble %q", limit, left, pleft)
+	}
+	w.compareMetrics(t, "evictUpTo", ms, ps)
+	w.cov.EvictUpTos++
+	w.cov.EvictedUpTo += int64(len(before) - len(left))
+}
+
 // putIfAbsent runs state.Inserter's PutIfAbsent on both stores.
 func (w *twin) putIfAbsent(t *rapid.T) {
 	_, ms, ps := w.open(t)
@@ -273,7 +297,7 @@ func (w *twin) batch(t *rapid.T) {
 	for w.ms[0] == nil {
 		w.loadSlot(t, 0)
 	}
-	ops := []func(*rapid.T){w.put, w.getPut, w.getPut, w.del, w.evict, w.putIfAbsent}
+	ops := []func(*rapid.T){w.put, w.getPut, w.getPut, w.del, w.evict, w.putIfAbsent, w.evictUpTo, w.evictUpTo}
 	for range rapid.IntRange(0, 8).Draw(t, "ops") {
 		ops[rapid.IntRange(0, len(ops)-1).Draw(t, "op")](t)
 	}
@@ -339,6 +363,7 @@ func TestTwinOfMemoryProvider(t *testing.T) {
 			},
 			compactGarbageMin: rapid.IntRange(0, 1).Draw(t, "compactGarbageMin"),
 			ingestMinKeys:     rapid.IntRange(0, 1).Draw(t, "ingestMinKeys"),
+			expiryIndexBudget: []int64{0, 1, int64(rapid.IntRange(24, 600).Draw(t, "budget"))}[rapid.IntRange(0, 2).Draw(t, "budgetKind")],
 		}
 		w.start(t)
 		if w.ingestMinKeys == 1 {
@@ -354,6 +379,7 @@ func TestTwinOfMemoryProvider(t *testing.T) {
 			"getPut":      w.getPut,
 			"evict":       w.evict,
 			"putIfAbsent": w.putIfAbsent,
+			"evictUpTo":   w.evictUpTo,
 			"commit":      w.commit,
 			"abort":       w.abort,
 			"restart":     w.restart,

@@ -11,6 +11,7 @@
 package statetest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -63,6 +64,9 @@ func Run(t *testing.T, s Store) {
 		{"CommitFailureRollsBack", testCommitFailureRollsBack},
 		{"MaintenanceErrorsDoNotFailCommit", testMaintenanceErrorsDoNotFailCommit},
 		{"PutIfAbsent", testPutIfAbsent},
+		{"EvictUpToStaleItems", testEvictUpToStaleItems},
+		{"EvictUpToOrder", testEvictUpToOrder},
+		{"EvictUpToBatches", testEvictUpToBatches},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, s) })
 	}
@@ -1082,5 +1086,239 @@ func testPutIfAbsent(t *testing.T, s Store) {
 	defer st.Abort()
 	if got := Contents(t, st); !maps.Equal(got, model) {
 		t.Fatalf("reloaded: %d entries, want %d", len(got), len(model))
+	}
+}
+
+// TestExpiry is the expiry layout of the EvictUpTo property test: an empty
+// value or one whose first byte is a multiple of 5 has none (like a null
+// event time); otherwise the first two bytes, big-endian.
+func TestExpiry(v []byte) (int64, bool) {
+	if len(v) == 0 || v[0]%5 == 0 {
+		return 0, false
+	}
+	at := int64(v[0]) << 8
+	if len(v) > 1 {
+		at |= int64(v[1])
+	}
+	return at, true
+}
+
+// testEvictUpToStaleItems: many overwrites and deletes between evictions
+// (stale heap items, compaction) never make EvictUpTo remove a live entry
+// that is not due or miss one that is.
+func testEvictUpToStaleItems(t *testing.T, s Store) {
+	p := s.New(t, fsys.NewMem(), state.Options{})
+	id := state.ID{Operator: 7, Partition: 0}
+	model := map[string]string{}
+	val := func(at int) string { return string([]byte{byte(at>>8) | 1, byte(at)}) }
+	for v := int64(0); v < 8; v++ {
+		st := MustLoad(t, p, id, v)
+		x := st.(state.Expirer)
+		if v > 0 {
+			// Build (or reuse) the index first so the changes below go
+			// through Put's pushes.
+			if _, err := x.EvictUpTo(-1, TestExpiry); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 3000 {
+			k := fmt.Sprint("k", i%(500+1500*int(v%2))) // odd versions: no compaction
+			at := (int(v)*3000 + i*7919) % 4000
+			if v%2 == 1 {
+				// Mostly ascending, as event times arrive, with a few
+				// stragglers.
+				at = int(v)*600 + i/5
+				if i%10 == 0 {
+					at -= 300
+				}
+			}
+			if i%3 == 0 {
+				if err := st.Delete([]byte(k)); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+				continue
+			}
+			if err := st.Put([]byte(k), []byte(val(at))); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = val(at)
+		}
+		limit := int64(v+1) * 4096 / 8
+		if v%2 == 1 {
+			limit, _ = TestExpiry([]byte(val(int(v)*600 + 200)))
+		}
+		want := int64(0)
+		for k, s := range model {
+			if at, ok := TestExpiry([]byte(s)); ok && at <= limit {
+				delete(model, k)
+				want++
+			}
+		}
+		n, err := x.EvictUpTo(limit, TestExpiry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Contents(t, st); n != want || !maps.Equal(got, model) {
+			t.Fatalf("version %d: removed %d (want %d), %d keys left, want %d", v, n, want, len(got), len(model))
+		}
+		if _, err := st.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testEvictUpToOrder: EvictUpTo removes in ascending (expiry, key) order,
+// whatever order the entries were put or indexed in, so the delta's bytes
+// do not follow Go's map order.
+func testEvictUpToOrder(t *testing.T, s Store) {
+	m := fsys.NewMem()
+	p := s.New(t, m, state.Options{})
+	keys := []string{"q", "b", "z", "a", "m", "c", "y", "d"}
+	val := func(at int) []byte { return []byte{1, byte(at)} }
+	// Version 1 holds the first half; the index of version 2 is built from
+	// the map (map order), and Put pushes the second half onto it.
+	st := MustLoad(t, p, id03, 0)
+	for i, k := range keys[:4] {
+		st.Put([]byte(k), val(i%2))
+	}
+	if _, err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st = MustLoad(t, s.New(t, m, state.Options{}), id03, 1)
+	x := st.(state.Expirer)
+	if _, err := x.EvictUpTo(-1, TestExpiry); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys[4:] {
+		st.Put([]byte(k), val(i%2))
+	}
+	if n, err := x.EvictUpTo(257, TestExpiry); err != nil || n != 8 {
+		t.Fatalf("EvictUpTo = %d, %v", n, err)
+	}
+	if _, err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// Expiry 256 (byte 0 is 1): q z m y; 257: b a c d.
+	var want []byte
+	for i, k := range keys[4:] {
+		want = state.AppendPut(want, []byte(k), val(i%2))
+	}
+	for _, k := range []string{"m", "q", "y", "z", "a", "b", "c", "d"} {
+		want = state.AppendRemove(want, []byte(k))
+	}
+	want = state.AppendTrailer(state.AppendEnd(want), s.Files.DeltaKind, id03, 2)
+	if got, err := m.ReadFile(s.names("state/0/3/2.delta")); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("2.delta = %q, %v\nwant %q", got, err, want)
+	}
+}
+
+// EvictChecked runs EvictUpTo(limit, TestExpiry) on st and checks it
+// against a Range-based reference taken from st just before, and against
+// want (the entries st must hold before the call): what is left, the count
+// returned, NumKeys. It returns what is left.
+func EvictChecked(t TB, st state.Store, want map[string]string, limit int64) map[string]string {
+	t.Helper()
+	before := Contents(t, st)
+	if want != nil && !maps.Equal(before, want) {
+		t.Fatalf("before EvictUpTo(%d): store %q, want %q", limit, before, want)
+	}
+	left := maps.Clone(before)
+	wantN := int64(0)
+	for k, v := range before {
+		if at, ok := TestExpiry([]byte(v)); ok && at <= limit {
+			delete(left, k)
+			wantN++
+		}
+	}
+	x, ok := st.(state.Expirer)
+	if !ok {
+		t.Fatalf("%T does not implement state.Expirer", st)
+	}
+	n, err := x.EvictUpTo(limit, TestExpiry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Contents(t, st); n != wantN || !maps.Equal(got, left) {
+		t.Fatalf("EvictUpTo(%d) removed %d, left %q; want %d, %q", limit, n, got, wantN, left)
+	}
+	if k := st.Metrics().NumKeys; k != int64(len(left)) {
+		t.Fatalf("EvictUpTo(%d): NumKeys %d, want %d", limit, k, len(left))
+	}
+	return left
+}
+
+// testEvictUpToBatches: EvictUpTo's deletions are the batch's changes,
+// whatever the store keeps between batches: undone by Abort (the next
+// attempt removes them again), redone by the replay of an older version,
+// and the same after a restart from snapshots or from deltas alone.
+func testEvictUpToBatches(t *testing.T, s Store) {
+	for _, snap := range []int{1, 100} {
+		t.Run(fmt.Sprintf("snapshotEvery%d", snap), func(t *testing.T) {
+			f := fsys.NewMem()
+			opts := state.Options{MinDeltasForSnapshot: snap}
+			p := s.New(t, f, opts)
+			val := func(at int) string { return string([]byte{byte(at>>8) | 1, byte(at)}) }
+			versions := []map[string]string{{}}
+			// batch runs version v's batch: puts keys first..first+n with
+			// expiries ascending but for every 7th, then evicts up to limit.
+			batch := func(p state.Provider, v int64, first, n int, limit int64, commit bool) {
+				t.Helper()
+				st := MustLoad(t, p, id03, v)
+				work := maps.Clone(versions[v])
+				for i := first; i < first+n; i++ {
+					at := 256 + i
+					if i%7 == 0 {
+						at -= 40
+					}
+					k := fmt.Sprintf("k%04d", i)
+					if i%11 == 0 {
+						k = fmt.Sprintf("k%04d", i-5) // an overwrite, or a key again
+					}
+					if err := st.Put([]byte(k), []byte(val(at))); err != nil {
+						t.Fatal(err)
+					}
+					work[k] = val(at)
+				}
+				if i := first + 1; i%3 == 0 {
+					if err := st.Delete([]byte(fmt.Sprintf("k%04d", i-2))); err != nil {
+						t.Fatal(err)
+					}
+					delete(work, fmt.Sprintf("k%04d", i-2))
+				}
+				work = EvictChecked(t, st, work, limit)
+				if !commit {
+					st.Abort()
+					return
+				}
+				got, err := st.Commit()
+				if err != nil {
+					t.Fatal(err)
+				}
+				versions = append(versions[:got], work)
+			}
+			batch(p, 0, 0, 100, 256+30, true)
+			batch(p, 1, 100, 100, 256+120, false) // aborted: a hit next
+			batch(p, 1, 100, 100, 256+120, true)
+			batch(p, 2, 200, 50, 256+180, true)
+			batch(p, 3, 250, 50, 256+260, true)
+			// Replay of an older version (a miss), then the next batch on it.
+			batch(p, 2, 200, 60, 256+190, true)
+			batch(p, 3, 260, 40, 256+250, true)
+			// A no-data batch: eviction only.
+			batch(p, 4, 0, 0, 256+290, true)
+			latest := int64(len(versions) - 1)
+			// A restart: the index is built from the files.
+			p = s.New(t, f, opts)
+			for v := int64(1); v <= latest; v++ {
+				st := MustLoad(t, p, id03, v)
+				EvictChecked(t, st, versions[v], 256+int64(v)*40)
+				st.Abort()
+			}
+			batch(p, latest, 300, 30, 256+310, true)
+			st := MustLoad(t, s.New(t, f, opts), id03, latest+1)
+			defer st.Abort()
+			EvictChecked(t, st, versions[latest+1], 256+400)
+		})
 	}
 }
