@@ -267,7 +267,10 @@ func (r *Reader) Check() error {
 }
 
 // Next returns the next step, or io.EOF after the last. Errors for bad
-// input are *Error; after an error the Reader is done.
+// input are *Error; after an error the Reader is done. Every row's Data
+// is one JSON value without insignificant space (row.ValidCompact: the
+// reader compacts what the file spaced), which trace.Options.RowsCompact
+// relies on.
 func (r *Reader) Next() (Step, error) {
 	l, err := r.nextLine()
 	if err != nil {
