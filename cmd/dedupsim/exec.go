@@ -42,6 +42,7 @@ type execOptions struct {
 	seed                                           uint64
 	checkPath, recordPath                          string // docs/expectations.md
 	expect                                         *expectHook
+	gc                                             *gcPacer // paces the collector (not a flag)
 }
 
 func newExecCmd() *cobra.Command {
@@ -86,6 +87,10 @@ func runExec(o execOptions) (err error) {
 	if err != nil {
 		return badInput(err)
 	}
+	// Fewer collections, with a bounded headroom (exec_gc.go), from the
+	// passes before the run to the end.
+	o.gc = newGCPacer()
+	defer o.gc.restore()
 	next, closeInput, err := openSteps(o.inputPath, q)
 	if err != nil {
 		return err
@@ -163,6 +168,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 		wb = newWriteBehind(enc)
 	}
 	emit := func(r *trace.Record) error {
+		o.gc.batch()
 		if err := o.expect.observe(r); err != nil {
 			return err
 		}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+// The collector percent gives gcHeadroom of growth past the live heap,
+// never less than Go's default nor more than 5x the live heap.
+func TestGCPercentFor(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 400},
+		{1 << 20, 400},            // 128 MiB of headroom would be 128x: capped at 400
+		{gcHeadroom / 4, 400},     // exactly 4x
+		{gcHeadroom / 2, 200},     // 64 MiB live: 2x
+		{gcHeadroom * 3 / 4, 133}, // 96 MiB live
+		{gcHeadroom, 100},         // Go's default from here on
+		{10 << 30, 100},
+	} {
+		if got := gcPercentFor(tc.live); got != tc.want {
+			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
+		}
+	}
+}
+
+// exec leaves the collector as it found it, and alone when the
+// environment sets GOGC.
+func TestGCPacerRestores(t *testing.T) {
+	before := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(before)
+	p := newGCPacer()
+	if got := debug.SetGCPercent(gcPercentMax); got != gcPercentMax {
+		t.Errorf("pacing: percent %d, want %d", got, gcPercentMax)
+	}
+	p.batch()
+	p.restore()
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Errorf("after restore: percent %d, want 150", got)
+	}
+	t.Setenv("GOGC", "150")
+	p = newGCPacer()
+	p.batch()
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Errorf("with GOGC set: percent %d, want 150 (left alone)", got)
+	}
+	p.restore()
+}
