@@ -168,7 +168,6 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 		wb = newWriteBehind(enc)
 	}
 	emit := func(r *trace.Record) error {
-		o.gc.batch()
 		if err := o.expect.observe(r); err != nil {
 			return err
 		}

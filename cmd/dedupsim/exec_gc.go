@@ -2,8 +2,10 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 )
 
 // exec's collector pacing. A 500k-row run allocates about 500 MB (rows,
@@ -12,8 +14,8 @@ import (
 // about 18 cycles, and while a cycle marks, every pointer the decoder,
 // the engine and the encoder write pays a barrier, and each cycle stops
 // all goroutines twice. exec lets the heap grow further past what is
-// live, by a bounded amount: after each batch the collector's percent is
-// set from the live heap so that a cycle comes when the heap has grown by
+// live, by a bounded amount: after every collection the collector's
+// percent is set from the live heap it measured so that a cycle comes when the heap has grown by
 // gcHeadroom, but never later than at 5x the live heap (GOGC=400) and
 // never sooner than Go's default. So the heap peaks at most gcHeadroom
 // above the default's peak (docs/performance.md), and a large state is
@@ -40,8 +42,10 @@ func gcPercentFor(live uint64) int {
 }
 
 // gcPacer sets the collector percent from the live heap (gcPercentFor)
-// until restore.
+// after every collection, until restore: the heap goal each cycle leaves
+// is then at most gcHeadroom above the default's, whatever the pass.
 type gcPacer struct {
+	mu      sync.Mutex
 	on      bool
 	percent int // the value set last
 	prev    int // the value before newGCPacer
@@ -58,15 +62,29 @@ func newGCPacer() *gcPacer {
 	p.on, p.percent = true, gcPercentMax
 	p.prev = debug.SetGCPercent(gcPercentMax)
 	p.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	p.arm()
 	return p
 }
 
-// batch re-paces from the live heap the last cycle measured; call it
-// after each batch. A nil pacer does nothing.
-func (p *gcPacer) batch() {
-	if p == nil || !p.on {
-		return
-	}
+// gcSentinel is garbage as soon as it is made: its cleanup runs after the
+// next collection (a pointer field keeps it out of the tiny allocator,
+// whose objects may never be cleaned up).
+type gcSentinel struct{ _ *int }
+
+// arm re-paces after the next collection, and arms again.
+func (p *gcPacer) arm() {
+	runtime.AddCleanup(&gcSentinel{}, func(p *gcPacer) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.on {
+			p.repace()
+			p.arm()
+		}
+	}, p)
+}
+
+// repace sets the percent from the live heap the last cycle measured.
+func (p *gcPacer) repace() {
 	metrics.Read(p.sample)
 	if p.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
@@ -77,9 +95,15 @@ func (p *gcPacer) batch() {
 	}
 }
 
-// restore puts back the percent there was before newGCPacer.
+// restore stops pacing and puts back the percent there was before
+// newGCPacer. A nil pacer does nothing.
 func (p *gcPacer) restore() {
-	if p != nil && p.on {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.on {
 		debug.SetGCPercent(p.prev)
 		p.on = false
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // The collector percent gives gcHeadroom of growth past the live heap,
@@ -26,23 +28,45 @@ func TestGCPercentFor(t *testing.T) {
 	}
 }
 
-// exec leaves the collector as it found it, and alone when the
-// environment sets GOGC.
-func TestGCPacerRestores(t *testing.T) {
+// exec paces the collector after every collection, leaves it as it found
+// it, and alone when the environment sets GOGC.
+func TestGCPacer(t *testing.T) {
 	before := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(before)
 	p := newGCPacer()
 	if got := debug.SetGCPercent(gcPercentMax); got != gcPercentMax {
 		t.Errorf("pacing: percent %d, want %d", got, gcPercentMax)
 	}
-	p.batch()
+	// A live heap past the headroom: the next collection's re-pacing
+	// brings the percent down to Go's default.
+	live := make([][]byte, 0, gcHeadroom>>20+1)
+	for range cap(live) {
+		live = append(live, make([]byte, 1<<20))
+	}
+	for range 1000 { // until the cleanup goroutine has run
+		runtime.GC()
+		runtime.Gosched()
+		p.mu.Lock()
+		got := p.percent
+		p.mu.Unlock()
+		if got == gcPercentMin {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.mu.Lock()
+	if p.percent != gcPercentMin {
+		t.Errorf("after collections with %d MiB live: percent %d, want %d", len(live), p.percent, gcPercentMin)
+	}
+	p.mu.Unlock()
+	runtime.KeepAlive(live)
 	p.restore()
 	if got := debug.SetGCPercent(150); got != 150 {
 		t.Errorf("after restore: percent %d, want 150", got)
 	}
 	t.Setenv("GOGC", "150")
 	p = newGCPacer()
-	p.batch()
+	runtime.GC()
 	if got := debug.SetGCPercent(150); got != 150 {
 		t.Errorf("with GOGC set: percent %d, want 150 (left alone)", got)
 	}
