@@ -132,3 +132,61 @@ func TestReaderStopAfter(t *testing.T) {
 		t.Fatalf("read through line %d, want 3", r.Line())
 	}
 }
+
+// Under a sink that keeps no rows (foreachBatch), a row's Data is a slice
+// of its line and every line gets a buffer of its own: the rows of every
+// step read stay intact while later lines (blank, comment, spaced or
+// longer) are read, and are the rows a table sink's reader copies. Under
+// a table sink no row holds its line.
+func TestReaderSharesLines(t *testing.T) {
+	var file strings.Builder
+	for i := range 6 {
+		file.WriteString(`{"rows": [`)
+		for j := range 3 + i*50 {
+			if j > 0 {
+				file.WriteString(",")
+			}
+			file.WriteString(`{"id":"k` + strings.Repeat("x", i) + `-` + string(rune('a'+j%26)) + `","n":` + strings.Repeat("7", 1+j%5) + `}`)
+		}
+		file.WriteString("]}\n\n# a comment\n")
+		if i == 2 {
+			file.WriteString(`{"rows": [ {"id" : "spaced", "n": 1} ]}` + "\n")
+		}
+	}
+	read := func(yaml string) [][]string {
+		q := mustQuery(t, yaml)
+		all, err := Parse("s.jsonl", []byte(file.String()), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]string
+		for _, st := range all {
+			var rows []string
+			for _, r := range st.Rows["default"] {
+				if !strings.Contains(yaml, "table") && !strings.Contains(string(r.Data), "spaced") && cap(r.Data) != len(r.Data) {
+					t.Fatalf("%s: a row's Data has room past it (%d > %d): an append would write into its line", yaml, cap(r.Data), len(r.Data))
+				}
+				rows = append(rows, string(r.Data))
+			}
+			out = append(out, rows)
+		}
+		return out
+	}
+	q := mustQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\n")
+	if rd, _ := NewReader("s.jsonl", strings.NewReader(""), q); !rd.p.shareLine {
+		t.Fatal("foreachBatch: rows do not share their lines")
+	}
+	if rd, _ := NewReader("s.jsonl", strings.NewReader(""), mustQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: table}\n")); rd.p.shareLine {
+		t.Fatal("table sink: rows share their lines")
+	}
+	shared := read("dedup: {api: dropDuplicates, keys: [id]}\n")
+	copied := read("dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: table}\n")
+	if len(shared) != 7 || len(shared[6]) != 253 || shared[3][0] != `{"id":"spaced","n":1}` {
+		t.Fatalf("steps %d, rows of the last %d, the spaced row %q", len(shared), len(shared[len(shared)-1]), shared[3])
+	}
+	for i := range shared {
+		if strings.Join(shared[i], "\n") != strings.Join(copied[i], "\n") {
+			t.Fatalf("step %d: shared rows\n%v\ncopied rows\n%v", i, shared[i], copied[i])
+		}
+	}
+}

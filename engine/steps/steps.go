@@ -24,6 +24,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
 // Kind is what a step does.
@@ -194,7 +195,10 @@ type Reader struct {
 	br     *bufio.Reader
 	lineNo int
 	buf    []byte
-	done   bool
+	// lent: the rows Next returned share buf (parser.shareLine), so the
+	// next line is read into a new buffer.
+	lent bool
+	done bool
 	// last, when > 0, is the last line read (StopAfter).
 	last int
 	// rows counts the rows read so far, per source (query order).
@@ -225,6 +229,9 @@ func NewReader(filename string, r io.Reader, q *query.Query) (*Reader, error) {
 	// one on nothing, so such a row is refused here, with its line.
 	if len(q.Sink.Keys) > 0 {
 		p.sinkDec = row.NewDecoder(q.Sink.Keys, q.EventTimeColumn())
+	}
+	if d, ok := sink.Lookup(q.Sink.Kind); ok && !d.HasTable {
+		p.shareLine = true
 	}
 	return &Reader{p: p, br: bufio.NewReaderSize(r, 64<<10), rows: make([]int64, len(q.Sources))}, nil
 }
@@ -277,6 +284,7 @@ func (r *Reader) Next() (Step, error) {
 		return Step{}, err
 	}
 	r.p.rowBuf = r.p.rowBuf[:0]
+	r.lent = r.p.shareLine && !r.p.scratch
 	st, err := r.p.line(l.No, l.Col, l.Text)
 	if err != nil {
 		r.done = true
@@ -522,6 +530,10 @@ func (r *Reader) StopAfter(line int) { r.last = line }
 // readLine returns the next line without its '\n' (nil at the end of the
 // input). The slice is valid until the next call.
 func (r *Reader) readLine() ([]byte, error) {
+	if r.lent {
+		// As large as the last: a steps file's lines are alike.
+		r.buf, r.lent = make([]byte, 0, cap(r.buf)), false
+	}
 	r.buf = r.buf[:0]
 	for {
 		chunk, err := r.br.ReadSlice('\n')
@@ -584,6 +596,13 @@ type parser struct {
 	// slow takes encoding/json's path only, as every line did before the
 	// row scanner's (the tests hold the two to the same answers).
 	slow bool
+	// shareLine: a compact row's Data is a slice of its line instead of a
+	// copy (outside scratch passes), and Reader.Next reads each line into
+	// a buffer of its own. Set when the query's sink keeps no rows
+	// (foreachBatch), so that a line lives as long as its rows' batch, as
+	// the copies did; a sink with a table keeps rows for the whole run,
+	// and a few kept rows must not hold whole lines.
+	shareLine bool
 
 	// For an all-columns key: the sorted field names of the file's first
 	// row, and where that row is, for messages.
@@ -738,7 +757,11 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 		// Decoded again from its compacted copy, as on every other path.
 		return n, p.row(a.lineNo, a.path, i, p.compact(e), r)
 	}
-	if !p.scratch {
+	switch {
+	case p.scratch:
+	case p.shareLine:
+		r.Data = e[:n:n]
+	default:
 		r.Data = append(make([]byte, 0, n), e...)
 	}
 	return n, p.checkRow(a.lineNo, a.path, i, r)
