@@ -719,7 +719,14 @@ func (a *rowsAcc) add(e []byte) error {
 // the inferrer), which validates it.
 func (a *rowsAcc) scan(rest []byte) (int, error) {
 	p := a.p
-	a.rows = append(a.rows, row.Row{})
+	if n := len(a.rows); n < cap(a.rows) && (p.infer != nil || !p.scratch) {
+		// The slot is not written twice: inference does not use it, and
+		// outside scratch passes the slice is new, so its spare slots are
+		// zero (the decoder then sets the whole row).
+		a.rows = a.rows[:n+1]
+	} else {
+		a.rows = append(a.rows, row.Row{})
+	}
 	r := &a.rows[a.start+a.count]
 	i := a.count
 	a.count++
