@@ -48,8 +48,16 @@ type gcPacer struct {
 	mu      sync.Mutex
 	on      bool
 	percent int // the value set last
-	prev    int // the value before newGCPacer
 	sample  []metrics.Sample
+}
+
+// gcPacers counts the pacers on (runs of exec in one process, as in a
+// benchmark): the first saves the percent there was, the last puts it
+// back.
+var gcPacers struct {
+	sync.Mutex
+	on   int
+	prev int
 }
 
 // newGCPacer starts pacing at gcPercentMax (nothing is live yet), unless
@@ -60,7 +68,12 @@ func newGCPacer() *gcPacer {
 		return p
 	}
 	p.on, p.percent = true, gcPercentMax
-	p.prev = debug.SetGCPercent(gcPercentMax)
+	gcPacers.Lock()
+	if prev := debug.SetGCPercent(gcPercentMax); gcPacers.on == 0 {
+		gcPacers.prev = prev
+	}
+	gcPacers.on++
+	gcPacers.Unlock()
 	p.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	p.arm()
 	return p
@@ -95,8 +108,8 @@ func (p *gcPacer) repace() {
 	}
 }
 
-// restore stops pacing and puts back the percent there was before
-// newGCPacer. A nil pacer does nothing.
+// restore stops pacing; the last pacer on puts back the percent there
+// was before the first. A nil pacer does nothing.
 func (p *gcPacer) restore() {
 	if p == nil {
 		return
@@ -104,7 +117,11 @@ func (p *gcPacer) restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.on {
-		debug.SetGCPercent(p.prev)
 		p.on = false
+		gcPacers.Lock()
+		if gcPacers.on--; gcPacers.on == 0 {
+			debug.SetGCPercent(gcPacers.prev)
+		}
+		gcPacers.Unlock()
 	}
 }

@@ -60,7 +60,13 @@ func TestGCPacer(t *testing.T) {
 	}
 	p.mu.Unlock()
 	runtime.KeepAlive(live)
+	// Two at once (runs in one process): the last one put back restores.
+	p2 := newGCPacer()
 	p.restore()
+	if got := debug.SetGCPercent(gcPercentMin); got == 150 {
+		t.Errorf("one of two pacers restored: percent back to 150 while the other paces")
+	}
+	p2.restore()
 	if got := debug.SetGCPercent(150); got != 150 {
 		t.Errorf("after restore: percent %d, want 150", got)
 	}
