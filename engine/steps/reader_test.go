@@ -2,8 +2,10 @@ package steps
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -188,5 +190,51 @@ func TestReaderSharesLines(t *testing.T) {
 		if strings.Join(shared[i], "\n") != strings.Join(copied[i], "\n") {
 			t.Fatalf("step %d: shared rows\n%v\ncopied rows\n%v", i, shared[i], copied[i])
 		}
+	}
+}
+
+// TestReaderHeapAfterBigLine: under a sink that keeps no rows, rows share
+// their line; a large line followed by many small ones must not make each
+// small line's rows hold a buffer as large as the large line (the reused
+// read buffer's size). The steps Parse holds stay within a small factor
+// of the file.
+func TestReaderHeapAfterBigLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"rows": [`)
+	for i := range 8000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":"big-%07d","pad":"%s"}`, i, strings.Repeat("x", 100))
+	}
+	b.WriteString("]}\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, `{"rows": [{"id":"s%d"}]}`+"\n", i)
+		if i%50 == 0 {
+			b.WriteString(`{"tick": true}` + "\n")
+		}
+	}
+	data := []byte(b.String())
+	for _, yaml := range []string{"dedup: {api: dropDuplicates, keys: [id]}\n", "dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: table}\n"} {
+		q := mustQuery(t, yaml)
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		st, err := Parse("s.jsonl", data, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		held := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+		// The rows' Data (the file's size at most), 80-byte rows, keys'
+		// chunks: about 2.5 MB; a big buffer per small line is 200 MB.
+		if limit := 4*int64(len(data)) + 1<<20; held > limit {
+			t.Errorf("%q: the steps of a %d-byte file hold %d bytes of heap, more than %d", yaml, len(data), held, limit)
+		}
+		if len(st) != 1+200+4 || len(st[0].Rows["default"]) != 8000 || string(st[len(st)-1].Rows["default"][0].Data) != `{"id":"s199"}` {
+			t.Fatalf("%q: %d steps", yaml, len(st))
+		}
+		runtime.KeepAlive(st)
 	}
 }

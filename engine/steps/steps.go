@@ -194,10 +194,14 @@ type Reader struct {
 	p      *parser
 	br     *bufio.Reader
 	lineNo int
-	buf    []byte
-	// lent: the rows Next returned share buf (parser.shareLine), so the
-	// next line is read into a new buffer.
-	lent bool
+	// buf is the buffer every line is read into, reused: as large as the
+	// largest line so far.
+	buf []byte
+	// own is the copy of the line that rows may share (parser.shareLine):
+	// of the line's size, not buf's, so that a small line's rows never
+	// hold a buffer sized by an earlier large line. Reused for the next
+	// line while no row took a slice of it (parser.lent).
+	own  []byte
 	done bool
 	// last, when > 0, is the last line read (StopAfter).
 	last int
@@ -284,8 +288,21 @@ func (r *Reader) Next() (Step, error) {
 		return Step{}, err
 	}
 	r.p.rowBuf = r.p.rowBuf[:0]
-	r.lent = r.p.shareLine && !r.p.scratch
-	st, err := r.p.line(l.No, l.Col, l.Text)
+	text := l.Text
+	if r.p.shareLine && !r.p.scratch {
+		// One copy of the line, a memmove, instead of one per row. A spare
+		// copy is reused only when at most about twice the line's size, so
+		// rows hold at most twice their line.
+		if cap(r.own) < len(text) || cap(r.own) > 2*len(text)+64 {
+			r.own = make([]byte, 0, len(text))
+		}
+		r.own = append(r.own[:0], text...)
+		text, r.p.lent = r.own, false
+	}
+	st, err := r.p.line(l.No, l.Col, text)
+	if r.p.lent {
+		r.own = nil // the rows keep it: the next line gets a copy of its own
+	}
 	if err != nil {
 		r.done = true
 		return Step{}, err
@@ -530,10 +547,6 @@ func (r *Reader) StopAfter(line int) { r.last = line }
 // readLine returns the next line without its '\n' (nil at the end of the
 // input). The slice is valid until the next call.
 func (r *Reader) readLine() ([]byte, error) {
-	if r.lent {
-		// As large as the last: a steps file's lines are alike.
-		r.buf, r.lent = make([]byte, 0, cap(r.buf)), false
-	}
 	r.buf = r.buf[:0]
 	for {
 		chunk, err := r.br.ReadSlice('\n')
@@ -597,12 +610,14 @@ type parser struct {
 	// row scanner's (the tests hold the two to the same answers).
 	slow bool
 	// shareLine: a compact row's Data is a slice of its line instead of a
-	// copy (outside scratch passes), and Reader.Next reads each line into
-	// a buffer of its own. Set when the query's sink keeps no rows
+	// copy (outside scratch passes), and Reader.Next gives the parser a
+	// copy of each line of the line's size (Reader.own). Set when the query's sink keeps no rows
 	// (foreachBatch), so that a line lives as long as its rows' batch, as
 	// the copies did; a sink with a table keeps rows for the whole run,
 	// and a few kept rows must not hold whole lines.
 	shareLine bool
+	// lent: a row of the current line took a slice of it (shareLine).
+	lent bool
 
 	// For an all-columns key: the sorted field names of the file's first
 	// row, and where that row is, for messages.
@@ -767,7 +782,7 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 	switch {
 	case p.scratch:
 	case p.shareLine:
-		r.Data = e[:n:n]
+		r.Data, p.lent = e[:n:n], true
 	default:
 		r.Data = append(make([]byte, 0, n), e...)
 	}
