@@ -219,7 +219,12 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 	}
 	trigger := func(once bool) error {
 		if behind(eng, srcs) {
-			return nil // resuming: this input is already covered by the checkpoint
+			// Resuming: this input is already covered by the checkpoint.
+			// What it committed is never read again (a restart replays
+			// from the last commit on), so it goes now, not when the run
+			// catches up: a re-run over the same file holds the rows of
+			// the batches not yet committed, as a first run does.
+			return trim()
 		}
 		defer func() { trim() }()
 		for {
