@@ -31,6 +31,10 @@ func TestGCPercentFor(t *testing.T) {
 // exec paces the collector after every collection, leaves it as it found
 // it, and alone when the environment sets GOGC.
 func TestGCPacer(t *testing.T) {
+	// Whatever the environment of the tests: the pacer paces only when
+	// neither is set.
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
 	before := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(before)
 	p := newGCPacer()
