@@ -15,12 +15,20 @@ import (
 // the engine and the encoder write pays a barrier, and each cycle stops
 // all goroutines twice. exec lets the heap grow further past what is
 // live, by a bounded amount: after every collection the collector's
-// percent is set from the live heap it measured so that a cycle comes when the heap has grown by
-// gcHeadroom, but never later than at 5x the live heap (GOGC=400) and
-// never sooner than Go's default. So the heap peaks at most gcHeadroom
-// above the default's peak (docs/performance.md), and a large state is
-// collected exactly as by default. GOGC or GOMEMLIMIT in the environment
-// wins: exec then leaves the collector alone.
+// percent is set from the live heap it measured so that a cycle comes
+// when the heap has grown by gcHeadroom, but never later than at 5x the
+// live heap (GOGC=400) and never sooner than Go's default. A large state
+// (live heap of gcHeadroom or more) is collected exactly as by default.
+//
+// The hard bound is 5x the live heap of the last collection, not
+// gcHeadroom above Go's default: the new percent is set by a cleanup,
+// which runs only once the collection has swept the sentinel, so the
+// cycle after a collection may still run under the percent set from an
+// earlier, smaller live heap (at most gcPercentMax). While the live heap
+// changes little from one cycle to the next the goal is the live heap
+// plus max(gcHeadroom, live heap), within gcHeadroom of the default's
+// (docs/performance.md). GOGC or GOMEMLIMIT in the environment wins:
+// exec then leaves the collector alone.
 
 // gcHeadroom is how far past the live heap exec lets the heap grow before
 // a cycle, when that is more than Go's default allows.
@@ -42,8 +50,9 @@ func gcPercentFor(live uint64) int {
 }
 
 // gcPacer sets the collector percent from the live heap (gcPercentFor)
-// after every collection, until restore: the heap goal each cycle leaves
-// is then at most gcHeadroom above the default's, whatever the pass.
+// after every collection, until restore, whatever the pass: the heap goal
+// is never past 5x the live heap, and near the default's plus gcHeadroom
+// while the live heap is steady.
 type gcPacer struct {
 	mu      sync.Mutex
 	on      bool
