@@ -42,7 +42,6 @@ type execOptions struct {
 	seed                                           uint64
 	checkPath, recordPath                          string // docs/expectations.md
 	expect                                         *expectHook
-	gc                                             *gcPacer // paces the collector (not a flag)
 }
 
 func newExecCmd() *cobra.Command {
@@ -89,8 +88,8 @@ func runExec(o execOptions) (err error) {
 	}
 	// Fewer collections, with a bounded headroom (exec_gc.go), from the
 	// passes before the run to the end.
-	o.gc = newGCPacer()
-	defer o.gc.restore()
+	gc := newGCPacer()
+	defer gc.restore()
 	next, closeInput, err := openSteps(o.inputPath, q)
 	if err != nil {
 		return err
@@ -136,8 +135,10 @@ func openCheckpoint(o execOptions) (dir string, ckpt *fsys.OS, release func(), e
 	}
 	ckpt = fsys.NewOS(dir)
 	if scratch {
-		// Removed when exec ends, read by no restart: its fsyncs (about
-		// 25 a batch) would only make the run wait on the disk.
+		// Removed when exec ends, read by no other process nor after a
+		// power cut (the run's own restart and crash steps read it back
+		// through the page cache, which fsync does not change): its fsyncs
+		// (about 25 a batch) would only make the run wait on the disk.
 		ckpt = fsys.NewScratchOS(dir)
 	}
 	unlock, err := checkpoint.Lock(ckpt, dir)
