@@ -86,6 +86,10 @@ func runExec(o execOptions) (err error) {
 	if err != nil {
 		return badInput(err)
 	}
+	// Fewer collections, with a bounded headroom (exec_gc.go), from the
+	// passes before the run to the end.
+	gc := newGCPacer()
+	defer gc.restore()
 	next, closeInput, err := openSteps(o.inputPath, q)
 	if err != nil {
 		return err
@@ -113,12 +117,13 @@ func runExec(o execOptions) (err error) {
 }
 
 // openCheckpoint opens exec's checkpoint (--checkpoint, created if absent,
-// or a temporary folder), takes its lock and removes the temp files a
+// or a temporary folder that is never fsynced), takes its lock and removes the temp files a
 // killed writer left. release unlocks it and removes a temporary folder.
 func openCheckpoint(o execOptions) (dir string, ckpt *fsys.OS, release func(), err error) {
 	dir = o.ckptDir
 	removeTemp := func() {}
-	if dir == "" {
+	scratch := dir == ""
+	if scratch {
 		if dir, err = os.MkdirTemp("", "dedupsim-ckpt-"); err != nil {
 			return "", nil, nil, &exitError{code: 1, err: fmt.Errorf("exec: %w", err)}
 		}
@@ -129,6 +134,13 @@ func openCheckpoint(o execOptions) (dir string, ckpt *fsys.OS, release func(), e
 		return "", nil, nil, badInput(fmt.Errorf("exec: --checkpoint: %w", err))
 	}
 	ckpt = fsys.NewOS(dir)
+	if scratch {
+		// Removed when exec ends, read by no other process nor after a
+		// power cut (the run's own restart and crash steps read it back
+		// through the page cache, which fsync does not change): its fsyncs
+		// (about 25 a batch) would only make the run wait on the disk.
+		ckpt = fsys.NewScratchOS(dir)
+	}
 	unlock, err := checkpoint.Lock(ckpt, dir)
 	if err != nil {
 		removeTemp()
@@ -171,6 +183,9 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	res, err := trace.RunSteps(q, next, trace.Options{
 		Checkpoint: ckpt, Seed: o.seed, Emit: emit, NewStateProvider: stores.Open,
 		Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
+		// next is a steps.Reader's, whose rows are compact: the encoder
+		// copies them without scanning each again.
+		RowsCompact: true,
 	})
 	if wb != nil {
 		if werr := wb.close(); werr != nil {

@@ -109,6 +109,28 @@ func TestOSConformance(t *testing.T) {
 	testConformance(t, fsys.NewOS(t.TempDir()))
 }
 
+// A scratch OS (exec's temporary checkpoint) keeps the contract; only its
+// fsyncs are skipped: its files are not *os.File, whose Sync is fsync(2).
+func TestScratchOSConformance(t *testing.T) {
+	testConformance(t, fsys.NewScratchOS(t.TempDir()))
+	for _, tc := range []struct {
+		fs      *fsys.OS
+		syncing bool
+	}{{fsys.NewOS(t.TempDir()), true}, {fsys.NewScratchOS(t.TempDir()), false}} {
+		f, err := tc.fs.Create("x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, isOS := f.(*os.File); isOS != tc.syncing {
+			t.Errorf("Scratch %v: Create gave %T (an *os.File, which fsyncs: %v), want %v", tc.fs.Scratch, f, isOS, tc.syncing)
+		}
+		if err := f.Sync(); err != nil {
+			t.Errorf("Scratch %v: Sync: %v", tc.fs.Scratch, err)
+		}
+		f.Close()
+	}
+}
+
 func TestMemConformance(t *testing.T) {
 	testConformance(t, fsys.NewMem())
 }

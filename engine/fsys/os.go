@@ -7,10 +7,26 @@ import (
 )
 
 // OS is an FS rooted at a directory of the real filesystem.
-type OS struct{ Root string }
+type OS struct {
+	Root string
+	// Scratch skips every fsync (File.Sync, SyncDir, MkdirAll's): for a
+	// folder the process removes before it ends (exec's temporary
+	// checkpoint), which no restart ever reads, so what a crash or a power
+	// cut would leave of it does not matter. Writes, renames and their
+	// order are the same.
+	Scratch bool
+}
 
 // NewOS returns an FS rooted at dir.
 func NewOS(dir string) *OS { return &OS{Root: dir} }
+
+// NewScratchOS returns an FS rooted at dir that never fsyncs (OS.Scratch).
+func NewScratchOS(dir string) *OS { return &OS{Root: dir, Scratch: true} }
+
+// scratchFile is a file of a Scratch OS: Sync does nothing.
+type scratchFile struct{ *os.File }
+
+func (scratchFile) Sync() error { return nil }
 
 func (o *OS) p(name string) string { return filepath.Join(o.Root, filepath.FromSlash(name)) }
 
@@ -20,6 +36,9 @@ func (o *OS) Create(name string) (File, error) {
 		// Return an untyped nil: a nil *os.File inside a File interface
 		// would compare non-nil.
 		return nil, err
+	}
+	if o.Scratch {
+		return scratchFile{f}, nil
 	}
 	return f, nil
 }
@@ -59,6 +78,9 @@ func (o *OS) MkdirAll(dir string) error {
 	if err := os.MkdirAll(full, 0o755); err != nil {
 		return err
 	}
+	if o.Scratch {
+		return nil
+	}
 	for _, d := range created {
 		if err := syncPath(filepath.Dir(d)); err != nil {
 			return err
@@ -89,7 +111,13 @@ func (o *OS) ReadDir(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (o *OS) SyncDir(dir string) error { return syncPath(o.p(dir)) }
+func (o *OS) SyncDir(dir string) error {
+	if o.Scratch {
+		_, err := os.Stat(o.p(dir)) // an absent dir is still an error
+		return err
+	}
+	return syncPath(o.p(dir))
+}
 
 func (o *OS) Exists(name string) (bool, error) {
 	_, err := os.Stat(o.p(name))

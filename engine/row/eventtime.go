@@ -67,6 +67,59 @@ func eventTime(raw []byte, kind valueKind, esc bool) (int64, bool, error) {
 // secondsToMicros converts a valid JSON number of seconds to microseconds
 // exactly, truncating toward zero.
 func secondsToMicros(raw []byte) (int64, error) {
+	if u, ok := plainSecondsToMicros(raw); ok {
+		return u, nil
+	}
+	return anySecondsToMicros(raw)
+}
+
+// plainSecondsToMicros is secondsToMicros of the common form, one pass:
+// at most 12 integer digits (so the microseconds fit in an int64), a
+// fraction, no exponent, a time in range. ok is false for anything else,
+// which anySecondsToMicros answers (its error included).
+func plainSecondsToMicros(raw []byte) (u int64, ok bool) {
+	i := 0
+	neg := raw[0] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c < '0' || c > '9' {
+			break
+		}
+		u = u*10 + int64(c-'0')
+	}
+	if i-start > 12 {
+		return 0, false
+	}
+	u *= 1000_000
+	if i < len(raw) && raw[i] == '.' {
+		i++
+		for scale := int64(100_000); i < len(raw); i++ {
+			c := raw[i]
+			if c < '0' || c > '9' {
+				break
+			}
+			u += int64(c-'0') * scale // digits past the 6th: scale 0, truncated
+			scale /= 10
+		}
+	}
+	if i != len(raw) { // an exponent
+		return 0, false
+	}
+	if neg {
+		u = -u
+	}
+	if u < MinEventTimeMicros || u > MaxEventTimeMicros {
+		return 0, false
+	}
+	return u, true
+}
+
+// anySecondsToMicros is secondsToMicros of any valid JSON number.
+func anySecondsToMicros(raw []byte) (int64, error) {
 	i := 0
 	neg := raw[0] == '-'
 	if neg {

@@ -5,7 +5,9 @@ package row
 
 import "encoding/json"
 
-// Row is one input record.
+// Row is one input record. Its fields are ordered so that it packs into
+// 80 bytes (the bools together at the end): the engine copies rows by
+// value into a batch's input and output.
 type Row struct {
 	// Data is the row exactly as the source delivered it; sinks receive it
 	// unchanged.
@@ -16,6 +18,13 @@ type Row struct {
 	// EventTime is the event-time column in microseconds since the epoch;
 	// meaningful only when the query has an event-time column.
 	EventTime int64
+	// Source is the index of the query source the row came from (set by
+	// the engine). Partition and Offset say where a log source read it
+	// (Positioned), so that a harness can tell byte-identical records
+	// apart, as a broker that appended a send twice leaves them.
+	Source    int
+	Offset    int64
+	Partition int32
 	// EventTimeNull is set when the event-time column holds JSON null
 	// (Spark: the late predicate is null, so the row is kept; the watermark
 	// node reads it as 0).
@@ -23,13 +32,6 @@ type Row struct {
 	// Decoded says Key and EventTime are filled. Sources that know the
 	// query (the steps parser, the simulator) decode once up front; the
 	// engine decodes rows that arrive without it.
-	Decoded bool
-	// Source is the index of the query source the row came from (set by
-	// the engine). Partition and Offset say where a log source read it
-	// (Positioned), so that a harness can tell byte-identical records
-	// apart, as a broker that appended a send twice leaves them.
-	Source     int
-	Partition  int32
-	Offset     int64
+	Decoded    bool
 	Positioned bool
 }

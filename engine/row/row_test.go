@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"pgregory.net/rapid"
 )
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
@@ -424,4 +427,47 @@ func TestFormatMatchesTimeForSampleYears(t *testing.T) {
 			t.Errorf("year %d: %s, want %s", y, got, want)
 		}
 	}
+}
+
+// The engine copies rows by value: Row stays packed in 80 bytes.
+func TestRowSize(t *testing.T) {
+	if n := unsafe.Sizeof(Row{}); n > 80 {
+		t.Fatalf("row.Row is %d bytes, want at most 80 (keep the bools together at the end)", n)
+	}
+}
+
+// secondsToMicros's one-pass path for plain numbers answers as the general
+// one does, value and error, on both sides of its limits (12 integer
+// digits, the range, exponents).
+func TestPlainSecondsToMicros(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var b []byte
+		if rapid.Bool().Draw(t, "neg") {
+			b = append(b, '-')
+		}
+		if n := rapid.IntRange(0, 14).Draw(t, "int digits"); n == 0 {
+			b = append(b, '0')
+		} else {
+			b = append(b, byte('1'+rapid.IntRange(0, 8).Draw(t, "lead")))
+			for range n - 1 {
+				b = append(b, byte('0'+rapid.IntRange(0, 9).Draw(t, "digit")))
+			}
+		}
+		if n := rapid.IntRange(0, 10).Draw(t, "frac digits"); n > 0 {
+			b = append(b, '.')
+			for range n {
+				b = append(b, byte('0'+rapid.IntRange(0, 9).Draw(t, "digit")))
+			}
+		}
+		if rapid.IntRange(0, 3).Draw(t, "exp") == 0 {
+			b = append(b, 'e')
+			b = append(b, rapid.SampledFrom([]string{"", "+", "-"}).Draw(t, "exp sign")...)
+			b = append(b, byte('0'+rapid.IntRange(0, 9).Draw(t, "exp digit")))
+		}
+		got, gerr := secondsToMicros(b)
+		want, werr := anySecondsToMicros(b)
+		if got != want || (gerr == nil) != (werr == nil) {
+			t.Fatalf("secondsToMicros(%s) = %d, %v; the general path says %d, %v", b, got, gerr, want, werr)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
 )
 
 // fastSlowQueries are the queries the fast path is held to the slow one
@@ -121,6 +122,16 @@ func sameAnswer(t *testing.T, data []byte) {
 		}
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("query %q, %q:\nfast %+v\nslow %+v", yaml, data, fast, slow)
+		}
+		// Next's promise, which trace.Options.RowsCompact relies on.
+		for _, st := range fast {
+			for src, rows := range st.Rows {
+				for i, r := range rows {
+					if !row.ValidCompact(r.Data) {
+						t.Fatalf("query %q, %q: line %d %s[%d]: Data %q is not row.ValidCompact", yaml, data, st.Line, src, i, r.Data)
+					}
+				}
+			}
 		}
 		if _, cerr := parseWith(data, q, false, true); fmt.Sprint(cerr) != fmt.Sprint(serr) {
 			t.Fatalf("query %q, %q:\nCheck error %v\nslow error %v", yaml, data, cerr, serr)

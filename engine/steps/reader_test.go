@@ -2,8 +2,10 @@ package steps
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -130,5 +132,109 @@ func TestReaderStopAfter(t *testing.T) {
 	}
 	if r.Line() != 3 {
 		t.Fatalf("read through line %d, want 3", r.Line())
+	}
+}
+
+// Under a sink that keeps no rows (foreachBatch), a row's Data is a slice
+// of its line and every line gets a buffer of its own: the rows of every
+// step read stay intact while later lines (blank, comment, spaced or
+// longer) are read, and are the rows a table sink's reader copies. Under
+// a table sink no row holds its line.
+func TestReaderSharesLines(t *testing.T) {
+	var file strings.Builder
+	for i := range 6 {
+		file.WriteString(`{"rows": [`)
+		for j := range 3 + i*50 {
+			if j > 0 {
+				file.WriteString(",")
+			}
+			file.WriteString(`{"id":"k` + strings.Repeat("x", i) + `-` + string(rune('a'+j%26)) + `","n":` + strings.Repeat("7", 1+j%5) + `}`)
+		}
+		file.WriteString("]}\n\n# a comment\n")
+		if i == 2 {
+			file.WriteString(`{"rows": [ {"id" : "spaced", "n": 1} ]}` + "\n")
+		}
+	}
+	read := func(yaml string) [][]string {
+		q := mustQuery(t, yaml)
+		all, err := Parse("s.jsonl", []byte(file.String()), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]string
+		for _, st := range all {
+			var rows []string
+			for _, r := range st.Rows["default"] {
+				if !strings.Contains(yaml, "table") && !strings.Contains(string(r.Data), "spaced") && cap(r.Data) != len(r.Data) {
+					t.Fatalf("%s: a row's Data has room past it (%d > %d): an append would write into its line", yaml, cap(r.Data), len(r.Data))
+				}
+				rows = append(rows, string(r.Data))
+			}
+			out = append(out, rows)
+		}
+		return out
+	}
+	q := mustQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\n")
+	if rd, _ := NewReader("s.jsonl", strings.NewReader(""), q); !rd.p.shareLine {
+		t.Fatal("foreachBatch: rows do not share their lines")
+	}
+	if rd, _ := NewReader("s.jsonl", strings.NewReader(""), mustQuery(t, "dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: table}\n")); rd.p.shareLine {
+		t.Fatal("table sink: rows share their lines")
+	}
+	shared := read("dedup: {api: dropDuplicates, keys: [id]}\n")
+	copied := read("dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: table}\n")
+	if len(shared) != 7 || len(shared[6]) != 253 || shared[3][0] != `{"id":"spaced","n":1}` {
+		t.Fatalf("steps %d, rows of the last %d, the spaced row %q", len(shared), len(shared[len(shared)-1]), shared[3])
+	}
+	for i := range shared {
+		if strings.Join(shared[i], "\n") != strings.Join(copied[i], "\n") {
+			t.Fatalf("step %d: shared rows\n%v\ncopied rows\n%v", i, shared[i], copied[i])
+		}
+	}
+}
+
+// TestReaderHeapAfterBigLine: under a sink that keeps no rows, rows share
+// their line; a large line followed by many small ones must not make each
+// small line's rows hold a buffer as large as the large line (the reused
+// read buffer's size). The steps Parse holds stay within a small factor
+// of the file.
+func TestReaderHeapAfterBigLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"rows": [`)
+	for i := range 8000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":"big-%07d","pad":"%s"}`, i, strings.Repeat("x", 100))
+	}
+	b.WriteString("]}\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, `{"rows": [{"id":"s%d"}]}`+"\n", i)
+		if i%50 == 0 {
+			b.WriteString(`{"tick": true}` + "\n")
+		}
+	}
+	data := []byte(b.String())
+	for _, yaml := range []string{"dedup: {api: dropDuplicates, keys: [id]}\n", "dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: table}\n"} {
+		q := mustQuery(t, yaml)
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		st, err := Parse("s.jsonl", data, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		held := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+		// The rows' Data (the file's size at most), 80-byte rows, keys'
+		// chunks: about 2.5 MB; a big buffer per small line is 200 MB.
+		if limit := 4*int64(len(data)) + 1<<20; held > limit {
+			t.Errorf("%q: the steps of a %d-byte file hold %d bytes of heap, more than %d", yaml, len(data), held, limit)
+		}
+		if len(st) != 1+200+4 || len(st[0].Rows["default"]) != 8000 || string(st[len(st)-1].Rows["default"][0].Data) != `{"id":"s199"}` {
+			t.Fatalf("%q: %d steps", yaml, len(st))
+		}
+		runtime.KeepAlive(st)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
 // Kind is what a step does.
@@ -193,8 +194,15 @@ type Reader struct {
 	p      *parser
 	br     *bufio.Reader
 	lineNo int
-	buf    []byte
-	done   bool
+	// buf is the buffer every line is read into, reused: as large as the
+	// largest line so far.
+	buf []byte
+	// own is the copy of the line that rows may share (parser.shareLine):
+	// of the line's size, not buf's, so that a small line's rows never
+	// hold a buffer sized by an earlier large line. Reused for the next
+	// line while no row took a slice of it (parser.lent).
+	own  []byte
+	done bool
 	// last, when > 0, is the last line read (StopAfter).
 	last int
 	// rows counts the rows read so far, per source (query order).
@@ -225,6 +233,9 @@ func NewReader(filename string, r io.Reader, q *query.Query) (*Reader, error) {
 	// one on nothing, so such a row is refused here, with its line.
 	if len(q.Sink.Keys) > 0 {
 		p.sinkDec = row.NewDecoder(q.Sink.Keys, q.EventTimeColumn())
+	}
+	if d, ok := sink.Lookup(q.Sink.Kind); ok && !d.HasTable {
+		p.shareLine = true
 	}
 	return &Reader{p: p, br: bufio.NewReaderSize(r, 64<<10), rows: make([]int64, len(q.Sources))}, nil
 }
@@ -267,14 +278,31 @@ func (r *Reader) Check() error {
 }
 
 // Next returns the next step, or io.EOF after the last. Errors for bad
-// input are *Error; after an error the Reader is done.
+// input are *Error; after an error the Reader is done. Every row's Data
+// is one JSON value without insignificant space (row.ValidCompact: the
+// reader compacts what the file spaced), which trace.Options.RowsCompact
+// relies on.
 func (r *Reader) Next() (Step, error) {
 	l, err := r.nextLine()
 	if err != nil {
 		return Step{}, err
 	}
 	r.p.rowBuf = r.p.rowBuf[:0]
-	st, err := r.p.line(l.No, l.Col, l.Text)
+	text := l.Text
+	if r.p.shareLine && !r.p.scratch {
+		// One copy of the line, a memmove, instead of one per row. A spare
+		// copy is reused only when at most about twice the line's size, so
+		// rows hold at most twice their line.
+		if cap(r.own) < len(text) || cap(r.own) > 2*len(text)+64 {
+			r.own = make([]byte, 0, len(text))
+		}
+		r.own = append(r.own[:0], text...)
+		text, r.p.lent = r.own, false
+	}
+	st, err := r.p.line(l.No, l.Col, text)
+	if r.p.lent {
+		r.own = nil // the rows keep it: the next line gets a copy of its own
+	}
 	if err != nil {
 		r.done = true
 		return Step{}, err
@@ -581,6 +609,15 @@ type parser struct {
 	// slow takes encoding/json's path only, as every line did before the
 	// row scanner's (the tests hold the two to the same answers).
 	slow bool
+	// shareLine: a compact row's Data is a slice of its line instead of a
+	// copy (outside scratch passes), and Reader.Next gives the parser a
+	// copy of each line of the line's size (Reader.own). Set when the query's sink keeps no rows
+	// (foreachBatch), so that a line lives as long as its rows' batch, as
+	// the copies did; a sink with a table keeps rows for the whole run,
+	// and a few kept rows must not hold whole lines.
+	shareLine bool
+	// lent: a row of the current line took a slice of it (shareLine).
+	lent bool
 
 	// For an all-columns key: the sorted field names of the file's first
 	// row, and where that row is, for messages.
@@ -697,7 +734,14 @@ func (a *rowsAcc) add(e []byte) error {
 // the inferrer), which validates it.
 func (a *rowsAcc) scan(rest []byte) (int, error) {
 	p := a.p
-	a.rows = append(a.rows, row.Row{})
+	if n := len(a.rows); n < cap(a.rows) && (p.infer != nil || !p.scratch) {
+		// The slot is not written twice: inference does not use it, and
+		// outside scratch passes the slice is new, so its spare slots are
+		// zero (the decoder then sets the whole row).
+		a.rows = a.rows[:n+1]
+	} else {
+		a.rows = append(a.rows, row.Row{})
+	}
 	r := &a.rows[a.start+a.count]
 	i := a.count
 	a.count++
@@ -735,7 +779,11 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 		// Decoded again from its compacted copy, as on every other path.
 		return n, p.row(a.lineNo, a.path, i, p.compact(e), r)
 	}
-	if !p.scratch {
+	switch {
+	case p.scratch:
+	case p.shareLine:
+		r.Data, p.lent = e[:n:n], true
+	default:
 		r.Data = append(make([]byte, 0, n), e...)
 	}
 	return n, p.checkRow(a.lineNo, a.path, i, r)

@@ -45,7 +45,7 @@ func (e *Encoder) Record(r *Record) error {
 		}
 	}
 	b = append(b, `,"rows":`...)
-	if b, err = e.appendRows(b, r.Rows); err != nil {
+	if b, err = e.appendRows(b, r.Rows, r.rowsCompact); err != nil {
 		return err
 	}
 	b = append(b, `,"progress":`...)
@@ -57,7 +57,7 @@ func (e *Encoder) Record(r *Record) error {
 
 // Table writes the final {"table": [...]} line.
 func (e *Encoder) Table(rows []json.RawMessage) error {
-	b, err := e.appendRows(append(e.line[:0], `{"table":`...), rows)
+	b, err := e.appendRows(append(e.line[:0], `{"table":`...), rows, false)
 	if err != nil {
 		return err
 	}
@@ -71,8 +71,9 @@ func (e *Encoder) write(b []byte) error {
 }
 
 // appendRows appends a list of raw rows as encoding/json does: nil is
-// null, a nil row null, a row compacted.
-func (e *Encoder) appendRows(b []byte, rows []json.RawMessage) ([]byte, error) {
+// null, a nil row null, a row compacted. compact says every row is
+// row.ValidCompact already (Options.RowsCompact): each is copied unscanned.
+func (e *Encoder) appendRows(b []byte, rows []json.RawMessage, compact bool) ([]byte, error) {
 	if rows == nil {
 		return append(b, "null"...), nil
 	}
@@ -84,7 +85,7 @@ func (e *Encoder) appendRows(b []byte, rows []json.RawMessage) ([]byte, error) {
 		switch {
 		case r == nil:
 			b = append(b, "null"...)
-		case row.ValidCompact(r):
+		case compact || row.ValidCompact(r):
 			b = append(b, r...)
 		default:
 			var err error

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/row"
 )
 
 // rowTexts are raw rows as a record may carry them: compact, spaced,
@@ -74,6 +75,19 @@ func TestEncoderIsJSONEncoder(t *testing.T) {
 		}
 		if err == nil && !bytes.Equal(got.Bytes(), want) {
 			t.Fatalf("record:\n got %s\nwant %s", got.Bytes(), want)
+		}
+		// Rows promised compact (Options.RowsCompact) are copied
+		// unscanned, to the same bytes.
+		compact := true
+		for _, r := range rows {
+			compact = compact && (r == nil || row.ValidCompact(r))
+		}
+		if compact && werr == nil {
+			got.Reset()
+			rec.rowsCompact = true
+			if err := enc.Record(&rec); err != nil || !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("record with rowsCompact: error %v\n got %s\nwant %s", err, got.Bytes(), want)
+			}
 		}
 		got.Reset()
 		err = enc.Table(rows)

@@ -43,6 +43,11 @@ type Options struct {
 	// then holds one batch of input and output at a time, not the whole
 	// run. An error from Emit ends the run with it.
 	Emit func(*Record) error
+	// RowsCompact promises that every row next gives has Data that is one
+	// JSON value with no insignificant space (row.ValidCompact), as a
+	// steps.Reader's rows are: the Encoder then copies the rows of the
+	// records as they are instead of scanning each one again.
+	RowsCompact bool
 }
 
 // AheadError is a checkpoint that has planned more rows of a source than
@@ -69,6 +74,8 @@ type Record struct {
 	Crashed  string            `json:"crashed,omitempty"`
 	Rows     []json.RawMessage `json:"rows"`
 	Progress engine.Progress   `json:"progress"`
+	// rowsCompact: every row is row.ValidCompact (Options.RowsCompact).
+	rowsCompact bool
 }
 
 // Result is what a run produced.
@@ -138,7 +145,7 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 	armed, armedLine, armedBatch := engine.CrashPoint(""), 0, int64(-1)
 	var emitErr error
 	emit := func(rec *engine.BatchRecord) {
-		r := Record{BatchID: rec.BatchID, Replay: rec.Replay, Crashed: string(rec.Crashed), Rows: make([]json.RawMessage, len(rec.Output)), Progress: rec.Progress}
+		r := Record{BatchID: rec.BatchID, Replay: rec.Replay, Crashed: string(rec.Crashed), Rows: make([]json.RawMessage, len(rec.Output)), Progress: rec.Progress, rowsCompact: opt.RowsCompact}
 		for i, o := range rec.Output {
 			r.Rows[i] = o.Data
 		}
@@ -212,7 +219,12 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 	}
 	trigger := func(once bool) error {
 		if behind(eng, srcs) {
-			return nil // resuming: this input is already covered by the checkpoint
+			// Resuming: this input is already covered by the checkpoint.
+			// What it committed is never read again (a restart replays
+			// from the last commit on), so it goes now, not when the run
+			// catches up: a re-run over the same file holds the rows of
+			// the batches not yet committed, as a first run does.
+			return trim()
 		}
 		defer func() { trim() }()
 		for {
