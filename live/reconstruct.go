@@ -217,7 +217,13 @@ func (in *Reconstruction) executed(r *records.Record, at int64, pos record.Posit
 		}
 		input[i] = pos.Index(raw, where, r.Pos != nil)
 	}
-	x := record.Execution{BatchID: r.BatchID, Replay: r.Replay, Input: input, Outcomes: r.Outcomes,
+	// An outcome the engine's record names and the history does not know
+	// stays 0, which the checker reports as a malformed history.
+	outcomes := make(history.Outcomes, len(r.Outcomes))
+	for i, o := range r.Outcomes {
+		outcomes[i], _ = history.OutcomeOf(o)
+	}
+	x := record.Execution{BatchID: r.BatchID, Replay: r.Replay, Input: input, Outcomes: outcomes,
 		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs}
 	return record.Batch(at, x, in.Copies, in.Query)
 }

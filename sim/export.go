@@ -249,7 +249,7 @@ func newExporter(h *history.History, opt ExportOptions) (*exporter, error) {
 	}
 	x.perSrc = make([][]int, len(q.Sources))
 	for i, c := range h.Copies {
-		if c.Source < 0 || c.Source >= len(q.Sources) {
+		if c.Source < 0 || int(c.Source) >= len(q.Sources) {
 			return nil, fmt.Errorf("copy %d: source %d, the query has %d", i, c.Source, len(q.Sources))
 		}
 	}

@@ -382,8 +382,8 @@ func (w *world) appendCopy(c *pending, copyNo int32, fault uint8) error {
 		return fmt.Errorf("more than max_copies (%d) copies", w.p.MaxCopies)
 	}
 	off := w.gens[c.src].top.append(int(c.part), idx)
-	w.h.Copies = append(w.h.Copies, history.Copy{Event: c.event, CopyNo: int(copyNo), Source: int(c.src), Partition: int(c.part),
-		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: intmath.FloorDiv(c.atUs, 1000), Fault: faultNames[fault]})
+	w.h.Copies = append(w.h.Copies, history.Copy{Event: c.event, CopyNo: copyNo, Source: c.src, Partition: c.part,
+		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: intmath.FloorDiv(c.atUs, 1000), Fault: faultIDs[fault]})
 	if fault != faultNone {
 		w.cov.Mark(faultNames[fault])
 	}

@@ -418,7 +418,7 @@ func (c *checker) timelines() {
 			}
 			for _, ci := range copies {
 				cp := &h.Copies[ci]
-				s := Step{Copy: ci, CopyNo: cp.CopyNo, Fault: cp.Fault, EventTimeUs: cp.EventTimeUs, AppendedAtMs: cp.AppendedAtMs, BatchID: -1, Outcome: "unread"}
+				s := Step{Copy: ci, CopyNo: int(cp.CopyNo), Fault: cp.Fault.String(), EventTimeUs: cp.EventTimeUs, AppendedAtMs: cp.AppendedAtMs, BatchID: -1, Outcome: "unread"}
 				if inTable != nil {
 					s.InTable = int(inTable[ci])
 				}

@@ -22,13 +22,16 @@ const (
 	outFiltered
 )
 
-// outcomeNames are the history's names of the outcomes, by value.
-var outcomeNames = [...]string{outEmitted: history.Emitted, outDuplicate: history.Duplicate, outLate: history.Late, outFiltered: history.Filtered}
+// outcomeNames are the history's outcomes, by value.
+var outcomeNames = [...]history.Outcome{outEmitted: history.Emitted, outDuplicate: history.Duplicate, outLate: history.Late, outFiltered: history.Filtered}
 
-func (o outcome) String() string { return outcomeNames[o] }
+func (o outcome) String() string { return outcomeNames[o].String() }
 
-// parseOutcome is the outcome a history names s.
-func parseOutcome(s string) (outcome, bool) {
+// history is the history's outcome o.
+func (o outcome) history() history.Outcome { return outcomeNames[o] }
+
+// parseOutcome is the checker's outcome of the history's s.
+func parseOutcome(s history.Outcome) (outcome, bool) {
 	switch s {
 	case history.Emitted:
 		return outEmitted, true
@@ -546,7 +549,7 @@ func (c *checker) contradictions() {
 // or hand-written one) is sorted, instead of a map entry per copy.
 func (c *checker) sameOffset() {
 	h := c.h
-	type pk struct{ source, partition int }
+	type pk struct{ source, partition int32 }
 	last := map[pk]int64{}
 	increasing := true
 	for i := range h.Copies {
@@ -565,7 +568,7 @@ func (c *checker) sameOffset() {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	at := func(i int32) (int, int, int64) {
+	at := func(i int32) (int32, int32, int64) {
 		cp := &h.Copies[i]
 		return cp.Source, cp.Partition, cp.Offset
 	}
@@ -573,10 +576,10 @@ func (c *checker) sameOffset() {
 		sa, pa, oa := at(a)
 		sb, pb, ob := at(b)
 		if sa != sb {
-			return sa - sb
+			return cmp.Compare(sa, sb)
 		}
 		if pa != pb {
-			return pa - pb
+			return cmp.Compare(pa, pb)
 		}
 		if oa != ob {
 			if oa < ob {

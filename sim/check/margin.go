@@ -107,7 +107,7 @@ type mrow struct {
 	seq     int   // position of its batch in the checkpoint
 	late    int64 // late watermark of its batch, ms
 	prev    int64 // eviction watermark of the previous batch of the checkpoint, ms; -1 for the first
-	outcome string
+	outcome history.Outcome
 }
 
 // computeMargin fills Report.Margin for a streaming query with a watermark.
@@ -165,7 +165,7 @@ func (c *checker) computeMargin() *Margin {
 						rowsOf.count(e)
 						continue
 					}
-					rowsOf.put(e, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.String()})
+					rowsOf.put(e, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.history()})
 				}
 				prev = b.WatermarkMs
 			}
@@ -231,7 +231,7 @@ func (c *checker) marginCount(m *Margin, sh *shape, ev string, rows []mrow, exec
 		g := &CopyGap{Event: ev, FirstCopy: f.copy, Copy: r.copy,
 			FirstBatch: h.Batches[execs[f.seq]].BatchID, Batch: h.Batches[execs[r.seq]].BatchID,
 			GapMs:       float64(satAdd(r.t, -f.t)) / 1000,
-			AppendGapMs: satAdd(h.Copies[r.copy].AppendedAtMs, -h.Copies[f.copy].AppendedAtMs), Outcome: r.outcome}
+			AppendGapMs: satAdd(h.Copies[r.copy].AppendedAtMs, -h.Copies[f.copy].AppendedAtMs), Outcome: r.outcome.String()}
 		m.LaterCopies++
 		if sh.withinWM {
 			gapUs := satAdd(r.t, -f.t)
@@ -278,7 +278,7 @@ func gapLess(a, b *CopyGap) bool {
 	return x < y
 }
 
-func sameOutcomes(got []string, rows []mrow) bool {
+func sameOutcomes(got []history.Outcome, rows []mrow) bool {
 	for k, r := range rows {
 		if got[k] != r.outcome {
 			return false
@@ -298,8 +298,8 @@ func shiftWM(wm, D, d int64) int64 {
 
 // replayEvent runs one event's reads through the operator with delay d (the
 // run had D) and returns each read's outcome.
-func replayEvent(rows []mrow, sh *shape, D, d int64) []string {
-	out := make([]string, len(rows))
+func replayEvent(rows []mrow, sh *shape, D, d int64) []history.Outcome {
+	out := make([]history.Outcome, len(rows))
 	have, created := false, 0
 	var expiry int64        // WithinWatermark: µs
 	keys := map[int64]int{} // event time in the key: event time -> seq the key was stored in
@@ -335,7 +335,7 @@ func replayEvent(rows []mrow, sh *shape, D, d int64) []string {
 }
 
 // escapes counts the emissions beyond the first.
-func escapes(out []string) int {
+func escapes(out []history.Outcome) int {
 	n := 0
 	for _, o := range out {
 		if o == history.Emitted {

@@ -167,7 +167,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 			crashed := b
 			crashed.Crashed = "afterSink"
 			crashed.Input = append([]int(nil), b.Input...)
-			crashed.Outcomes = append([]string(nil), b.Outcomes...)
+			crashed.Outcomes = append(history.Outcomes(nil), b.Outcomes...)
 			h.Batches = append(h.Batches, crashed)
 			deliver(t)
 			h.Crashes = append(h.Crashes, history.Crash{AtMs: t, Point: "afterSink", BatchID: id})
@@ -186,5 +186,5 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 
 // cp is a copy appended at atMs with event time etMs.
 func cp(event string, copyNo int, etMs, atMs int64) history.Copy {
-	return history.Copy{Event: event, CopyNo: copyNo, EventTimeUs: etMs * 1000, AppendedAtMs: atMs}
+	return history.Copy{Event: event, CopyNo: int32(copyNo), EventTimeUs: etMs * 1000, AppendedAtMs: atMs}
 }

@@ -34,7 +34,8 @@ const (
 var (
 	APIs      = []string{"dropDuplicates", "dropDuplicatesWithinWatermark", "batchDropDuplicates"}
 	SinkKinds = sinkKinds()
-	Outcomes  = []string{Emitted, Duplicate, Late, Filtered}
+	// OutcomeNames are the outcomes' names (Outcome.String), in order.
+	OutcomeNames = []string{Emitted.String(), Duplicate.String(), Late.String(), Filtered.String()}
 )
 
 // sinkKinds are package sink's kinds, those that keep a table first (the
@@ -224,13 +225,19 @@ func (v *validator) oneOf(field, s string, allowed []string) {
 			return
 		}
 	}
+	v.fail(field, "%s", notOneOf(s, allowed))
+}
+
+// notOneOf says that s is none of allowed, with a "did you mean" for one
+// that differs only in case.
+func notOneOf(s string, allowed []string) string {
 	msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(allowed, ", "))
 	for _, a := range allowed {
 		if strings.EqualFold(s, a) {
 			msg += fmt.Sprintf(" (did you mean %q?)", a)
 		}
 	}
-	v.fail(field, "%s", msg)
+	return msg
 }
 
 func (v *validator) check(h *History) {
@@ -275,8 +282,8 @@ func (v *validator) check(h *History) {
 			v.fail(f+".eventTimeUs", "%d is not an instant in %s", c.EventTimeUs, timeRangeUs)
 		}
 		v.timeMs(f+".appendedAtMs", c.AppendedAtMs)
-		if !utf8.ValidString(c.Fault) {
-			v.fail(f+".fault", "not valid UTF-8")
+		if int(c.Fault) >= len(faultNames) {
+			v.fail(f+".fault", "%d is not a fault of this build", c.Fault)
 		}
 		if v.err != nil {
 			return
@@ -288,7 +295,9 @@ func (v *validator) check(h *History) {
 		v.nonNeg(f+".batchId", b.BatchID)
 		v.timeMs(f+".atMs", b.AtMs)
 		for j, o := range b.Outcomes {
-			v.oneOf(fmt.Sprintf("%s.outcomes[%d]", f, j), o, Outcomes)
+			if !o.Valid() {
+				v.fail(fmt.Sprintf("%s.outcomes[%d]", f, j), "%s is not one of %s", o, strings.Join(OutcomeNames, ", "))
+			}
 		}
 		v.watermarkMs(f+".lateWatermarkMs", b.LateWatermarkMs)
 		v.watermarkMs(f+".watermarkMs", b.WatermarkMs)

@@ -34,8 +34,8 @@ func written(t interface{ Fatal(...any) }, h *History) []byte {
 func full() *History {
 	return &History{Version: Version, Seed: 7, Query: "a: <b> & \"c\"\n\x01", API: "dropDuplicates", Keys: []string{"id", "t\xff"},
 		DelayMs: 5, Partitions: 3, SinkKind: "merge", EventTimeInKey: true, HealAtMs: 9, EndMs: 12, ArrivalRatePerSec: 1.5e-7,
-		Copies: []Copy{{Event: "e<1>", CopyNo: 1, Source: 2, Partition: 3, Offset: 4, EventTimeUs: -5, AppendedAtMs: 6, Fault: "producer-retry"}, {Event: "e2"}},
-		Batches: []Batch{{BatchID: 1, AtMs: 2, Replay: true, Crashed: "after-sink-write", Input: []int{0, 1}, Outcomes: []string{Emitted, Late},
+		Copies: []Copy{{Event: "e<1>", CopyNo: 1, Source: 2, Partition: 3, Offset: 4, EventTimeUs: -5, AppendedAtMs: 6, Fault: MustFault("producer-retry")}, {Event: "e2"}},
+		Batches: []Batch{{BatchID: 1, AtMs: 2, Replay: true, Crashed: "after-sink-write", Input: []int{0, 1}, Outcomes: Outcomes{Emitted, Late},
 			LateWatermarkMs: 1, WatermarkMs: 2, NextWatermarkMs: 3, MaxEventTimeMs: 4, NumRowsTotal: 5, NumRowsUpdated: 6, NumRowsRemoved: 7,
 			Progress: json.RawMessage(`{ "batchId" : 1, "x": [1, 2] }`)}, {}},
 		Crashes:      []Crash{{AtMs: 1, Point: "random", BatchID: -1, LostFiles: []string{"offsets/1"}, TornFile: "commits/0"}},
@@ -79,8 +79,8 @@ func TestWriteMatchesEncoderProperty(t *testing.T) {
 		h := full()
 		h.Query = rapid.String().Draw(t, "query")
 		h.Copies = rapid.SliceOf(rapid.Custom(func(t *rapid.T) Copy {
-			return Copy{Event: rapid.String().Draw(t, "event"), CopyNo: rapid.Int().Draw(t, "no"), Offset: rapid.Int64().Draw(t, "off"),
-				EventTimeUs: rapid.Int64().Draw(t, "et"), Fault: rapid.SampledFrom([]string{"", "dup"}).Draw(t, "fault")}
+			return Copy{Event: rapid.String().Draw(t, "event"), CopyNo: rapid.Int32().Draw(t, "no"), Offset: rapid.Int64().Draw(t, "off"),
+				EventTimeUs: rapid.Int64().Draw(t, "et"), Fault: rapid.SampledFrom([]Fault{NoFault, MustFault("duplicate-append")}).Draw(t, "fault")}
 		})).Draw(t, "copies")
 		if rapid.Bool().Draw(t, "nil table") {
 			h.Table = nil

@@ -87,7 +87,7 @@ type Execution struct {
 	// a row that is no copy: malformed-history for the checker);
 	// Outcomes[i] is the fate of Input[i].
 	Input    []int
-	Outcomes []string
+	Outcomes history.Outcomes
 	// Watermarks in ms: late filter, eviction, and the value after.
 	LateWatermarkMs, WatermarkMs, NextWatermarkMs int64
 }
@@ -100,14 +100,20 @@ func FromEngine(rec *engine.BatchRecord, input []int) Execution {
 		NextWatermarkMs: rec.NextWatermarkMs}
 }
 
-// Outcomes names each row's fate as the history does (history.Emitted,
-// ...).
-func Outcomes(os []dedup.Outcome) []string {
-	out := make([]string, len(os))
+// Outcomes is each row's fate as the history records it (history.Emitted,
+// ...), matched by name: an outcome the history does not know stays 0,
+// which the checker reports as a malformed history.
+func Outcomes(os []dedup.Outcome) history.Outcomes {
+	out := make(history.Outcomes, len(os))
 	for i, o := range os {
-		out[i] = o.String()
+		out[i] = outcomeOf(o)
 	}
 	return out
+}
+
+func outcomeOf(o dedup.Outcome) history.Outcome {
+	v, _ := history.OutcomeOf(o.String())
+	return v
 }
 
 // Batch is the history's record of x, run at processing time atMs by the
@@ -122,7 +128,7 @@ func Batch(atMs int64, x Execution, copies []history.Copy, q *query.Query) histo
 		b.Input = []int{}
 	}
 	if b.Outcomes == nil {
-		b.Outcomes = []string{}
+		b.Outcomes = history.Outcomes{}
 	}
 	if q.EventTimeColumn() == "" {
 		return b

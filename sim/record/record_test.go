@@ -82,7 +82,7 @@ func TestBatchMaxEventTime(t *testing.T) {
 		{"no copy: 0", wm, []int{-1}, 0},
 		{"no event-time column: 0", plain, []int{0}, 0},
 	} {
-		b := Batch(9, Execution{BatchID: 4, Input: tc.input, Outcomes: make([]string, len(tc.input))}, copies, tc.q)
+		b := Batch(9, Execution{BatchID: 4, Input: tc.input, Outcomes: make(history.Outcomes, len(tc.input))}, copies, tc.q)
 		if b.MaxEventTimeMs != tc.want || b.AtMs != 9 || b.BatchID != 4 {
 			t.Errorf("%s: %+v, want maxEventTimeMs %d", tc.name, b, tc.want)
 		}
