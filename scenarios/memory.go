@@ -275,4 +275,4 @@ func SoftLimit(p sim.Prediction, jobs int) int64 {
 }
 
 // MinSoftLimit is the least soft memory limit SoftLimit sets.
-const MinSoftLimit = 256 << 20
+const MinSoftLimit = sim.MinLimitBytes

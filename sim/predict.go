@@ -11,35 +11,39 @@ import (
 
 // Memory of a run, measured: peak RSS of `dedupsim run` (simulation,
 // checking, reports) under /usr/bin/time -v, with the collector's soft
-// memory limit run sets from the prediction (LimitBytes), fitted as bytes
-// per copy plus bytes per logical event and rounded up. A run keeps every
-// copy in its history (80 bytes, its row's input index and outcome 24
-// more) and the checker indexes them (about 45 bytes a copy: rows, reads,
-// emits, copies by event). A log row is not kept: it is rendered from its
-// copy when the engine reads it, and a table or append sink keeps only the
-// copy index of each row ({"_copy":N}); a merge sink keeps its rows and a
-// key index. The live heap peaks at the end of the simulation (the
-// history, the sink's table, the checkpoint's files) or under the
-// checker's index (about 250 MiB for 1 M copies either way). Measured (Go
-// 1.26, this commit, on a machine loaded by other work), the largest of 2
-// or 3 runs, which the limit holds within 1%: 1 M copies of 1 M events,
-// no faults, 352 MB (live peak 250 MiB); 0.5 M: 193 MB; 2 M: 670 MB;
-// 0.70 M copies of 0.50 M events with retries and duplicate appends, 253
-// MB; dropDuplicates without a watermark (state holds every key), 1 M:
-// 606 MB; 1 M with a 200-byte payload column, 379 MB; a merge sink, 1 M:
-// 509 MB, with the 200-byte column 757 MB. The model predicts each within
-// 1.15x, above it. Without the limit the collector lets the heap reach
-// twice what was live at its last cycle: 1 M copies took 544 to 570 MB,
-// 2 M 0.98 to 1.13 GB, in the same time. Before rows were rendered on
-// read, 1 M copies took 0.63 to 0.78 GB; before the checker's index was
-// flat arrays and history.json was streamed, 1.31 to 1.38 GB. The
-// performance work that shrinks a copy must re-measure and update these
-// figures (TestPredictMatchesMeasurement pins the model to the 1 M-copy
-// measurement, TestPredictMatchesMeasurements to the others and the limit
-// to their live peaks).
+// memory limit run sets from the prediction (LimitBytes, never under
+// MinLimitBytes), fitted as bytes per copy plus bytes per logical event
+// and rounded up. A run keeps every copy in its history (56 bytes, its
+// row's input index and outcome 9 more) and the checker indexes them
+// (about 110 bytes a copy at its peak: rows, reads, emits, copies by
+// event). A log row is not kept: it is rendered from its copy when the
+// engine reads it, and a table or append sink keeps only the copy index
+// of each row ({"_copy":N}); a merge sink keeps its rows and a key index.
+// The live heap peaks under the checker's index (about 205 MiB for 1 M
+// copies; the end of the simulation, with the sink's table and the
+// checkpoint's files, is a little below). Measured (Go 1.26, this commit,
+// on a machine loaded by other work), the largest of 2 runs: 1 M copies
+// of 1 M events, no faults, 299,500 KiB (live peak 207 MiB: the limit is
+// the floor, 256 MiB, which RSS exceeds by about 36 MiB); 0.5 M: 275,688
+// KiB (under the floor the heap grows to twice what is live); 2 M:
+// 530,928 KiB; 0.70 M copies of 0.50 M events with retries and duplicate
+// appends, 295,212 KiB; dropDuplicates without a watermark (state holds
+// every key), 1 M: 533,864 KiB; 1 M with a 200-byte payload column,
+// 311,948 KiB; a merge sink, 1 M: 437,220 KiB, with the 200-byte column
+// 687,700 KiB. The model predicts each within 1.15x, above it. Before a
+// copy was 56 bytes and an outcome a byte (80 bytes and a 16-byte string),
+// 1 M copies took 352 MB (live peak 250 MiB). Without the limit the
+// collector lets the heap reach twice what was live at its last cycle.
+// Before rows were rendered on read, 1 M copies took 0.63 to 0.78 GB;
+// before the checker's index was flat arrays and history.json was
+// streamed, 1.31 to 1.38 GB. The performance work that shrinks a copy
+// must re-measure and update these figures (TestPredictMatchesMeasurement
+// pins the model to the 1 M-copy measurement,
+// TestPredictMatchesMeasurements to the others and the limit to their
+// live peaks).
 const (
 	// BytesPerCopyMeasured is the cost of one appended copy.
-	BytesPerCopyMeasured = 330
+	BytesPerCopyMeasured = 250
 	// BytesPerEventMeasured is the cost of one logical event, beyond its
 	// copies.
 	BytesPerEventMeasured = 35
@@ -66,6 +70,10 @@ const (
 	baseBytes = 40 << 20
 	// limitShare is LimitBytes's share of the rest.
 	limitShare = 0.9
+	// MinLimitBytes is the least soft memory limit a run is given
+	// (scenarios.SoftLimit): below it the collector ran all the time for
+	// a small run, chasing the runtime's own memory.
+	MinLimitBytes = 256 << 20
 )
 
 // Prediction is what a run will cost, from its configuration alone, so
@@ -84,7 +92,9 @@ type Prediction struct {
 	// row's extra columns included.
 	BytesPerCopy float64
 	// FixedBytes is the part that does not grow with the copies: the
-	// process, bounded key spaces' ids, producers.
+	// process, bounded key spaces' ids, producers, and for a run whose
+	// soft limit is the floor (MinLimitBytes) the heap the collector lets
+	// grow up to it.
 	FixedBytes float64
 	// PeakBytes is FixedBytes + Copies x BytesPerCopy.
 	PeakBytes float64
@@ -138,11 +148,19 @@ func (c Config) Predict() (Prediction, error) {
 		perEvent += bytesPerMergeRow + rowExtra*bytesPerRowByte
 	}
 	pr.BytesPerCopy = BytesPerCopyMeasured + perEvent/pr.CopyFactor + rowExtra*bytesPerRenderedByte
+	grown := pr.FixedBytes - baseBytes + pr.Copies*pr.BytesPerCopy
+	pr.LimitBytes = limitShare * grown
+	// A run whose limit would be under the floor MinLimitBytes runs under
+	// the floor, where the collector lets the heap grow to twice what is
+	// live (live is under grown) until the floor stops it: the run then
+	// takes up to that much, a fixed part of its peak.
+	if pr.LimitBytes < MinLimitBytes {
+		pr.FixedBytes += max(0, min(MinLimitBytes, 2*grown)-grown)
+	}
 	pr.PeakBytes = pr.FixedBytes + pr.Copies*pr.BytesPerCopy
 	if math.IsInf(pr.PeakBytes, 0) || math.IsNaN(pr.PeakBytes) {
 		pr.PeakBytes = math.MaxFloat64
 	}
-	pr.LimitBytes = limitShare * (pr.PeakBytes - baseBytes)
 	return pr, nil
 }
 
