@@ -110,6 +110,14 @@ type mrow struct {
 	outcome history.Outcome
 }
 
+// mref is where an mrow comes from: the copy read, the position of its
+// execution in the checkpoint's batch order, its fate.
+type mref struct {
+	copy    int32
+	seq     int32
+	outcome outcome
+}
+
 // computeMargin fills Report.Margin for a streaming query with a watermark.
 func (c *checker) computeMargin() *Margin {
 	h := c.h
@@ -147,8 +155,12 @@ func (c *checker) computeMargin() *Margin {
 		execs := byEpoch[e]
 		sort.SliceStable(execs, func(a, b int) bool { return h.Batches[execs[a]].BatchID < h.Batches[execs[b]].BatchID })
 		// Per event, its rows in batch order: a counting sort by event
-		// (events are numbered in natural order).
-		rowsOf := newCSRBuilder[mrow](c.nEvents)
+		// (events are numbered in natural order). The sort keeps 12 bytes
+		// a row (mref); an event's mrows are made from them when it is
+		// replayed (48 bytes a row for every row at once was the checker's
+		// peak).
+		rowsOf := newCSRBuilder[mref](c.nEvents)
+		prevOf := make([]int64, len(execs)) // per seq: the previous execution's watermark, -1 for the first
 		for pass := 0; pass < 2; pass++ {
 			if pass == 1 {
 				rowsOf.alloc()
@@ -156,6 +168,7 @@ func (c *checker) computeMargin() *Margin {
 			prev := int64(-1)
 			for seq, i := range execs {
 				b := &h.Batches[i]
+				prevOf[seq] = prev
 				for _, r := range c.rows.of(i) {
 					if r.outcome == outFiltered {
 						continue // removed before the operator
@@ -165,18 +178,25 @@ func (c *checker) computeMargin() *Margin {
 						rowsOf.count(e)
 						continue
 					}
-					rowsOf.put(e, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.history()})
+					rowsOf.put(e, mref{copy: r.copy, seq: int32(seq), outcome: r.outcome})
 				}
 				prev = b.WatermarkMs
 			}
 		}
 		perEvent := rowsOf.done()
+		var buf []mrow
 		for e := range c.nEvents {
 			ev := c.event(e)
-			rows := perEvent.of(e)
-			if len(rows) == 0 {
+			refs := perEvent.of(e)
+			if len(refs) == 0 {
 				continue
 			}
+			buf = buf[:0]
+			for _, r := range refs {
+				buf = append(buf, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: int(r.seq),
+					late: h.Batches[execs[r.seq]].LateWatermarkMs, prev: prevOf[r.seq], outcome: r.outcome.history()})
+			}
+			rows := buf
 			escaped := c.marginCount(m, sh, ev, rows, execs)
 			if len(rows) < 2 {
 				continue
