@@ -15,32 +15,33 @@ import (
 // MinLimitBytes), fitted as bytes per copy plus bytes per logical event
 // and rounded up. A run keeps every copy in its history (56 bytes, its
 // row's input index and outcome 9 more) and the checker indexes them
-// (about 110 bytes a copy at its peak: rows, reads, emits, copies by
-// event). A log row is not kept: it is rendered from its copy when the
-// engine reads it, and a table or append sink keeps only the copy index
-// of each row ({"_copy":N}); a merge sink keeps its rows and a key index.
-// The live heap peaks under the checker's index (about 205 MiB for 1 M
-// copies; the end of the simulation, with the sink's table and the
-// checkpoint's files, is a little below). Measured (Go 1.26, this commit,
+// (about 60 bytes a copy: rows, reads, emits, copies by event; the
+// margin 12 bytes a row more while it sorts them). A log row is not
+// kept: it is rendered from its copy when the engine reads it, and a
+// table or append sink keeps only the copy index of each row
+// ({"_copy":N}); a merge sink keeps its rows and a key index.
+// The live heap peaks at the end of the simulation (the history, the
+// sink's table, the checkpoint's files: about 190 MiB for 1 M copies);
+// the checker's index is a little below. Measured (Go 1.26, this commit,
 // on a machine loaded by other work), the largest of 2 runs: 1 M copies
-// of 1 M events, no faults, 299,500 KiB (live peak 207 MiB: the limit is
-// the floor, 256 MiB, which RSS exceeds by about 36 MiB); 0.5 M: 275,688
-// KiB (under the floor the heap grows to twice what is live); 2 M:
-// 530,928 KiB; 0.70 M copies of 0.50 M events with retries and duplicate
-// appends, 295,212 KiB; dropDuplicates without a watermark (state holds
-// every key), 1 M: 533,864 KiB; 1 M with a 200-byte payload column,
-// 311,948 KiB; a merge sink, 1 M: 437,220 KiB, with the 200-byte column
-// 687,700 KiB. The model predicts each within 1.15x, above it. Before a
-// copy was 56 bytes and an outcome a byte (80 bytes and a 16-byte string),
-// 1 M copies took 352 MB (live peak 250 MiB). Without the limit the
-// collector lets the heap reach twice what was live at its last cycle.
-// Before rows were rendered on read, 1 M copies took 0.63 to 0.78 GB;
-// before the checker's index was flat arrays and history.json was
-// streamed, 1.31 to 1.38 GB. The performance work that shrinks a copy
-// must re-measure and update these figures (TestPredictMatchesMeasurement
-// pins the model to the 1 M-copy measurement,
-// TestPredictMatchesMeasurements to the others and the limit to their
-// live peaks).
+// of 1 M events, no faults, 282,724 KiB (live peak 195 MiB); 0.35 M:
+// 162,892 KiB and 0.5 M: 164,140 KiB (under the floor of the limit,
+// MinLimitBytes, the heap grows to it); 2 M: 530,720 KiB; 0.70 M copies
+// of 0.50 M events with retries and duplicate appends, 202,644 KiB;
+// dropDuplicates without a watermark (state holds every key), 1 M:
+// 533,212 KiB; 1 M with a 200-byte payload column, 310,532 KiB; a merge
+// sink, 1 M: 439,020 KiB, with the 200-byte column 687,268 KiB. The model
+// predicts each within 1.15x, above it. Before a copy was 56 bytes and an
+// outcome a byte (80 bytes and a 16-byte string), the margin's sort 12
+// bytes a row (48) and the floor 128 MiB (256), 1 M copies took 352 MB
+// (live peak 250 MiB). Without the limit the collector lets the heap
+// reach twice what was live at its last cycle. Before rows were rendered
+// on read, 1 M copies took 0.63 to 0.78 GB; before the checker's index was
+// flat arrays and history.json was streamed, 1.31 to 1.38 GB. The
+// performance work that shrinks a copy must re-measure and update these
+// figures (TestPredictMatchesMeasurement pins the model to the 1 M-copy
+// measurement, TestPredictMatchesMeasurements to the others and the
+// limit to their live peaks).
 const (
 	// BytesPerCopyMeasured is the cost of one appended copy.
 	BytesPerCopyMeasured = 250
@@ -71,9 +72,12 @@ const (
 	// limitShare is LimitBytes's share of the rest.
 	limitShare = 0.9
 	// MinLimitBytes is the least soft memory limit a run is given
-	// (scenarios.SoftLimit): below it the collector ran all the time for
-	// a small run, chasing the runtime's own memory.
-	MinLimitBytes = 256 << 20
+	// (scenarios.SoftLimit): a limit of a few tens of MiB had the
+	// collector run all the time for a small run, chasing the runtime's
+	// own memory (the catalogue at -j 2: 937 collections instead of 59);
+	// at 128 MiB the catalogue at -j 2 collects 57 to 60 times, as at
+	// 256 MiB did, and a 1 M-copy run's limit is its own.
+	MinLimitBytes = 128 << 20
 )
 
 // Prediction is what a run will cost, from its configuration alone, so
