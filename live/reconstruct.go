@@ -209,13 +209,13 @@ func (in *Reconstruction) batch(x, later *execution, rest []*execution, pos reco
 // copies by where each row was read (a broker that appended the same
 // bytes twice, on a dropped ack, holds two copies with one _copy).
 func (in *Reconstruction) executed(r *records.Record, at int64, pos record.Positions) history.Batch {
-	input := make([]int, len(r.Input))
+	input := make([]int32, len(r.Input))
 	for i, raw := range r.Input {
 		var where [3]int64
 		if r.Pos != nil {
 			where = r.Pos[i]
 		}
-		input[i] = pos.Index(raw, where, r.Pos != nil)
+		input[i] = record.Copy32(pos.Index(raw, where, r.Pos != nil))
 	}
 	// An outcome the engine's record names and the history does not know
 	// stays 0, which the checker reports as a malformed history.

@@ -27,9 +27,9 @@ func sample() *result.Run {
 			{Event: "b", Offset: 2, EventTimeUs: 2_000_000, AppendedAtMs: 2_000},
 		},
 		Batches: []history.Batch{
-			{BatchID: 0, AtMs: 1_000, Input: []int{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, MaxEventTimeMs: 1_000, Progress: json.RawMessage(`{"batchId":0}`)},
-			{BatchID: 1, AtMs: 2_000, Input: []int{1, 2}, Outcomes: history.Outcomes{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Crashed: "after-sink-write", Progress: json.RawMessage(`{"batchId":1,"try":1}`)},
-			{BatchID: 1, AtMs: 2_500, Replay: true, Input: []int{1, 2}, Outcomes: history.Outcomes{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Progress: json.RawMessage(`{"batchId":1,"try":2}`)},
+			{BatchID: 0, AtMs: 1_000, Input: []int32{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, MaxEventTimeMs: 1_000, Progress: json.RawMessage(`{"batchId":0}`)},
+			{BatchID: 1, AtMs: 2_000, Input: []int32{1, 2}, Outcomes: history.Outcomes{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Crashed: "after-sink-write", Progress: json.RawMessage(`{"batchId":1,"try":1}`)},
+			{BatchID: 1, AtMs: 2_500, Replay: true, Input: []int32{1, 2}, Outcomes: history.Outcomes{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Progress: json.RawMessage(`{"batchId":1,"try":2}`)},
 		},
 		Crashes: []history.Crash{{AtMs: 2_000, Point: "after-sink-write", BatchID: 1}},
 		Writes: []history.SinkWrite{{BatchID: 0, AtMs: 1_000, Rows: []int{0}, Kept: 1}, {BatchID: 1, AtMs: 2_000, Rows: []int{2}, Kept: 1},

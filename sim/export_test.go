@@ -130,7 +130,7 @@ func compareReplay(t *testing.T, h *history.History, r *replayed, opt ExportOpti
 		var wantOut []history.Outcome
 		for j, c := range b.Input {
 			if b.Outcomes[j] != history.Filtered {
-				wantIn, wantOut = append(wantIn, c), append(wantOut, b.Outcomes[j])
+				wantIn, wantOut = append(wantIn, int(c)), append(wantOut, b.Outcomes[j])
 			}
 		}
 		filtered := len(b.Input) - len(wantIn)
@@ -148,7 +148,7 @@ func compareReplay(t *testing.T, h *history.History, r *replayed, opt ExportOpti
 		}
 		for j, c := range b.Input {
 			if b.Outcomes[j] == history.Emitted {
-				exp = append(exp, render(c))
+				exp = append(exp, render(int(c)))
 			}
 		}
 		slices.Sort(got)

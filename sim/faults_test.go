@@ -316,7 +316,7 @@ func TestOfflineRetriesAreLate(t *testing.T) {
 	outcome := map[int]history.Outcome{}
 	for _, b := range h.Batches {
 		for j, i := range b.Input {
-			outcome[i] = b.Outcomes[j]
+			outcome[int(i)] = b.Outcomes[j]
 		}
 	}
 	for i, c := range h.Copies {

@@ -507,7 +507,7 @@ func restampedNotLate(h *history.History) int {
 	fate := map[int]history.Outcome{}
 	for _, b := range h.Batches {
 		for j, c := range b.Input {
-			fate[c] = b.Outcomes[j]
+			fate[int(c)] = b.Outcomes[j]
 		}
 	}
 	n := 0
@@ -545,7 +545,7 @@ func TestPropertyRetryGapFarAboveDelay(t *testing.T) {
 		fate := map[int]history.Outcome{}
 		for _, b := range h.Batches {
 			for j, c := range b.Input {
-				fate[c] = b.Outcomes[j]
+				fate[int(c)] = b.Outcomes[j]
 			}
 		}
 		retries := 0

@@ -543,7 +543,7 @@ func (w *world) changeShape() error {
 }
 
 func (w *world) onBatch(rec *engine.BatchRecord) {
-	input := make([]int, len(rec.Input))
+	input := make([]int32, len(rec.Input))
 	w.inputCopies(rec, input)
 	b := record.Batch(w.nowMs, record.FromEngine(rec, input), w.h.Copies, w.q)
 	var raw json.RawMessage
@@ -577,7 +577,7 @@ func (w *world) onBatch(rec *engine.BatchRecord) {
 // inputCopies fills out with the copy index of every input row: the rows
 // the sources last served, source by source (checked on a sample), or, if
 // the engine's input is not exactly those, the _copy value of each row.
-func (w *world) inputCopies(rec *engine.BatchRecord, out []int) {
+func (w *world) inputCopies(rec *engine.BatchRecord, out []int32) {
 	n := 0
 	for _, s := range w.sources {
 		n += len(s.(*logSource).lastCopies)
@@ -586,18 +586,21 @@ func (w *world) inputCopies(rec *engine.BatchRecord, out []int) {
 		i := 0
 		for _, s := range w.sources {
 			for _, c := range s.(*logSource).lastCopies {
-				out[i] = int(c)
+				out[i] = c
 				i++
 			}
 		}
-		if n == 0 || (copyIndex(rec.Input[0].Data) == out[0] && copyIndex(rec.Input[n/2].Data) == out[n/2] && copyIndex(rec.Input[n-1].Data) == out[n-1]) {
+		if n == 0 || (copy32(rec.Input[0].Data) == out[0] && copy32(rec.Input[n/2].Data) == out[n/2] && copy32(rec.Input[n-1].Data) == out[n-1]) {
 			return
 		}
 	}
 	for i := range rec.Input {
-		out[i] = copyIndex(rec.Input[i].Data)
+		out[i] = copy32(rec.Input[i].Data)
 	}
 }
+
+// copy32 is a row's copy index as a batch's Input holds it.
+func copy32(data []byte) int32 { return record.Copy32(copyIndex(data)) }
 
 func (w *world) finish() *history.History {
 	h := w.h

@@ -272,7 +272,7 @@ func compareExec(t *testing.T, h *history.History, ep epoch, recs []execRecord, 
 		for j, c := range b.Input {
 			switch b.Outcomes[j] {
 			case history.Emitted:
-				wantRows = append(wantRows, c)
+				wantRows = append(wantRows, int(c))
 			case history.Filtered:
 				filtered++ // the export leaves out what drop_future_events filtered
 			}

@@ -125,7 +125,7 @@ func findRow(t *testing.T, h *history.History, outcome history.Outcome, ok func(
 			continue
 		}
 		for j, o := range b.Outcomes {
-			if o == outcome && ok(b.Input[j]) {
+			if o == outcome && ok(int(b.Input[j])) {
 				return i, j
 			}
 		}
@@ -262,7 +262,7 @@ func TestDoubleRead(t *testing.T) {
 	r := check(h)
 	mustHave(t, r, DoubleRead)
 	ex := finding(r, DoubleRead).Examples[0]
-	if !slices.Equal(ex.Copies, []int{again}) || !slices.Equal(ex.Batches, []int64{2, 5}) {
+	if !slices.Equal(ex.Copies, []int{int(again)}) || !slices.Equal(ex.Batches, []int64{2, 5}) {
 		t.Fatalf("%+v", ex)
 	}
 	if r.Counts.ExtraReads != 1 || r.Counts.Conservation {
@@ -488,11 +488,11 @@ func freshCheckpoint() *history.History {
 		Copies: []history.Copy{cp("a", 0, 1000, 1000), cp("b", 0, 3000, 3000)}}
 	h.Copies[1].Offset = 1
 	h.Batches = []history.Batch{
-		{BatchID: 0, AtMs: 2000, Input: []int{0}, Outcomes: history.Outcomes{history.Emitted}, NextWatermarkMs: 0, NumRowsTotal: 1, NumRowsUpdated: 1},
-		{BatchID: 1, AtMs: 4000, Input: []int{1}, Outcomes: history.Outcomes{history.Emitted}, NextWatermarkMs: 2000, NumRowsTotal: 2, NumRowsUpdated: 1},
+		{BatchID: 0, AtMs: 2000, Input: []int32{0}, Outcomes: history.Outcomes{history.Emitted}, NextWatermarkMs: 0, NumRowsTotal: 1, NumRowsUpdated: 1},
+		{BatchID: 1, AtMs: 4000, Input: []int32{1}, Outcomes: history.Outcomes{history.Emitted}, NextWatermarkMs: 2000, NumRowsTotal: 2, NumRowsUpdated: 1},
 		{BatchID: 2, AtMs: 5000, WatermarkMs: 2000, NextWatermarkMs: 2000, NumRowsTotal: 1},
 		// Fresh checkpoint at 6000: batch ids, state and watermark restart.
-		{BatchID: 0, AtMs: 7000, Input: []int{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1},
+		{BatchID: 0, AtMs: 7000, Input: []int32{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1},
 	}
 	h.Restarts = []history.Restart{{AtMs: 6000, FreshCheckpoint: true}}
 	h.Writes = []history.SinkWrite{
@@ -529,7 +529,7 @@ func TestFreshCheckpoint(t *testing.T) {
 	// checkpoint's batch 0: the sink loses it.
 	h = freshCheckpoint()
 	h.Copies = append(h.Copies, cp("c", 0, 8000, 8000))
-	h.Batches[3].Input, h.Batches[3].Outcomes = []int{2}, history.Outcomes{history.Emitted}
+	h.Batches[3].Input, h.Batches[3].Outcomes = []int32{2}, history.Outcomes{history.Emitted}
 	h.Writes[3] = history.SinkWrite{BatchID: 0, AtMs: 7000, Rows: []int{2}, Kept: 0}
 	h.Table = []int{0, 1}
 	r = check(h)
@@ -887,9 +887,9 @@ func TestShapeChangeJudgesEachCheckpointByItsQuery(t *testing.T) {
 		h.Copies[1].Offset, h.Copies[2].Offset = 1, 2
 		h.Copies[1].Fault = history.MustFault("producer-retry-restamped")
 		h.Batches = []history.Batch{
-			{BatchID: 0, AtMs: 2000, Input: []int{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1},
-			{BatchID: 1, AtMs: 4000, Input: []int{1}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 2, NumRowsUpdated: 1},
-			{BatchID: 0, AtMs: 8000, Input: []int{2}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1, NextWatermarkMs: 6000},
+			{BatchID: 0, AtMs: 2000, Input: []int32{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1},
+			{BatchID: 1, AtMs: 4000, Input: []int32{1}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 2, NumRowsUpdated: 1},
+			{BatchID: 0, AtMs: 8000, Input: []int32{2}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1, NextWatermarkMs: 6000},
 		}
 		h.Restarts = []history.Restart{{AtMs: 6000, FreshCheckpoint: true, Query: "dedup: {api: dropDuplicates, keys: [id, ts]}\nwatermark: {column: ts, delay: 1 second}\nsink: {kind: table}\n"}}
 		h.Table = []int{0, 1, 2}

@@ -207,7 +207,7 @@ func (c *checker) index() {
 			}
 			n := min(len(b.Input), len(b.Outcomes))
 			for j := 0; j < n; j++ {
-				ci := b.Input[j]
+				ci := int(b.Input[j])
 				if ci < 0 || ci >= c.nCopies {
 					if pass == 0 {
 						c.bad(Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: input %d is copy %d, out of range [0,%d)", i, b.BatchID, j, ci, c.nCopies)})
@@ -493,7 +493,7 @@ func (c *checker) contradictions() {
 				b := &h.Batches[i]
 				for j, ci := range b.Input {
 					if j < len(b.Outcomes) && b.Outcomes[j] == history.Emitted {
-						emitted[ci] = true
+						emitted[int(ci)] = true
 					}
 				}
 			}

@@ -74,9 +74,9 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 	pos := 0
 	end := lastAppend + 3*cfg.triggerMs
 	for t := cfg.triggerMs; t <= end; t += cfg.triggerMs {
-		var in []int
+		var in []int32
 		for pos < len(order) && copies[order[pos]].AppendedAtMs <= t {
-			in = append(in, order[pos])
+			in = append(in, int32(order[pos]))
 			pos++
 		}
 		if len(in) == 0 && !(cfg.noData && hasWM && wm > lastEvictWM && id > 0) {
@@ -113,7 +113,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 			}
 			b.Outcomes = append(b.Outcomes, out)
 			if out == history.Emitted {
-				emitted = append(emitted, ci)
+				emitted = append(emitted, int(ci))
 				b.NumRowsUpdated++
 			}
 		}
@@ -166,7 +166,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 		if cfg.crashAfterSink[id] {
 			crashed := b
 			crashed.Crashed = "afterSink"
-			crashed.Input = append([]int(nil), b.Input...)
+			crashed.Input = append([]int32(nil), b.Input...)
 			crashed.Outcomes = append(history.Outcomes(nil), b.Outcomes...)
 			h.Batches = append(h.Batches, crashed)
 			deliver(t)

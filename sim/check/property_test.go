@@ -97,7 +97,7 @@ func TestPropertyInjectedDefectsAreFound(t *testing.T) {
 			for i := range h.Batches {
 				b := &h.Batches[i]
 				for j := len(b.Input) - 1; j >= 0; j-- {
-					if b.Input[j] == ci {
+					if int(b.Input[j]) == ci {
 						b.Input = slices.Delete(slices.Clone(b.Input), j, j+1)
 						b.Outcomes = slices.Delete(slices.Clone(b.Outcomes), j, j+1)
 					}
@@ -129,7 +129,7 @@ func TestPropertyInjectedDefectsAreFound(t *testing.T) {
 			twin.CopyNo += 100
 			twin.Offset = 1 << 40
 			h.Copies = append(h.Copies, twin)
-			b.Input = append(slices.Clone(b.Input), len(h.Copies)-1)
+			b.Input = append(slices.Clone(b.Input), int32(len(h.Copies)-1))
 			b.Outcomes = append(slices.Clone(b.Outcomes), history.Emitted)
 			b.NumRowsUpdated++
 			want = DuplicateEmitted

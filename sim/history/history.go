@@ -210,7 +210,7 @@ type Batch struct {
 	Crashed string `json:"crashed,omitempty"` // crash point at or after the sink write
 	// Input lists the copies read (indices into Copies) in union order;
 	// Outcomes[i] is the fate of Input[i].
-	Input    []int    `json:"input"`
+	Input    []int32  `json:"input"`
 	Outcomes Outcomes `json:"outcomes"`
 	// Watermarks in ms: late filter, eviction, and the value after.
 	LateWatermarkMs int64 `json:"lateWatermarkMs"`

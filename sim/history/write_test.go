@@ -35,7 +35,7 @@ func full() *History {
 	return &History{Version: Version, Seed: 7, Query: "a: <b> & \"c\"\n\x01", API: "dropDuplicates", Keys: []string{"id", "t\xff"},
 		DelayMs: 5, Partitions: 3, SinkKind: "merge", EventTimeInKey: true, HealAtMs: 9, EndMs: 12, ArrivalRatePerSec: 1.5e-7,
 		Copies: []Copy{{Event: "e<1>", CopyNo: 1, Source: 2, Partition: 3, Offset: 4, EventTimeUs: -5, AppendedAtMs: 6, Fault: MustFault("producer-retry")}, {Event: "e2"}},
-		Batches: []Batch{{BatchID: 1, AtMs: 2, Replay: true, Crashed: "after-sink-write", Input: []int{0, 1}, Outcomes: Outcomes{Emitted, Late},
+		Batches: []Batch{{BatchID: 1, AtMs: 2, Replay: true, Crashed: "after-sink-write", Input: []int32{0, 1}, Outcomes: Outcomes{Emitted, Late},
 			LateWatermarkMs: 1, WatermarkMs: 2, NextWatermarkMs: 3, MaxEventTimeMs: 4, NumRowsTotal: 5, NumRowsUpdated: 6, NumRowsRemoved: 7,
 			Progress: json.RawMessage(`{ "batchId" : 1, "x": [1, 2] }`)}, {}},
 		Crashes:      []Crash{{AtMs: 1, Point: "random", BatchID: -1, LostFiles: []string{"offsets/1"}, TornFile: "commits/0"}},

@@ -8,9 +8,11 @@ package record
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
+
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/internal/intmath"
-	"slices"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/dedup"
@@ -86,7 +88,7 @@ type Execution struct {
 	// Input holds the copy index of each row read, in union order (-1 for
 	// a row that is no copy: malformed-history for the checker);
 	// Outcomes[i] is the fate of Input[i].
-	Input    []int
+	Input    []int32
 	Outcomes history.Outcomes
 	// Watermarks in ms: late filter, eviction, and the value after.
 	LateWatermarkMs, WatermarkMs, NextWatermarkMs int64
@@ -94,7 +96,7 @@ type Execution struct {
 
 // FromEngine is the execution the engine reported; input holds the copy
 // index of each of rec.Input's rows.
-func FromEngine(rec *engine.BatchRecord, input []int) Execution {
+func FromEngine(rec *engine.BatchRecord, input []int32) Execution {
 	return Execution{BatchID: rec.BatchID, Replay: rec.Replay, Crashed: string(rec.Crashed), Input: input,
 		Outcomes: Outcomes(rec.Outcomes), LateWatermarkMs: rec.LateWatermarkMs, WatermarkMs: rec.WatermarkMs,
 		NextWatermarkMs: rec.NextWatermarkMs}
@@ -125,7 +127,7 @@ func Batch(atMs int64, x Execution, copies []history.Copy, q *query.Query) histo
 		Input: x.Input, Outcomes: x.Outcomes,
 		LateWatermarkMs: x.LateWatermarkMs, WatermarkMs: x.WatermarkMs, NextWatermarkMs: x.NextWatermarkMs}
 	if b.Input == nil {
-		b.Input = []int{}
+		b.Input = []int32{}
 	}
 	if b.Outcomes == nil {
 		b.Outcomes = history.Outcomes{}
@@ -136,7 +138,7 @@ func Batch(atMs int64, x Execution, copies []history.Copy, q *query.Query) histo
 	var maxUs int64
 	seen := false
 	for _, i := range x.Input {
-		if i >= 0 && i < len(copies) && (!seen || copies[i].EventTimeUs > maxUs) {
+		if i >= 0 && int(i) < len(copies) && (!seen || copies[i].EventTimeUs > maxUs) {
 			maxUs, seen = copies[i].EventTimeUs, true
 		}
 	}
@@ -181,6 +183,26 @@ func RowCopies(rows []row.Row) []int {
 		out[i] = CopyIndex(rows[i].Data)
 	}
 	return out
+}
+
+// InputCopies is the copy index of each row as a batch's Input holds it
+// (Copy32).
+func InputCopies(rows []row.Row) []int32 {
+	out := make([]int32, len(rows))
+	for i := range rows {
+		out[i] = Copy32(CopyIndex(rows[i].Data))
+	}
+	return out
+}
+
+// Copy32 is a copy index as the history's 32-bit fields hold it: -1 (no
+// copy, which the checker reports) for one that does not fit, rather than
+// another copy's index.
+func Copy32(n int) int32 {
+	if n < 0 || n > math.MaxInt32 {
+		return -1
+	}
+	return int32(n)
 }
 
 // RawCopies is the copy index of each raw row (CopyIndex).

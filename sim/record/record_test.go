@@ -73,14 +73,14 @@ func TestBatchMaxEventTime(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		q     *query.Query
-		input []int
+		input []int32
 		want  int64
 	}{
-		{"floor to ms", wm, []int{0, 2}, 5},
-		{"negative times round down", wm, []int{1}, -1},
-		{"rows that are no copy are skipped", wm, []int{-1, 7, 2}, 3},
-		{"no copy: 0", wm, []int{-1}, 0},
-		{"no event-time column: 0", plain, []int{0}, 0},
+		{"floor to ms", wm, []int32{0, 2}, 5},
+		{"negative times round down", wm, []int32{1}, -1},
+		{"rows that are no copy are skipped", wm, []int32{-1, 7, 2}, 3},
+		{"no copy: 0", wm, []int32{-1}, 0},
+		{"no event-time column: 0", plain, []int32{0}, 0},
 	} {
 		b := Batch(9, Execution{BatchID: 4, Input: tc.input, Outcomes: make(history.Outcomes, len(tc.input))}, copies, tc.q)
 		if b.MaxEventTimeMs != tc.want || b.AtMs != 9 || b.BatchID != 4 {
