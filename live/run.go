@@ -186,7 +186,7 @@ func (r *runner) run() error {
 		return fmt.Errorf("live: read output: %w", err)
 	}
 	for _, rec := range recs {
-		r.h.Table = append(r.h.Table, record.CopyIndex(rec.Value))
+		r.h.Table = append(r.h.Table, record.Copy32(record.CopyIndex(rec.Value)))
 	}
 	return nil
 }

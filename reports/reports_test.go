@@ -32,9 +32,9 @@ func sample() *result.Run {
 			{BatchID: 1, AtMs: 2_500, Replay: true, Input: []int32{1, 2}, Outcomes: history.Outcomes{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Progress: json.RawMessage(`{"batchId":1,"try":2}`)},
 		},
 		Crashes: []history.Crash{{AtMs: 2_000, Point: "after-sink-write", BatchID: 1}},
-		Writes: []history.SinkWrite{{BatchID: 0, AtMs: 1_000, Rows: []int{0}, Kept: 1}, {BatchID: 1, AtMs: 2_000, Rows: []int{2}, Kept: 1},
-			{BatchID: 1, AtMs: 2_500, Rows: []int{2}, Kept: 1}},
-		Table: []int{0, 2, 2}, HasTable: true,
+		Writes: []history.SinkWrite{{BatchID: 0, AtMs: 1_000, Rows: []int32{0}, Kept: 1}, {BatchID: 1, AtMs: 2_000, Rows: []int32{2}, Kept: 1},
+			{BatchID: 1, AtMs: 2_500, Rows: []int32{2}, Kept: 1}},
+		Table: []int32{0, 2, 2}, HasTable: true,
 	}
 	rep := check.Check(h, check.DefaultOptions())
 	return &result.Run{Scenario: "sample", Seed: 7, Passed: false, Replay: "dedupsim replay --seed 7 sample.yaml", History: h, Report: rep,

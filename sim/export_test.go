@@ -187,7 +187,7 @@ func compareReplay(t *testing.T, h *history.History, r *replayed, opt ExportOpti
 			got = append(got, string(row))
 		}
 		for _, c := range h.Table {
-			exp = append(exp, render(c))
+			exp = append(exp, render(int(c)))
 		}
 		if !slices.Equal(got, exp) {
 			t.Fatalf("final table: exec %d rows, history %d", len(got), len(exp))

@@ -348,8 +348,8 @@ func TestReplayDuplicatesAppendSink(t *testing.T) {
 	inTable := map[int]int{}
 	dups := 0
 	for _, i := range h.Table {
-		inTable[i]++
-		if inTable[i] == 2 {
+		inTable[int(i)]++
+		if inTable[int(i)] == 2 {
 			dups++
 		}
 	}

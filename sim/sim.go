@@ -607,13 +607,13 @@ func (w *world) finish() *history.History {
 	h.EndMs = w.nowMs
 	if t, ok := w.sink.inner.(sink.Tabled); ok {
 		rows := t.Table()
-		h.Table = make([]int, len(rows))
+		h.Table = make([]int32, len(rows))
 		for i, r := range rows {
-			h.Table[i] = record.CopyIndex(r)
+			h.Table[i] = record.Copy32(record.CopyIndex(r))
 		}
 	}
 	if h.Table == nil {
-		h.Table = []int{}
+		h.Table = []int32{}
 	}
 	return h
 }
@@ -681,10 +681,10 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 // (record.CopyIndex reads it back), in one fresh buffer of their size (the
 // sink may keep them); the slice of rows is reused (the sink copies the
 // row's bytes out, sink.Batch's contract with the engine).
-func (s *simSink) copyRows(rows []row.Row, copies []int) []row.Row {
+func (s *simSink) copyRows(rows []row.Row, copies []int32) []row.Row {
 	n := 0
 	for _, c := range copies {
-		n += len(`{"":}`) + len(CopyColumn) + intLen(c)
+		n += len(`{"":}`) + len(CopyColumn) + intLen(int(c))
 	}
 	data := make([]byte, 0, n)
 	out := s.buf[:0]

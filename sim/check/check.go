@@ -385,7 +385,8 @@ func (c *checker) timelines() {
 	var inTable []int32 // per copy; nil: no table
 	if h.HasTable {
 		inTable = make([]int32, c.nCopies)
-		for _, ci := range h.Table {
+		for _, c32 := range h.Table {
+			ci := int(c32)
 			if ci >= 0 && ci < c.nCopies {
 				inTable[ci]++
 			}

@@ -496,12 +496,12 @@ func freshCheckpoint() *history.History {
 	}
 	h.Restarts = []history.Restart{{AtMs: 6000, FreshCheckpoint: true}}
 	h.Writes = []history.SinkWrite{
-		{BatchID: 0, AtMs: 2000, Rows: []int{0}, Kept: 1},
-		{BatchID: 1, AtMs: 4000, Rows: []int{1}, Kept: 1},
+		{BatchID: 0, AtMs: 2000, Rows: []int32{0}, Kept: 1},
+		{BatchID: 1, AtMs: 4000, Rows: []int32{1}, Kept: 1},
 		{BatchID: 2, AtMs: 5000},
-		{BatchID: 0, AtMs: 7000, Rows: []int{0}, Kept: 1},
+		{BatchID: 0, AtMs: 7000, Rows: []int32{0}, Kept: 1},
 	}
-	h.Table = []int{0, 1, 0}
+	h.Table = []int32{0, 1, 0}
 	return h
 }
 
@@ -530,8 +530,8 @@ func TestFreshCheckpoint(t *testing.T) {
 	h = freshCheckpoint()
 	h.Copies = append(h.Copies, cp("c", 0, 8000, 8000))
 	h.Batches[3].Input, h.Batches[3].Outcomes = []int32{2}, history.Outcomes{history.Emitted}
-	h.Writes[3] = history.SinkWrite{BatchID: 0, AtMs: 7000, Rows: []int{2}, Kept: 0}
-	h.Table = []int{0, 1}
+	h.Writes[3] = history.SinkWrite{BatchID: 0, AtMs: 7000, Rows: []int32{2}, Kept: 0}
+	h.Table = []int32{0, 1}
 	r = check(h)
 	mustHave(t, r, SinkLost)
 	if d := finding(r, SinkLost).Examples[0].Detail; !strings.Contains(d, "batch 0 delivered 1 rows, kept 0") {
@@ -768,9 +768,9 @@ func TestMalformedHistory(t *testing.T) {
 		"kept above rows":        func(h *history.History) { h.Writes[0].Kept = 99 },
 		"unknown api":            func(h *history.History) { h.API = "dropDuplicatez" },
 		"write for a batch that never ran": func(h *history.History) {
-			h.Writes = append(h.Writes, history.SinkWrite{BatchID: 1_000_000_000, AtMs: 5000, Rows: []int{0}, Kept: 1})
+			h.Writes = append(h.Writes, history.SinkWrite{BatchID: 1_000_000_000, AtMs: 5000, Rows: []int32{0}, Kept: 1})
 		},
-		"write of a row its batch did not emit": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, len(h.Copies)-1) },
+		"write of a row its batch did not emit": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, int32(len(h.Copies)-1)) },
 		"table with no sink writes":             func(h *history.History) { h.Writes = nil },
 		"table row no write kept":               func(h *history.History) { h.Table = append(h.Table, h.Table[0]) },
 		"table sink without a table":            func(h *history.History) { h.HasTable, h.Table = false, nil },
@@ -892,7 +892,7 @@ func TestShapeChangeJudgesEachCheckpointByItsQuery(t *testing.T) {
 			{BatchID: 0, AtMs: 8000, Input: []int32{2}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1, NextWatermarkMs: 6000},
 		}
 		h.Restarts = []history.Restart{{AtMs: 6000, FreshCheckpoint: true, Query: "dedup: {api: dropDuplicates, keys: [id, ts]}\nwatermark: {column: ts, delay: 1 second}\nsink: {kind: table}\n"}}
-		h.Table = []int{0, 1, 2}
+		h.Table = []int32{0, 1, 2}
 		return h
 	}
 	// Judged by the final query (event time in the key), the re-stamped

@@ -231,7 +231,8 @@ func (c *checker) index() {
 	}
 	c.rows = rows.done()
 	for wi, w := range h.Writes {
-		for _, ci := range w.Rows {
+		for _, c32 := range w.Rows {
+			ci := int(c32)
 			if ci < 0 || ci >= c.nCopies {
 				c.bad(Example{Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d (batch %d): row is copy %d, out of range [0,%d)", wi, w.BatchID, ci, c.nCopies)})
 			}
@@ -240,7 +241,8 @@ func (c *checker) index() {
 			c.bad(Example{Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d (batch %d): kept %d of %d rows", wi, w.BatchID, w.Kept, len(w.Rows))})
 		}
 	}
-	for ti, ci := range h.Table {
+	for ti, c32 := range h.Table {
+		ci := int(c32)
 		if ci < 0 || ci >= c.nCopies {
 			c.bad(Example{Detail: fmt.Sprintf("table row %d is copy %d, out of range [0,%d)", ti, ci, c.nCopies)})
 		}
@@ -498,7 +500,8 @@ func (c *checker) contradictions() {
 				}
 			}
 		}
-		for _, ci := range w.Rows {
+		for _, c32 := range w.Rows {
+			ci := int(c32)
 			if ci >= 0 && ci < c.nCopies && !emitted[ci] {
 				c.bad(Example{Copies: []int{ci}, Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d (batch %d) delivers copy %d, which no execution of batch %d emitted", wi, w.BatchID, ci, w.BatchID)})
 				break
@@ -508,7 +511,8 @@ func (c *checker) contradictions() {
 			if keptRows == nil {
 				keptRows = make([]int32, c.nCopies)
 			}
-			for _, ci := range w.Rows {
+			for _, c32 := range w.Rows {
+				ci := int(c32)
 				if ci >= 0 && ci < c.nCopies {
 					keptRows[ci]++
 				}
@@ -523,7 +527,8 @@ func (c *checker) contradictions() {
 		return
 	}
 	inTable := make([]int32, c.nCopies)
-	for _, ci := range h.Table {
+	for _, c32 := range h.Table {
+		ci := int(c32)
 		if ci >= 0 && ci < c.nCopies {
 			inTable[ci]++
 		}

@@ -84,7 +84,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 		}
 		b := history.Batch{BatchID: id, AtMs: t, Input: in, LateWatermarkMs: prevWM, WatermarkMs: wm}
 		batchSeen := map[string]bool{}
-		var emitted []int
+		var emitted []int32
 		maxEt, any := int64(0), false
 		for _, ci := range in {
 			cp := copies[ci]
@@ -113,7 +113,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 			}
 			b.Outcomes = append(b.Outcomes, out)
 			if out == history.Emitted {
-				emitted = append(emitted, int(ci))
+				emitted = append(emitted, ci)
 				b.NumRowsUpdated++
 			}
 		}
@@ -139,7 +139,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 		b.NextWatermarkMs = nw
 		// Sink.
 		deliver := func(at int64) {
-			w := history.SinkWrite{BatchID: id, AtMs: at, Rows: append([]int(nil), emitted...)}
+			w := history.SinkWrite{BatchID: id, AtMs: at, Rows: append([]int32(nil), emitted...)}
 			switch cfg.sink {
 			case "table":
 				if !committed[id] {

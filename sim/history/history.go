@@ -45,7 +45,7 @@ type History struct {
 	Crashes  []Crash        `json:"crashes"`
 	Restarts []Restart      `json:"restarts"`
 	Writes   []SinkWrite    `json:"sinkWrites"`
-	Table    []int          `json:"table"` // final sink table content as copy indices (table/merge/append sinks)
+	Table    []int32        `json:"table"` // final sink table content as copy indices (table/merge/append sinks)
 	HasTable bool           `json:"hasTable"`
 	Faults   []string       `json:"faultsEnabled"`
 	Coverage map[string]int `json:"coverage"` // fault name -> times it fired
@@ -248,9 +248,9 @@ type Restart struct {
 
 // SinkWrite is one delivery to the sink and what the sink kept of it.
 type SinkWrite struct {
-	BatchID int64 `json:"batchId"`
-	AtMs    int64 `json:"atMs"`
-	Rows    []int `json:"rows"` // copies delivered
+	BatchID int64   `json:"batchId"`
+	AtMs    int64   `json:"atMs"`
+	Rows    []int32 `json:"rows"` // copies delivered
 	// Kept is how many of Rows the sink added to its table (table: 0 when
 	// the (app id, version) was already committed; merge: the unmatched rows).
 	Kept int `json:"kept"`

@@ -40,8 +40,8 @@ func full() *History {
 			Progress: json.RawMessage(`{ "batchId" : 1, "x": [1, 2] }`)}, {}},
 		Crashes:      []Crash{{AtMs: 1, Point: "random", BatchID: -1, LostFiles: []string{"offsets/1"}, TornFile: "commits/0"}},
 		Restarts:     []Restart{{AtMs: 3, FreshCheckpoint: true, Query: "q"}},
-		Writes:       []SinkWrite{{BatchID: 1, AtMs: 2, Rows: []int{0}, Kept: 1}, {}},
-		Table:        []int{0, 1},
+		Writes:       []SinkWrite{{BatchID: 1, AtMs: 2, Rows: []int32{0}, Kept: 1}, {}},
+		Table:        []int32{0, 1},
 		HasTable:     true,
 		Faults:       []string{"producer-retry"},
 		Coverage:     map[string]int{"b": 2, "a": 1},
@@ -60,7 +60,7 @@ func TestWriteMatchesEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty := &History{Copies: []Copy{}, Batches: []Batch{}, Writes: []SinkWrite{}, Table: []int{}, Crashes: []Crash{}, Restarts: []Restart{}}
+	empty := &History{Copies: []Copy{}, Batches: []Batch{}, Writes: []SinkWrite{}, Table: []int32{}, Crashes: []Crash{}, Restarts: []Restart{}}
 	for name, h := range map[string]*History{"zero": {}, "full": full(), "empty slices": empty, "fixture": fixture} {
 		if got, want := written(t, h), encoded(t, h); !bytes.Equal(got, want) {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, want)

@@ -46,7 +46,7 @@ type Run struct {
 // the faults and their knobs, and an empty table.
 func Header(r Run) *history.History {
 	h := &history.History{Version: history.Version, Seed: r.Seed, Faults: r.Faults.Names(), Coverage: r.Coverage,
-		HealAtMs: r.HealAtMs, ArrivalRatePerSec: r.ArrivalRatePerSec, Table: []int{}}
+		HealAtMs: r.HealAtMs, ArrivalRatePerSec: r.ArrivalRatePerSec, Table: []int32{}}
 	if h.Faults == nil {
 		h.Faults = []string{}
 	}
@@ -172,15 +172,16 @@ func ProgressJSON(p *engine.Progress) json.RawMessage {
 // Write is the history's record of one delivery to the sink: rows holds
 // the copy index of each row delivered, kept how many of them the sink
 // added to its table.
-func Write(batchID, atMs int64, rows []int, kept int) history.SinkWrite {
+func Write(batchID, atMs int64, rows []int32, kept int) history.SinkWrite {
 	return history.SinkWrite{BatchID: batchID, AtMs: atMs, Rows: rows, Kept: kept}
 }
 
-// RowCopies is the copy index of each row (CopyIndex).
-func RowCopies(rows []row.Row) []int {
-	out := make([]int, len(rows))
+// RowCopies is the copy index of each row (CopyIndex), as the history's
+// 32-bit fields hold it (Copy32).
+func RowCopies(rows []row.Row) []int32 {
+	out := make([]int32, len(rows))
 	for i := range rows {
-		out[i] = CopyIndex(rows[i].Data)
+		out[i] = Copy32(CopyIndex(rows[i].Data))
 	}
 	return out
 }
@@ -205,11 +206,12 @@ func Copy32(n int) int32 {
 	return int32(n)
 }
 
-// RawCopies is the copy index of each raw row (CopyIndex).
-func RawCopies(rows []json.RawMessage) []int {
-	out := make([]int, len(rows))
+// RawCopies is the copy index of each raw row (CopyIndex), as the
+// history's 32-bit fields hold it (Copy32).
+func RawCopies(rows []json.RawMessage) []int32 {
+	out := make([]int32, len(rows))
 	for i, r := range rows {
-		out[i] = CopyIndex(r)
+		out[i] = Copy32(CopyIndex(r))
 	}
 	return out
 }
