@@ -14,27 +14,28 @@ import (
 // memory limit run sets from the prediction (LimitBytes, never under
 // MinLimitBytes), fitted as bytes per copy plus bytes per logical event
 // and rounded up. A run keeps every copy in its history (56 bytes, its
-// row's input index and outcome 9 more) and the checker indexes them
+// row's input index and outcome 5 more, its sink row and table entry 4
+// each) and the checker indexes them
 // (about 60 bytes a copy: rows, reads, emits, copies by event; the
 // margin 12 bytes a row more while it sorts them). A log row is not
 // kept: it is rendered from its copy when the engine reads it, and a
 // table or append sink keeps only the copy index of each row
 // ({"_copy":N}); a merge sink keeps its rows and a key index.
 // The live heap peaks at the end of the simulation (the history, the
-// sink's table, the checkpoint's files: about 190 MiB for 1 M copies);
+// sink's table, the checkpoint's files: about 175 MiB for 1 M copies);
 // the checker's index is a little below. Measured (Go 1.26, this commit,
 // on a machine loaded by other work), the largest of 2 runs: 1 M copies
-// of 1 M events, no faults, 282,724 KiB (live peak 195 MiB); 0.35 M:
-// 162,892 KiB and 0.5 M: 164,140 KiB (under the floor of the limit,
-// MinLimitBytes, the heap grows to it); 2 M: 530,720 KiB; 0.70 M copies
-// of 0.50 M events with retries and duplicate appends, 202,644 KiB;
+// of 1 M events, no faults, 283,020 KiB (live peak 184 MiB); 0.35 M:
+// 165,264 KiB and 0.5 M: 165,080 KiB (under the floor of the limit,
+// MinLimitBytes, the heap grows to it); 2 M: 530,736 KiB; 0.70 M copies
+// of 0.50 M events with retries and duplicate appends, 201,624 KiB;
 // dropDuplicates without a watermark (state holds every key), 1 M:
-// 533,212 KiB; 1 M with a 200-byte payload column, 310,532 KiB; a merge
-// sink, 1 M: 439,020 KiB, with the 200-byte column 687,268 KiB. The model
+// 534,016 KiB; 1 M with a 200-byte payload column, 310,568 KiB; a merge
+// sink, 1 M: 437,616 KiB, with the 200-byte column 684,012 KiB. The model
 // predicts each within 1.15x, above it. Before a copy was 56 bytes and an
-// outcome a byte (80 bytes and a 16-byte string), the margin's sort 12
-// bytes a row (48) and the floor 128 MiB (256), 1 M copies took 352 MB
-// (live peak 250 MiB). Without the limit the collector lets the heap
+// outcome a byte (80 bytes and a 16-byte string), copy indices 32 bits
+// (64), the margin's sort 12 bytes a row (48) and the floor 128 MiB (256),
+// 1 M copies took 352 MB (live peak 250 MiB). Without the limit the collector lets the heap
 // reach twice what was live at its last cycle. Before rows were rendered
 // on read, 1 M copies took 0.63 to 0.78 GB; before the checker's index was
 // flat arrays and history.json was streamed, 1.31 to 1.38 GB. The
