@@ -165,38 +165,59 @@ func (e *MemoryError) Error() string {
 }
 
 // CheckMemory refuses, before anything runs, a scenario whose predicted
-// peak is above the budget (a zero budget checks nothing).
-func CheckMemory(list []*Scenario, b Budget, opt Options) error {
+// peak is above the budget (a zero budget checks nothing). atOnce is how
+// many of the runs go at once in this process (b is each one's share):
+// they share one soft limit, so the heap the collector may grow under its
+// floor is shared too (sim.Prediction.AtOnce).
+func CheckMemory(list []*Scenario, b Budget, opt Options, atOnce int) error {
 	if b.Bytes <= 0 {
 		return nil
 	}
-	for _, s := range list {
-		p, err := predict(s, opt)
-		if err != nil {
-			return err
-		}
-		if p.PeakBytes > float64(b.Bytes) {
-			return &MemoryError{Scenario: s, Predict: p, Budget: b}
+	ps, err := predictAll(list, opt, atOnce)
+	if err != nil {
+		return err
+	}
+	for i, s := range list {
+		if ps[i].PeakBytes > float64(b.Bytes) {
+			return &MemoryError{Scenario: s, Predict: ps[i], Budget: b}
 		}
 	}
 	return nil
 }
 
 // Largest is the scenario of list predicted to need the most memory and
-// its prediction (nil for an empty list).
-func Largest(list []*Scenario, opt Options) (*Scenario, sim.Prediction, error) {
+// its prediction as one of atOnce runs at once (nil for an empty list).
+func Largest(list []*Scenario, opt Options, atOnce int) (*Scenario, sim.Prediction, error) {
+	ps, err := predictAll(list, opt, atOnce)
+	if err != nil {
+		return nil, sim.Prediction{}, err
+	}
 	var top *Scenario
 	var best sim.Prediction
-	for _, s := range list {
-		p, err := predict(s, opt)
-		if err != nil {
-			return nil, sim.Prediction{}, err
-		}
-		if top == nil || p.PeakBytes > best.PeakBytes {
-			top, best = s, p
+	for i, s := range list {
+		if top == nil || ps[i].PeakBytes > best.PeakBytes {
+			top, best = s, ps[i]
 		}
 	}
 	return top, best, nil
+}
+
+// predictAll is the predictions of list, each as one of atOnce runs at
+// once beside the one that grows most (the soft limit is set for it).
+func predictAll(list []*Scenario, opt Options, atOnce int) ([]sim.Prediction, error) {
+	ps := make([]sim.Prediction, len(list))
+	grown := 0.0
+	for i, s := range list {
+		p, err := predict(s, opt)
+		if err != nil {
+			return nil, err
+		}
+		ps[i], grown = p, max(grown, p.GrownBytes)
+	}
+	for i := range ps {
+		ps[i] = ps[i].AtOnce(atOnce, grown)
+	}
+	return ps, nil
 }
 
 // predict is s's prediction as opt runs it.
