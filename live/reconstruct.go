@@ -217,8 +217,8 @@ func (in *Reconstruction) executed(r *records.Record, at int64, pos record.Posit
 		}
 		input[i] = record.Copy32(pos.Index(raw, where, r.Pos != nil))
 	}
-	// An outcome the engine's record names and the history does not know
-	// stays 0, which the checker reports as a malformed history.
+	// Every outcome is one the history knows: records.Read refuses any
+	// other, naming its line.
 	outcomes := make(history.Outcomes, len(r.Outcomes))
 	for i, o := range r.Outcomes {
 		outcomes[i], _ = history.OutcomeOf(o)

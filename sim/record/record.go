@@ -104,7 +104,8 @@ func FromEngine(rec *engine.BatchRecord, input []int32) Execution {
 
 // Outcomes is each row's fate as the history records it (history.Emitted,
 // ...), matched by name: an outcome the history does not know stays 0,
-// which the checker reports as a malformed history.
+// which the checker reports as a malformed history (TestOutcomesMapped
+// holds every outcome of the engine to one of the history's).
 func Outcomes(os []dedup.Outcome) history.Outcomes {
 	out := make(history.Outcomes, len(os))
 	for i, o := range os {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -124,5 +125,24 @@ func TestHeader(t *testing.T) {
 	cov["y"] = 1
 	if h.Coverage["y"] != 1 {
 		t.Fatal("the header copied the coverage map: the runner's marks would be lost")
+	}
+}
+
+// TestOutcomesMapped: every outcome the engine gives a row is one of the
+// history's, by name, so none is recorded as no outcome.
+func TestOutcomesMapped(t *testing.T) {
+	all := []dedup.Outcome{dedup.Emitted, dedup.Duplicate, dedup.Late, dedup.Filtered}
+	got := Outcomes(all)
+	want := history.Outcomes{history.Emitted, history.Duplicate, history.Late, history.Filtered}
+	if len(got) != len(want) {
+		t.Fatalf("%v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] || got[i].String() != all[i].String() {
+			t.Errorf("engine %s recorded as %s", all[i], got[i])
+		}
+	}
+	if len(history.OutcomeNames) != len(all) {
+		t.Errorf("the history knows %d outcomes, the engine %d", len(history.OutcomeNames), len(all))
 	}
 }
