@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/dedupsim/dedupsim/faults"
 )
 
@@ -162,18 +164,69 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + outcomeNames[o] + `"`), nil // plain ASCII names
 }
 
-// UnmarshalJSON reads an outcome's name, refusing any other.
+// UnmarshalJSON reads an outcome's name, refusing any other (for
+// encoding/json; Read decodes with UnmarshalJSONFrom).
 func (o *Outcome) UnmarshalJSON(b []byte) error {
-	var name string
-	if err := json.Unmarshal(b, &name); err != nil {
+	v, err := outcomeFrom(b)
+	*o = v
+	return err
+}
+
+// UnmarshalJSONFrom reads an outcome's name from the decoder's buffer,
+// without a reflective decode per row.
+func (o *Outcome) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	raw, err := d.ReadValue()
+	if err != nil {
 		return err
 	}
-	v, ok := OutcomeOf(name)
-	if !ok {
-		return fmt.Errorf("%s", notOneOf(name, OutcomeNames))
-	}
+	v, err := outcomeFrom(raw)
 	*o = v
-	return nil
+	return err
+}
+
+// quotedOutcomes are the outcomes' names as JSON strings, by value.
+var quotedOutcomes = quoted(outcomeNames[:])
+
+func outcomeFrom(raw []byte) (Outcome, error) {
+	for o := Emitted; int(o) < len(quotedOutcomes); o++ {
+		if string(raw) == quotedOutcomes[o] {
+			return o, nil
+		}
+	}
+	name, err := nameOf(raw, "an outcome", `"emitted"`)
+	if err != nil {
+		return 0, err
+	}
+	if v, ok := OutcomeOf(name); ok { // written with escapes
+		return v, nil
+	}
+	return 0, fmt.Errorf("%s", notOneOf(name, OutcomeNames))
+}
+
+// quoted is names as JSON strings.
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		b, _ := jsontext.AppendQuote(nil, n)
+		out[i] = string(b)
+	}
+	return out
+}
+
+// nameOf is the string raw holds, or an error saying that what, a name
+// such as example, is a string.
+func nameOf(raw []byte, what, example string) (string, error) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", fmt.Errorf("%s is a name in quotes such as %s, not %s", what, example, raw)
+	}
+	name, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(name) {
+		return "", fmt.Errorf("not valid UTF-8")
+	}
+	return string(name), nil
 }
 
 // Outcomes are a batch execution's outcomes, one per row read. In JSON
@@ -310,21 +363,41 @@ func (f Fault) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a fault's name, refusing one that is not in the
-// catalogue.
+// catalogue (for encoding/json; Read decodes with UnmarshalJSONFrom).
 func (f *Fault) UnmarshalJSON(b []byte) error {
-	var name string
-	if err := json.Unmarshal(b, &name); err != nil {
+	v, err := faultFrom(b)
+	*f = v
+	return err
+}
+
+// UnmarshalJSONFrom reads a fault's name from the decoder's buffer.
+func (f *Fault) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	raw, err := d.ReadValue()
+	if err != nil {
 		return err
 	}
-	v, ok := FaultOf(name)
-	if !ok {
-		if !utf8.ValidString(name) {
-			return fmt.Errorf("not valid UTF-8")
-		}
-		return fmt.Errorf("%s", notOneOf(name, faultNames[1:]))
-	}
+	v, err := faultFrom(raw)
 	*f = v
-	return nil
+	return err
+}
+
+// quotedFaults are the faults' names as JSON strings, by value.
+var quotedFaults = quoted(faultNames)
+
+func faultFrom(raw []byte) (Fault, error) {
+	for i, q := range quotedFaults {
+		if string(raw) == q {
+			return Fault(i), nil
+		}
+	}
+	name, err := nameOf(raw, "a fault", `"producer-retry"`)
+	if err != nil {
+		return NoFault, err
+	}
+	if v, ok := FaultOf(name); ok { // written with escapes
+		return v, nil
+	}
+	return NoFault, fmt.Errorf("%s", notOneOf(name, faultNames[1:]))
 }
 
 // MarshalJSON writes a copy as encoding/json writes its fields in the

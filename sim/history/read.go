@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // MaxBytes bounds what Read decodes: a history (decompressed, when it is
@@ -139,6 +142,8 @@ func decodeError(err error) string {
 	case errors.As(err, &se):
 		msg := fmt.Sprintf("byte offset %d, field %s: ", se.ByteOffset, fieldOf(string(se.JSONPointer)))
 		switch {
+		case se.GoType != nil && se.JSONKind == '0' && se.JSONValue != nil && intRange(se.GoType, string(se.JSONPointer)) != "":
+			return msg + fmt.Sprintf("%s is not a whole number in %s", se.JSONValue, intRange(se.GoType, string(se.JSONPointer)))
 		case se.Err != nil && se.GoType != nil && se.JSONValue != nil:
 			return msg + fmt.Sprintf("%s does not fit type %s: %v", se.JSONValue, se.GoType, se.Err)
 		case se.Err != nil:
@@ -149,6 +154,26 @@ func decodeError(err error) string {
 		return msg + strings.TrimPrefix(se.Error(), "json: ")
 	}
 	return err.Error()
+}
+
+// intRange is the range, in numbers, of an integer field of type t at the
+// JSON pointer ptr: a copy's counters are never negative ("" for a type
+// that is no integer).
+func intRange(t reflect.Type, ptr string) string {
+	var lo, hi string
+	switch t.Kind() {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+		max := int64(math.MaxInt64 >> (64 - t.Bits()))
+		lo, hi = strconv.FormatInt(-max-1, 10), strconv.FormatInt(max, 10)
+		if strings.HasPrefix(ptr, "/copies/") {
+			lo = "0"
+		}
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
+		lo, hi = "0", strconv.FormatUint(math.MaxUint64>>(64-t.Bits()), 10)
+	default:
+		return ""
+	}
+	return "[" + lo + ", " + hi + "]"
 }
 
 // fieldOf turns a JSON pointer (/copies/3/eventTimeUs) into the field path
@@ -228,14 +253,12 @@ func (v *validator) oneOf(field, s string, allowed []string) {
 	v.fail(field, "%s", notOneOf(s, allowed))
 }
 
-// notOneOf says that s is none of allowed, with a "did you mean" for one
-// that differs only in case.
+// notOneOf says that s is none of allowed, with a "did you mean" for the
+// nearest (suggest.Best: one that differs only in case first).
 func notOneOf(s string, allowed []string) string {
 	msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(allowed, ", "))
-	for _, a := range allowed {
-		if strings.EqualFold(s, a) {
-			msg += fmt.Sprintf(" (did you mean %q?)", a)
-		}
+	if best := suggest.Best(s, allowed); best != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return msg
 }

@@ -52,8 +52,17 @@ func TestReadIsStrict(t *testing.T) {
 		{"negative offset", strings.Replace(good, `"offset":0`, `"offset":-1`, 1), []string{"copies[0].offset", "negative"}},
 		// The fault and the counters are held in a byte and 32 bits.
 		{"unknown fault", strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":"Producer-Retry"}`, 1), []string{"copies[0].fault", `did you mean "producer-retry"`}},
-		{"copy number beyond 32 bits", strings.Replace(good, `"copy":0,`, `"copy":2147483648,`, 1), []string{"copies[0].copy"}},
-		{"partition beyond 32 bits", strings.Replace(good, `"partition":0,`, `"partition":-2147483649,`, 1), []string{"copies[0].partition"}},
+		{"copy number beyond 32 bits", strings.Replace(good, `"copy":0,`, `"copy":2147483648,`, 1), []string{"copies[0].copy", "2147483648 is not a whole number in [0, 2147483647]"}},
+		{"partition beyond 32 bits", strings.Replace(good, `"partition":0,`, `"partition":-2147483649,`, 1), []string{"copies[0].partition", "[0, 2147483647]"}},
+		{"source in exponent form", strings.Replace(good, `"source":0,`, `"source":1e10,`, 1), []string{"copies[0].source", "1e10 is not a whole number in [0, 2147483647]"}},
+		{"input row beyond 32 bits", strings.Replace(good, `"input":[0]`, `"input":[4294967296]`, 1), []string{"batches[0].input[0]", "[-2147483648, 2147483647]"}},
+		{"negative seed", strings.Replace(good, `"seed":1,`, `"seed":-1,`, 1), []string{"seed", "[0, 18446744073709551615]"}},
+		{"misspelt fault", strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":"producer-rety"}`, 1), []string{"copies[0].fault", `did you mean "producer-retry"`}},
+		{"a number as the fault", strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":3}`, 1), []string{"copies[0].fault", `a fault is a name in quotes such as "producer-retry", not 3`}},
+		{"null as the fault", strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":null}`, 1), []string{"copies[0].fault", "not null"}},
+		{"invalid UTF-8 in the fault", strings.Replace(good, `"appendedAtMs":1000}`, "\"appendedAtMs\":1000,\"fault\":\"x\xff\"}", 1), []string{"copies[0].fault", "UTF-8"}},
+		{"misspelt outcome", strings.Replace(good, `"outcomes":["emitted"]`, `"outcomes":["emited"]`, 1), []string{"batches[0].outcomes[0]", `did you mean "emitted"`}},
+		{"a number as an outcome", strings.Replace(good, `"outcomes":["emitted"]`, `"outcomes":[1]`, 1), []string{"batches[0].outcomes[0]", `an outcome is a name in quotes such as "emitted", not 1`}},
 		{"empty event", strings.Replace(good, `"event":"a"`, `"event":""`, 1), []string{"copies[0].event", "empty"}},
 		{"delay below -1", strings.Replace(good, `"delayMs":1000`, `"delayMs":-2`, 1), []string{"delayMs"}},
 		{"negative batch id", strings.Replace(good, `"batchId":0,"atMs":1000,"rows"`, `"batchId":-3,"atMs":1000,"rows"`, 1), []string{"sinkWrites[0].batchId"}},
@@ -155,5 +164,19 @@ func TestFaultAndOutcomeRoundTrip(t *testing.T) {
 	}
 	if _, err := Fault(200).MarshalJSON(); err == nil {
 		t.Fatal("fault 200 written")
+	}
+}
+
+// TestReadEscapedNames: a fault or an outcome written with escapes reads
+// as its name.
+func TestReadEscapedNames(t *testing.T) {
+	data := strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":"producer\u002dretry"}`, 1)
+	data = strings.Replace(data, `"outcomes":["emitted"]`, `"outcomes":["\u0065mitted"]`, 1)
+	h, err := Read(strings.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Copies[0].Fault != MustFault("producer-retry") || h.Batches[0].Outcomes[0] != Emitted {
+		t.Fatalf("%v %v", h.Copies[0].Fault, h.Batches[0].Outcomes)
 	}
 }
