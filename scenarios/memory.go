@@ -279,7 +279,7 @@ func count(x float64) string {
 // grow to twice what was live at its last cycle, about 2.2 times the live
 // peak of a run; under the limit it collects more often as the heap nears
 // it (a 1 M-copy run, before a copy shrank to 56 bytes: 550 MB RSS
-// without, 352 MB with, in the same time; now 283 MB with).
+// without, 352 MB with, in the same time; now 290 MB, 276 MiB, with).
 // A live heap above the limit is not refused: the collector then runs
 // more, and the run is slower, not failed.
 //

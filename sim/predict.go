@@ -27,7 +27,8 @@ import (
 // on a machine loaded by other work), the largest of 2 runs: 1 M copies
 // of 1 M events, no faults, 283,020 KiB (live peak 184 MiB); 0.35 M:
 // 165,264 KiB and 0.5 M: 165,080 KiB (under the floor of the limit,
-// MinLimitBytes, the heap grows to it); 2 M: 530,736 KiB; 0.70 M copies
+// MinLimitBytes, the heap grows towards it, up to
+// min(floor, 2 x grown): see Prediction.AtOnce); 2 M: 530,736 KiB; 0.70 M copies
 // of 0.50 M events with retries and duplicate appends, 201,624 KiB;
 // dropDuplicates without a watermark (state holds every key), 1 M:
 // 534,016 KiB; 1 M with a 200-byte payload column, 310,568 KiB; a merge

@@ -11,39 +11,16 @@ import (
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
-// outcome is a row's fate, a byte instead of the history's string: the
-// checker holds one rd per row read.
-type outcome uint8
+// outcome is a row's fate: the history's own (a byte), under the names
+// the checker has always used.
+type outcome = history.Outcome
 
 const (
-	outEmitted outcome = iota
-	outDuplicate
-	outLate
-	outFiltered
+	outEmitted   = history.Emitted
+	outDuplicate = history.Duplicate
+	outLate      = history.Late
+	outFiltered  = history.Filtered
 )
-
-// outcomeNames are the history's outcomes, by value.
-var outcomeNames = [...]history.Outcome{outEmitted: history.Emitted, outDuplicate: history.Duplicate, outLate: history.Late, outFiltered: history.Filtered}
-
-func (o outcome) String() string { return outcomeNames[o].String() }
-
-// history is the history's outcome o.
-func (o outcome) history() history.Outcome { return outcomeNames[o] }
-
-// parseOutcome is the checker's outcome of the history's s.
-func parseOutcome(s history.Outcome) (outcome, bool) {
-	switch s {
-	case history.Emitted:
-		return outEmitted, true
-	case history.Duplicate:
-		return outDuplicate, true
-	case history.Late:
-		return outLate, true
-	case history.Filtered:
-		return outFiltered, true
-	}
-	return 0, false
-}
 
 // rd is one row of a batch execution: a copy read and its fate (12
 // bytes: a copy index fits in 32 bits, as an event number does in evOf,
@@ -214,7 +191,8 @@ func (c *checker) index() {
 					}
 					continue
 				}
-				o, ok := parseOutcome(b.Outcomes[j])
+				o := b.Outcomes[j]
+				ok := o.Valid()
 				if !ok {
 					if pass == 0 {
 						c.bad(Example{Copies: []int{ci}, Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: unknown outcome %q", i, b.BatchID, b.Outcomes[j])})

@@ -194,7 +194,7 @@ func (c *checker) computeMargin() *Margin {
 			buf = buf[:0]
 			for _, r := range refs {
 				buf = append(buf, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: int(r.seq),
-					late: h.Batches[execs[r.seq]].LateWatermarkMs, prev: prevOf[r.seq], outcome: r.outcome.history()})
+					late: h.Batches[execs[r.seq]].LateWatermarkMs, prev: prevOf[r.seq], outcome: r.outcome})
 			}
 			rows := buf
 			escaped := c.marginCount(m, sh, ev, rows, execs)
