@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -123,3 +125,25 @@ func TestWriteReportsErrors(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+// TestWriteCopiesWithoutAllocation: writing a copy allocates nothing (a
+// run writes millions; review finding 5: MarshalJSON allocated twice per
+// copy), so 10,000 copies cost what 10 do.
+func TestWriteCopiesWithoutAllocation(t *testing.T) {
+	allocs := func(n int) float64 {
+		h := full()
+		h.Copies = nil
+		for i := range n {
+			h.Copies = append(h.Copies, Copy{Event: "e" + strconv.Itoa(i), CopyNo: 1, Offset: int64(i), EventTimeUs: 1e12, Fault: MustFault("duplicate-append")})
+		}
+		return testing.AllocsPerRun(5, func() {
+			if err := h.Write(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	few, many := allocs(10), allocs(10_000)
+	if many > few+5 {
+		t.Fatalf("10 copies: %.0f allocations, 10,000: %.0f", few, many)
+	}
+}
