@@ -328,7 +328,7 @@ func (p *procRun) readTable(ctx context.Context) error {
 		return fmt.Errorf("live: read the output: %w", err)
 	}
 	for _, r := range rows {
-		h.Table = append(h.Table, record.CopyIndex(r))
+		h.Table = append(h.Table, record.Copy32(record.CopyIndex(r)))
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func (p *procRun) produce(cl *kgo.Client) {
 	defer lost.close()
 	cs := p.wl.Copies
 	isDup := func(j int) bool {
-		return j+1 < len(cs) && cs[j+1].Fault == faults.DuplicateAppend && cs[j+1].Event == cs[j].Event &&
+		return j+1 < len(cs) && cs[j+1].Fault.String() == faults.DuplicateAppend && cs[j+1].Event == cs[j].Event &&
 			cs[j+1].Source == cs[j].Source && cs[j+1].Partition == cs[j].Partition
 	}
 	for i := 0; i < len(cs); {

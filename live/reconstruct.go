@@ -209,15 +209,21 @@ func (in *Reconstruction) batch(x, later *execution, rest []*execution, pos reco
 // copies by where each row was read (a broker that appended the same
 // bytes twice, on a dropped ack, holds two copies with one _copy).
 func (in *Reconstruction) executed(r *records.Record, at int64, pos record.Positions) history.Batch {
-	input := make([]int, len(r.Input))
+	input := make([]int32, len(r.Input))
 	for i, raw := range r.Input {
 		var where [3]int64
 		if r.Pos != nil {
 			where = r.Pos[i]
 		}
-		input[i] = pos.Index(raw, where, r.Pos != nil)
+		input[i] = record.Copy32(pos.Index(raw, where, r.Pos != nil))
 	}
-	x := record.Execution{BatchID: r.BatchID, Replay: r.Replay, Input: input, Outcomes: r.Outcomes,
+	// Every outcome is one the history knows: records.Read refuses any
+	// other, naming its line.
+	outcomes := make(history.Outcomes, len(r.Outcomes))
+	for i, o := range r.Outcomes {
+		outcomes[i], _ = history.OutcomeOf(o)
+	}
+	x := record.Execution{BatchID: r.BatchID, Replay: r.Replay, Input: input, Outcomes: outcomes,
 		LateWatermarkMs: r.LateWatermarkMs, WatermarkMs: r.WatermarkMs}
 	return record.Batch(at, x, in.Copies, in.Query)
 }

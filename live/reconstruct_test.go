@@ -135,7 +135,7 @@ func (st *reconstructState) addProcess(t *testing.T, input string) string {
 			_, r.Replay = a["replay"]
 			for _, c := range list(a["copies"]) {
 				r.Input = append(r.Input, testRow(c))
-				r.Outcomes = append(r.Outcomes, history.Emitted)
+				r.Outcomes = append(r.Outcomes, history.Emitted.String())
 			}
 			if o, ok := a["outcomes"]; ok {
 				r.Outcomes = list(o)

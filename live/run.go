@@ -186,7 +186,7 @@ func (r *runner) run() error {
 		return fmt.Errorf("live: read output: %w", err)
 	}
 	for _, rec := range recs {
-		r.h.Table = append(r.h.Table, record.CopyIndex(rec.Value))
+		r.h.Table = append(r.h.Table, record.Copy32(record.CopyIndex(rec.Value)))
 	}
 	return nil
 }
@@ -360,7 +360,7 @@ func (r *runner) crash(p engine.CrashPoint, _ int64) bool {
 }
 
 func (r *runner) onBatch(rec *engine.BatchRecord) {
-	b := record.Batch(r.nowMs, record.FromEngine(rec, record.RowCopies(rec.Input)), r.h.Copies, r.q)
+	b := record.Batch(r.nowMs, record.FromEngine(rec, record.InputCopies(rec.Input)), r.h.Copies, r.q)
 	var raw json.RawMessage
 	if !r.cfg.OmitProgress {
 		raw = record.ProgressJSON(&rec.Progress)

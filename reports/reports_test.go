@@ -23,18 +23,18 @@ func sample() *result.Run {
 		DelayMs: 10_000, Partitions: 2, SinkKind: "append", HealAtMs: 3_000, EndMs: 4_000, ArrivalRatePerSec: 1,
 		Copies: []history.Copy{
 			{Event: "a", EventTimeUs: 1_000_000, AppendedAtMs: 1_000},
-			{Event: "a", CopyNo: 1, Offset: 1, EventTimeUs: 1_000_000, AppendedAtMs: 1_500, Fault: "producer-retry"},
+			{Event: "a", CopyNo: 1, Offset: 1, EventTimeUs: 1_000_000, AppendedAtMs: 1_500, Fault: history.MustFault("producer-retry")},
 			{Event: "b", Offset: 2, EventTimeUs: 2_000_000, AppendedAtMs: 2_000},
 		},
 		Batches: []history.Batch{
-			{BatchID: 0, AtMs: 1_000, Input: []int{0}, Outcomes: []string{history.Emitted}, NumRowsTotal: 1, MaxEventTimeMs: 1_000, Progress: json.RawMessage(`{"batchId":0}`)},
-			{BatchID: 1, AtMs: 2_000, Input: []int{1, 2}, Outcomes: []string{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Crashed: "after-sink-write", Progress: json.RawMessage(`{"batchId":1,"try":1}`)},
-			{BatchID: 1, AtMs: 2_500, Replay: true, Input: []int{1, 2}, Outcomes: []string{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Progress: json.RawMessage(`{"batchId":1,"try":2}`)},
+			{BatchID: 0, AtMs: 1_000, Input: []int32{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, MaxEventTimeMs: 1_000, Progress: json.RawMessage(`{"batchId":0}`)},
+			{BatchID: 1, AtMs: 2_000, Input: []int32{1, 2}, Outcomes: history.Outcomes{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Crashed: "after-sink-write", Progress: json.RawMessage(`{"batchId":1,"try":1}`)},
+			{BatchID: 1, AtMs: 2_500, Replay: true, Input: []int32{1, 2}, Outcomes: history.Outcomes{history.Duplicate, history.Emitted}, NumRowsTotal: 2, MaxEventTimeMs: 2_000, Progress: json.RawMessage(`{"batchId":1,"try":2}`)},
 		},
 		Crashes: []history.Crash{{AtMs: 2_000, Point: "after-sink-write", BatchID: 1}},
-		Writes: []history.SinkWrite{{BatchID: 0, AtMs: 1_000, Rows: []int{0}, Kept: 1}, {BatchID: 1, AtMs: 2_000, Rows: []int{2}, Kept: 1},
-			{BatchID: 1, AtMs: 2_500, Rows: []int{2}, Kept: 1}},
-		Table: []int{0, 2, 2}, HasTable: true,
+		Writes: []history.SinkWrite{{BatchID: 0, AtMs: 1_000, Rows: []int32{0}, Kept: 1}, {BatchID: 1, AtMs: 2_000, Rows: []int32{2}, Kept: 1},
+			{BatchID: 1, AtMs: 2_500, Rows: []int32{2}, Kept: 1}},
+		Table: []int32{0, 2, 2}, HasTable: true,
 	}
 	rep := check.Check(h, check.DefaultOptions())
 	return &result.Run{Scenario: "sample", Seed: 7, Passed: false, Replay: "dedupsim replay --seed 7 sample.yaml", History: h, Report: rep,

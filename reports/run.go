@@ -64,13 +64,13 @@ func Points(h *history.History) []Point {
 		b := h.Batches[last[id]]
 		p := Point{BatchID: id, AtSec: float64(b.AtMs-t0) / 1000, Input: len(b.Input), StateRows: b.NumRowsTotal, SinkReplayed: replayed[id]}
 		for i, c := range b.Input {
-			if i >= len(b.Outcomes) || c < 0 || c >= len(h.Copies) {
+			if i >= len(b.Outcomes) || c < 0 || int(c) >= len(h.Copies) {
 				continue
 			}
 			switch b.Outcomes[i] {
 			case history.Emitted:
 				p.Emitted++
-				if !emitted.add(c) {
+				if !emitted.add(int(c)) {
 					p.DuplicatesPass++
 				}
 			case history.Duplicate:

@@ -20,8 +20,8 @@ func TestMemoryBudgetRefuses(t *testing.T) {
 	if !errors.As(err, &me) || !errors.Is(err, ErrMemoryBudget) {
 		t.Fatalf("error %v, want a MemoryError", err)
 	}
-	for _, want := range []string{"big.yaml: the run would need about 458 MiB, ", "above the memory budget of 100 MiB (a test)",
-		"1.2 M copies predicted (1000 events/s x 20m x copy factor 1.00)", "365 B per copy", "40 MiB fixed"} {
+	for _, want := range []string{"big.yaml: the run would need about 366 MiB, ", "above the memory budget of 100 MiB (a test)",
+		"1.2 M copies predicted (1000 events/s x 20m x copy factor 1.00)", "285 B per copy", "40 MiB fixed"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err.Error(), want)
 		}
@@ -37,7 +37,7 @@ func TestMemoryBudgetRefuses(t *testing.T) {
 	if _, err := Run(small, 1, Options{MemoryBudget: b}); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckMemory([]*Scenario{s}, Budget{}, Options{}); err != nil {
+	if err := CheckMemory([]*Scenario{s}, Budget{}, Options{}, 1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -111,5 +111,53 @@ func TestSoftLimit(t *testing.T) {
 		if got := SoftLimit(small, jobs); got != MinSoftLimit {
 			t.Errorf("SoftLimit of a small run, -j %d = %d MiB, want the floor %d MiB", jobs, got>>20, MinSoftLimit>>20)
 		}
+	}
+}
+
+// TestMemoryFloorSharedAtOnce: runs at once share one soft limit, so the
+// heap the collector may grow under its floor is charged once for them
+// all, not to each (review finding 2): 4 runs of 350 k copies at -j 4
+// under --memory-budget 560m fit their 140 MiB shares; one such run alone
+// under 140 MiB does not, as it may grow to the floor by itself.
+func TestMemoryFloorSharedAtOnce(t *testing.T) {
+	var list []*Scenario
+	for _, name := range []string{"a.yaml", "b.yaml", "c.yaml", "d.yaml"} {
+		s, err := Parse(name, []byte(refuseBase+"fault_phase: 175s\nheal_phase: 175s\nsources:\n  - name: default\n    rate: {per_sec: 1000}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, s)
+	}
+	share := Budget{Bytes: (560 << 20) / 4, From: "--memory-budget 560m, shared by -j 4 runs at once"}
+	if err := CheckMemory(list, share, Options{}, 4); err != nil {
+		t.Fatalf("4 runs that fit at -j 4: %v", err)
+	}
+	_, p, err := Largest(list, Options{}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Copies != 350e3 || p.PeakBytes > float64(share.Bytes) || p.FloorBytes < 0 {
+		t.Errorf("at -j 4: %+v", p)
+	}
+	// The process's limit, max(4 x LimitBytes, floor), is above the floor:
+	// nothing grows under it.
+	if 4*p.LimitBytes < MinSoftLimit || p.FloorBytes != 0 {
+		t.Errorf("4 x limit %.0f, floor share %.0f", 4*p.LimitBytes, p.FloorBytes)
+	}
+	alone, err := list[0].config(Options{}).Predict()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone.FloorBytes <= 0 || alone.PeakBytes <= float64(share.Bytes) {
+		t.Errorf("alone: %+v", alone)
+	}
+	var me *MemoryError
+	if err := CheckMemory(list[:1], share, Options{}, 1); !errors.As(err, &me) {
+		t.Fatalf("one run alone under 140 MiB: %v", err)
+	}
+	// Two at once: the floor's growth, shared, is less than one's alone.
+	two := alone.AtOnce(2, alone.GrownBytes)
+	if !(two.FloorBytes < alone.FloorBytes) || two.PeakBytes != two.FixedBytes+two.Copies*two.BytesPerCopy {
+		t.Errorf("two at once %+v, alone %+v", two, alone)
 	}
 }

@@ -36,7 +36,7 @@ const StrictExpectation = "table-clean"
 // Run simulates s with seed, checks the history and evaluates the
 // scenario's expectations.
 func Run(s *Scenario, seed uint64, opt Options) (*result.Run, error) {
-	if err := CheckMemory([]*Scenario{s}, opt.MemoryBudget, opt); err != nil {
+	if err := CheckMemory([]*Scenario{s}, opt.MemoryBudget, opt, 1); err != nil {
 		return nil, err
 	}
 	h, err := sim.Run(s.config(opt), seed)

@@ -88,7 +88,7 @@ func checkedCases() []checkedCase {
 				for _, b := range h.Batches {
 					for j, c := range b.Input {
 						if b.Outcomes[j] == history.Late {
-							if h.Copies[c].Fault != faults.ProducerRetry || h.Copies[c].CopyNo == 0 {
+							if h.Copies[c].Fault.String() != faults.ProducerRetry || h.Copies[c].CopyNo == 0 {
 								t.Fatalf("late copy %+v is not a retry", h.Copies[c])
 							}
 							lateRetries++

@@ -249,7 +249,7 @@ func newExporter(h *history.History, opt ExportOptions) (*exporter, error) {
 	}
 	x.perSrc = make([][]int, len(q.Sources))
 	for i, c := range h.Copies {
-		if c.Source < 0 || c.Source >= len(q.Sources) {
+		if c.Source < 0 || int(c.Source) >= len(q.Sources) {
 			return nil, fmt.Errorf("copy %d: source %d, the query has %d", i, c.Source, len(q.Sources))
 		}
 	}
@@ -269,7 +269,7 @@ func newExporter(h *history.History, opt ExportOptions) (*exporter, error) {
 			return nil, fmt.Errorf("batch %d at %d ms: %d input rows, %d outcomes", b.BatchID, b.AtMs, len(b.Input), len(b.Outcomes))
 		}
 		for _, c := range b.Input {
-			if c < 0 || c >= len(h.Copies) {
+			if c < 0 || int(c) >= len(h.Copies) {
 				return nil, fmt.Errorf("batch %d at %d ms: copy %d out of range", b.BatchID, b.AtMs, c)
 			}
 		}
@@ -549,7 +549,8 @@ func (x *exporter) rowsLine(bt *history.Batch) {
 	}
 	n := 0
 	var filtered []string
-	for j, c := range bt.Input {
+	for j, c32 := range bt.Input {
+		c := int(c32)
 		if x.fed[c] {
 			continue
 		}

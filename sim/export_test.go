@@ -50,7 +50,7 @@ func replayTrace(t testing.TB, queryYAML, stepsJSONL []byte) *replayed {
 	return r
 }
 
-func outcomeName(o dedup.Outcome) string {
+func outcomeName(o dedup.Outcome) history.Outcome {
 	switch o {
 	case dedup.Emitted:
 		return history.Emitted
@@ -61,7 +61,7 @@ func outcomeName(o dedup.Outcome) string {
 	case dedup.Filtered:
 		return history.Filtered
 	}
-	return o.String()
+	return 0 // none: no outcome of the history
 }
 
 // stateFigures are the compared state metrics of one execution.
@@ -108,7 +108,7 @@ func compareReplay(t *testing.T, h *history.History, r *replayed, opt ExportOpti
 	}
 	render := func(c int) string {
 		cp := h.Copies[c]
-		return string(encs[cp.Source].appendRow(nil, cp.Event, cp.EventTimeUs, c))
+		return string(encs[int(cp.Source)].appendRow(nil, cp.Event, cp.EventTimeUs, c))
 	}
 	for i, rec := range r.recs {
 		b := want[i]
@@ -127,10 +127,10 @@ func compareReplay(t *testing.T, h *history.History, r *replayed, opt ExportOpti
 		}
 		// The export leaves out the rows drop_future_events filtered.
 		var wantIn []int
-		var wantOut []string
+		var wantOut []history.Outcome
 		for j, c := range b.Input {
 			if b.Outcomes[j] != history.Filtered {
-				wantIn, wantOut = append(wantIn, c), append(wantOut, b.Outcomes[j])
+				wantIn, wantOut = append(wantIn, int(c)), append(wantOut, b.Outcomes[j])
 			}
 		}
 		filtered := len(b.Input) - len(wantIn)
@@ -148,7 +148,7 @@ func compareReplay(t *testing.T, h *history.History, r *replayed, opt ExportOpti
 		}
 		for j, c := range b.Input {
 			if b.Outcomes[j] == history.Emitted {
-				exp = append(exp, render(c))
+				exp = append(exp, render(int(c)))
 			}
 		}
 		slices.Sort(got)
@@ -187,7 +187,7 @@ func compareReplay(t *testing.T, h *history.History, r *replayed, opt ExportOpti
 			got = append(got, string(row))
 		}
 		for _, c := range h.Table {
-			exp = append(exp, render(c))
+			exp = append(exp, render(int(c)))
 		}
 		if !slices.Equal(got, exp) {
 			t.Fatalf("final table: exec %d rows, history %d", len(got), len(exp))

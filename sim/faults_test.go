@@ -50,7 +50,7 @@ func focusedCases() map[string]focused {
 			}
 			n := 0
 			for _, c := range h.Copies {
-				if c.Fault != faults.DuplicateAppend {
+				if c.Fault.String() != faults.DuplicateAppend {
 					continue
 				}
 				n++
@@ -250,7 +250,7 @@ func forRetries(t *testing.T, h *history.History, fault string, fn func(orig, c 
 	orig := map[string]history.Copy{}
 	n := 0
 	for _, c := range h.Copies {
-		switch c.Fault {
+		switch c.Fault.String() {
 		case "":
 			orig[c.Event] = c
 		case fault:
@@ -313,14 +313,14 @@ func TestOfflineRetriesAreLate(t *testing.T) {
 	if h.Coverage[faults.ProducerRetry+"/offline"] == 0 {
 		t.Fatal("no offline retry")
 	}
-	outcome := map[int]string{}
+	outcome := map[int]history.Outcome{}
 	for _, b := range h.Batches {
 		for j, i := range b.Input {
-			outcome[i] = b.Outcomes[j]
+			outcome[int(i)] = b.Outcomes[j]
 		}
 	}
 	for i, c := range h.Copies {
-		if c.Fault == faults.ProducerRetry && outcome[i] != history.Late {
+		if c.Fault.String() == faults.ProducerRetry && outcome[i] != history.Late {
 			t.Fatalf("offline copy %+v: %s, want late", c, outcome[i])
 		}
 	}
@@ -348,8 +348,8 @@ func TestReplayDuplicatesAppendSink(t *testing.T) {
 	inTable := map[int]int{}
 	dups := 0
 	for _, i := range h.Table {
-		inTable[i]++
-		if inTable[i] == 2 {
+		inTable[int(i)]++
+		if inTable[int(i)] == 2 {
 			dups++
 		}
 	}

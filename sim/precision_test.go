@@ -24,7 +24,7 @@ func TestTimestampPrecision(t *testing.T) {
 		if c.EventTimeUs%1_000_000 != 0 {
 			t.Fatalf("copy %d: event time %dµs is not a whole second", i, c.EventTimeUs)
 		}
-		if c.Fault == faults.ProducerRetryRestamped {
+		if c.Fault.String() == faults.ProducerRetryRestamped {
 			restamped++
 		}
 		times[c.EventTimeUs]++

@@ -11,35 +11,42 @@ import (
 
 // Memory of a run, measured: peak RSS of `dedupsim run` (simulation,
 // checking, reports) under /usr/bin/time -v, with the collector's soft
-// memory limit run sets from the prediction (LimitBytes), fitted as bytes
-// per copy plus bytes per logical event and rounded up. A run keeps every
-// copy in its history (80 bytes, its row's input index and outcome 24
-// more) and the checker indexes them (about 45 bytes a copy: rows, reads,
-// emits, copies by event). A log row is not kept: it is rendered from its
-// copy when the engine reads it, and a table or append sink keeps only the
-// copy index of each row ({"_copy":N}); a merge sink keeps its rows and a
-// key index. The live heap peaks at the end of the simulation (the
-// history, the sink's table, the checkpoint's files) or under the
-// checker's index (about 250 MiB for 1 M copies either way). Measured (Go
-// 1.26, this commit, on a machine loaded by other work), the largest of 2
-// or 3 runs, which the limit holds within 1%: 1 M copies of 1 M events,
-// no faults, 352 MB (live peak 250 MiB); 0.5 M: 193 MB; 2 M: 670 MB;
-// 0.70 M copies of 0.50 M events with retries and duplicate appends, 253
-// MB; dropDuplicates without a watermark (state holds every key), 1 M:
-// 606 MB; 1 M with a 200-byte payload column, 379 MB; a merge sink, 1 M:
-// 509 MB, with the 200-byte column 757 MB. The model predicts each within
-// 1.15x, above it. Without the limit the collector lets the heap reach
-// twice what was live at its last cycle: 1 M copies took 544 to 570 MB,
-// 2 M 0.98 to 1.13 GB, in the same time. Before rows were rendered on
-// read, 1 M copies took 0.63 to 0.78 GB; before the checker's index was
+// memory limit run sets from the prediction (LimitBytes, never under
+// MinLimitBytes), fitted as bytes per copy plus bytes per logical event
+// and rounded up. A run keeps every copy in its history (56 bytes, its
+// row's input index and outcome 5 more, its sink row and table entry 4
+// each) and the checker indexes them
+// (about 60 bytes a copy: rows, reads, emits, copies by event; the
+// margin 12 bytes a row more while it sorts them). A log row is not
+// kept: it is rendered from its copy when the engine reads it, and a
+// table or append sink keeps only the copy index of each row
+// ({"_copy":N}); a merge sink keeps its rows and a key index.
+// The live heap peaks at the end of the simulation (the history, the
+// sink's table, the checkpoint's files: about 175 MiB for 1 M copies);
+// the checker's index is a little below. Measured (Go 1.26, this commit,
+// on a machine loaded by other work), the largest of 2 runs: 1 M copies
+// of 1 M events, no faults, 283,020 KiB (live peak 184 MiB); 0.35 M:
+// 165,264 KiB and 0.5 M: 165,080 KiB (under the floor of the limit,
+// MinLimitBytes, the heap grows towards it, up to
+// min(floor, 2 x grown): see Prediction.AtOnce); 2 M: 530,736 KiB; 0.70 M copies
+// of 0.50 M events with retries and duplicate appends, 201,624 KiB;
+// dropDuplicates without a watermark (state holds every key), 1 M:
+// 534,016 KiB; 1 M with a 200-byte payload column, 310,568 KiB; a merge
+// sink, 1 M: 437,616 KiB, with the 200-byte column 684,012 KiB. The model
+// predicts each within 1.15x, above it. Before a copy was 56 bytes and an
+// outcome a byte (80 bytes and a 16-byte string), copy indices 32 bits
+// (64), the margin's sort 12 bytes a row (48) and the floor 128 MiB (256),
+// 1 M copies took 352 MB (live peak 250 MiB). Without the limit the collector lets the heap
+// reach twice what was live at its last cycle. Before rows were rendered
+// on read, 1 M copies took 0.63 to 0.78 GB; before the checker's index was
 // flat arrays and history.json was streamed, 1.31 to 1.38 GB. The
 // performance work that shrinks a copy must re-measure and update these
 // figures (TestPredictMatchesMeasurement pins the model to the 1 M-copy
-// measurement, TestPredictMatchesMeasurements to the others and the limit
-// to their live peaks).
+// measurement, TestPredictMatchesMeasurements to the others and the
+// limit to their live peaks).
 const (
 	// BytesPerCopyMeasured is the cost of one appended copy.
-	BytesPerCopyMeasured = 330
+	BytesPerCopyMeasured = 250
 	// BytesPerEventMeasured is the cost of one logical event, beyond its
 	// copies.
 	BytesPerEventMeasured = 35
@@ -66,6 +73,13 @@ const (
 	baseBytes = 40 << 20
 	// limitShare is LimitBytes's share of the rest.
 	limitShare = 0.9
+	// MinLimitBytes is the least soft memory limit a run is given
+	// (scenarios.SoftLimit): a limit of a few tens of MiB had the
+	// collector run all the time for a small run, chasing the runtime's
+	// own memory (the catalogue at -j 2: 937 collections instead of 59);
+	// at 128 MiB the catalogue at -j 2 collects 57 to 60 times, as at
+	// 256 MiB did, and a 1 M-copy run's limit is its own.
+	MinLimitBytes = 128 << 20
 )
 
 // Prediction is what a run will cost, from its configuration alone, so
@@ -84,7 +98,9 @@ type Prediction struct {
 	// row's extra columns included.
 	BytesPerCopy float64
 	// FixedBytes is the part that does not grow with the copies: the
-	// process, bounded key spaces' ids, producers.
+	// process, bounded key spaces' ids, producers, and for a run whose
+	// soft limit is the floor (MinLimitBytes) the heap the collector lets
+	// grow up to it.
 	FixedBytes float64
 	// PeakBytes is FixedBytes + Copies x BytesPerCopy.
 	PeakBytes float64
@@ -98,6 +114,14 @@ type Prediction struct {
 	// nears the limit instead of letting it grow to twice what was live,
 	// cycles a few times more often and the runs took no longer.
 	LimitBytes float64
+	// GrownBytes is what the run's heap grows beyond the process before
+	// it (FixedBytes - the process + Copies x BytesPerCopy, the floor's
+	// share aside).
+	GrownBytes float64
+	// FloorBytes is the part of FixedBytes the collector may grow under
+	// the soft limit's floor (MinLimitBytes) for a run whose own limit is
+	// below it; see AtOnce.
+	FloorBytes float64
 	// RatePerSec and Duration are the summed mean rate and the run length
 	// the events come from.
 	RatePerSec float64
@@ -138,12 +162,35 @@ func (c Config) Predict() (Prediction, error) {
 		perEvent += bytesPerMergeRow + rowExtra*bytesPerRowByte
 	}
 	pr.BytesPerCopy = BytesPerCopyMeasured + perEvent/pr.CopyFactor + rowExtra*bytesPerRenderedByte
-	pr.PeakBytes = pr.FixedBytes + pr.Copies*pr.BytesPerCopy
-	if math.IsInf(pr.PeakBytes, 0) || math.IsNaN(pr.PeakBytes) {
-		pr.PeakBytes = math.MaxFloat64
+	pr.GrownBytes = pr.FixedBytes - baseBytes + pr.Copies*pr.BytesPerCopy
+	pr.LimitBytes = limitShare * pr.GrownBytes
+	return pr.AtOnce(1, pr.GrownBytes), nil
+}
+
+// AtOnce is p for one of n runs at once in one process, the largest of
+// which grows grown bytes (its GrownBytes): the soft limit is one for the
+// process, max(n x the largest LimitBytes, MinLimitBytes)
+// (scenarios.SoftLimit). When n x LimitBytes is under the floor the
+// collector lets the process's heap grow to twice what is live (live is
+// under n x grown) until the floor stops it: the n runs then take up to
+// max(0, min(floor, 2 n grown) - n grown) more together, and each is
+// charged its nth of it in FloorBytes (a fixed part of its peak). For
+// n = 1 that is the run alone (Predict); charging every run of n the
+// whole growth refused runs that fit (4 runs of 350 k copies at -j 4
+// under 560m: 168 MiB each against a 140 MiB share, 135 MiB without).
+func (p Prediction) AtOnce(n int, grown float64) Prediction {
+	n = max(n, 1)
+	p.FixedBytes -= p.FloorBytes
+	p.FloorBytes = 0
+	if ng := float64(n) * grown; limitShare*ng < MinLimitBytes && ng > 0 {
+		p.FloorBytes = max(0, min(MinLimitBytes, 2*ng)-ng) / float64(n)
 	}
-	pr.LimitBytes = limitShare * (pr.PeakBytes - baseBytes)
-	return pr, nil
+	p.FixedBytes += p.FloorBytes
+	p.PeakBytes = p.FixedBytes + p.Copies*p.BytesPerCopy
+	if math.IsInf(p.PeakBytes, 0) || math.IsNaN(p.PeakBytes) {
+		p.PeakBytes = math.MaxFloat64
+	}
+	return p
 }
 
 // keepsEveryKey: the query's state never evicts a key (dropDuplicates

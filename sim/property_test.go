@@ -395,7 +395,7 @@ func healedRepeatsOnly(h *history.History, r check.Report, delayMs int64) bool {
 		if _, seen := healed[c.Event]; !seen {
 			healed[c.Event] = true
 		}
-		if c.AppendedAtMs < h.HealAtMs || c.Fault != "" || c.EventTimeUs/1000-c.AppendedAtMs > delayMs {
+		if c.AppendedAtMs < h.HealAtMs || c.Fault != history.NoFault || c.EventTimeUs/1000-c.AppendedAtMs > delayMs {
 			healed[c.Event] = false
 		}
 	}
@@ -504,15 +504,15 @@ func TestPropertyRestampedRetriesEventTimeKey(t *testing.T) {
 // restampedNotLate counts re-stamped copies read and not dropped as late
 // by their last (authoritative) reading.
 func restampedNotLate(h *history.History) int {
-	fate := map[int]string{}
+	fate := map[int]history.Outcome{}
 	for _, b := range h.Batches {
 		for j, c := range b.Input {
-			fate[c] = b.Outcomes[j]
+			fate[int(c)] = b.Outcomes[j]
 		}
 	}
 	n := 0
 	for i, c := range h.Copies {
-		if c.Fault == faults.ProducerRetryRestamped && fate[i] != "" && fate[i] != history.Late {
+		if c.Fault.String() == faults.ProducerRetryRestamped && fate[i] != 0 && fate[i] != history.Late {
 			n++
 		}
 	}
@@ -542,15 +542,15 @@ func TestPropertyRetryGapFarAboveDelay(t *testing.T) {
 		g.cfg.Plan.Faults[fault] = faults.Knobs{"probability": pct(t, "retry/probability", 5, 30),
 			"gap": "fixed", "gap_ms": rapid.Int64Range(minGap, 2*minGap).Draw(t, "retry/gap_ms")}
 		h, r := simulate(t, g)
-		fate := map[int]string{}
+		fate := map[int]history.Outcome{}
 		for _, b := range h.Batches {
 			for j, c := range b.Input {
-				fate[c] = b.Outcomes[j]
+				fate[int(c)] = b.Outcomes[j]
 			}
 		}
 		retries := 0
 		for i, c := range h.Copies {
-			if c.Fault != fault {
+			if c.Fault.String() != fault {
 				continue
 			}
 			retries++

@@ -121,7 +121,7 @@ func TestOffsets(t *testing.T) {
 	n := 0
 	for p := range 12 {
 		for range p + 1 {
-			copies = append(copies, history.Copy{Event: fmt.Sprint("k", n), EventTimeUs: int64(n), Partition: p})
+			copies = append(copies, history.Copy{Event: fmt.Sprint("k", n), EventTimeUs: int64(n), Partition: int32(p)})
 			tp.append(p, n)
 			n++
 		}

@@ -382,8 +382,8 @@ func (w *world) appendCopy(c *pending, copyNo int32, fault uint8) error {
 		return fmt.Errorf("more than max_copies (%d) copies", w.p.MaxCopies)
 	}
 	off := w.gens[c.src].top.append(int(c.part), idx)
-	w.h.Copies = append(w.h.Copies, history.Copy{Event: c.event, CopyNo: int(copyNo), Source: int(c.src), Partition: int(c.part),
-		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: intmath.FloorDiv(c.atUs, 1000), Fault: faultNames[fault]})
+	w.h.Copies = append(w.h.Copies, history.Copy{Event: c.event, CopyNo: copyNo, Source: c.src, Partition: c.part,
+		Offset: off, EventTimeUs: c.eventUs, AppendedAtMs: intmath.FloorDiv(c.atUs, 1000), Fault: faultIDs[fault]})
 	if fault != faultNone {
 		w.cov.Mark(faultNames[fault])
 	}
@@ -543,7 +543,7 @@ func (w *world) changeShape() error {
 }
 
 func (w *world) onBatch(rec *engine.BatchRecord) {
-	input := make([]int, len(rec.Input))
+	input := make([]int32, len(rec.Input))
 	w.inputCopies(rec, input)
 	b := record.Batch(w.nowMs, record.FromEngine(rec, input), w.h.Copies, w.q)
 	var raw json.RawMessage
@@ -577,7 +577,7 @@ func (w *world) onBatch(rec *engine.BatchRecord) {
 // inputCopies fills out with the copy index of every input row: the rows
 // the sources last served, source by source (checked on a sample), or, if
 // the engine's input is not exactly those, the _copy value of each row.
-func (w *world) inputCopies(rec *engine.BatchRecord, out []int) {
+func (w *world) inputCopies(rec *engine.BatchRecord, out []int32) {
 	n := 0
 	for _, s := range w.sources {
 		n += len(s.(*logSource).lastCopies)
@@ -586,31 +586,34 @@ func (w *world) inputCopies(rec *engine.BatchRecord, out []int) {
 		i := 0
 		for _, s := range w.sources {
 			for _, c := range s.(*logSource).lastCopies {
-				out[i] = int(c)
+				out[i] = c
 				i++
 			}
 		}
-		if n == 0 || (copyIndex(rec.Input[0].Data) == out[0] && copyIndex(rec.Input[n/2].Data) == out[n/2] && copyIndex(rec.Input[n-1].Data) == out[n-1]) {
+		if n == 0 || (copy32(rec.Input[0].Data) == out[0] && copy32(rec.Input[n/2].Data) == out[n/2] && copy32(rec.Input[n-1].Data) == out[n-1]) {
 			return
 		}
 	}
 	for i := range rec.Input {
-		out[i] = copyIndex(rec.Input[i].Data)
+		out[i] = copy32(rec.Input[i].Data)
 	}
 }
+
+// copy32 is a row's copy index as a batch's Input holds it.
+func copy32(data []byte) int32 { return record.Copy32(copyIndex(data)) }
 
 func (w *world) finish() *history.History {
 	h := w.h
 	h.EndMs = w.nowMs
 	if t, ok := w.sink.inner.(sink.Tabled); ok {
 		rows := t.Table()
-		h.Table = make([]int, len(rows))
+		h.Table = make([]int32, len(rows))
 		for i, r := range rows {
-			h.Table[i] = record.CopyIndex(r)
+			h.Table[i] = record.Copy32(record.CopyIndex(r))
 		}
 	}
 	if h.Table == nil {
-		h.Table = []int{}
+		h.Table = []int32{}
 	}
 	return h
 }
@@ -678,10 +681,10 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 // (record.CopyIndex reads it back), in one fresh buffer of their size (the
 // sink may keep them); the slice of rows is reused (the sink copies the
 // row's bytes out, sink.Batch's contract with the engine).
-func (s *simSink) copyRows(rows []row.Row, copies []int) []row.Row {
+func (s *simSink) copyRows(rows []row.Row, copies []int32) []row.Row {
 	n := 0
 	for _, c := range copies {
-		n += len(`{"":}`) + len(CopyColumn) + intLen(c)
+		n += len(`{"":}`) + len(CopyColumn) + intLen(int(c))
 	}
 	data := make([]byte, 0, n)
 	out := s.buf[:0]

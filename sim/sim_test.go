@@ -91,8 +91,8 @@ func TestOriginalsIndependentOfProducerFaults(t *testing.T) {
 	originals := func(h *history.History) []orig {
 		var out []orig
 		for _, c := range h.Copies {
-			if c.Fault == "" && c.CopyNo == 0 {
-				out = append(out, orig{c.Event, c.Source, c.Partition, c.EventTimeUs, c.AppendedAtMs})
+			if c.Fault == history.NoFault && c.CopyNo == 0 {
+				out = append(out, orig{c.Event, int(c.Source), int(c.Partition), c.EventTimeUs, c.AppendedAtMs})
 			}
 		}
 		return out

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // The workload: per source, a population of producers sends logical events
@@ -53,6 +54,10 @@ const (
 )
 
 var faultNames = [...]string{"", faults.ProducerRetry, faults.ProducerRetryRestamped, faults.DuplicateAppend}
+
+// faultIDs are the history's Fault values of faultNames.
+var faultIDs = [...]history.Fault{history.NoFault, history.MustFault(faults.ProducerRetry),
+	history.MustFault(faults.ProducerRetryRestamped), history.MustFault(faults.DuplicateAppend)}
 
 // Flags on a pending copy, for coverage marks at append time.
 const (

@@ -58,6 +58,22 @@ func TestCheckCorpus(t *testing.T) {
 		{name: "input out of range", files: map[string]string{"history.json": rep(`"input":[0,1]`, `"input":[0,7]`)}, args: []string{"check", h}, code: 2, want: []string{"malformed-history", "out of range"}},
 		{name: "gzip cut short", files: map[string]string{"history.json.gz": gzipped(twiceHistory)[:30]}, args: []string{"check", "$DIR/history.json.gz"}, code: 2, want: []string{"history (gzip)"}},
 		{name: "not json", files: map[string]string{"history.json": "hello"}, args: []string{"check", h}, code: 2, want: []string{"history.json", "byte offset 0"}},
+		// A copy's fault is a byte, its counters and the rows 32 bits, an
+		// outcome a byte: what does not fit is refused naming the field.
+		{name: "misspelt fault", files: map[string]string{"history.json": rep(`"appendedAtMs":1500}`, `"appendedAtMs":1500,"fault":"duplicate-apend"}`)}, args: []string{"check", h}, code: 2,
+			want: []string{"history.json", "copies[1].fault", `did you mean "duplicate-append"`}},
+		{name: "a number as the fault", files: map[string]string{"history.json": rep(`"appendedAtMs":1500}`, `"appendedAtMs":1500,"fault":7}`)}, args: []string{"check", h}, code: 2,
+			want: []string{"copies[1].fault", `a fault is a name in quotes such as "producer-retry", not 7`}},
+		{name: "copy number beyond 32 bits", files: map[string]string{"history.json": rep(`"copy":1,`, `"copy":2147483648,`)}, args: []string{"check", h}, code: 2,
+			want: []string{"copies[1].copy", "2147483648 is not a whole number in [0, 2147483647]"}},
+		{name: "negative partition", files: map[string]string{"history.json": rep(`"partition":0,`, `"partition":-1,`)}, args: []string{"check", h}, code: 2,
+			want: []string{"copies[0].partition", "negative"}},
+		{name: "table row beyond 32 bits", files: map[string]string{"history.json": rep(`"table":[0,1]`, `"table":[0,4294967296]`)}, args: []string{"check", h}, code: 2,
+			want: []string{"table[1]", "[-2147483648, 2147483647]"}},
+		{name: "misspelt outcome", files: map[string]string{"history.json": rep(`"outcomes":["emitted","emitted"]`, `"outcomes":["emitted","emited"]`)}, args: []string{"check", h}, code: 2,
+			want: []string{"batches[0].outcomes[1]", `did you mean "emitted"`}},
+		{name: "a number as an outcome", files: map[string]string{"history.json": rep(`"outcomes":["emitted","emitted"]`, `"outcomes":["emitted",2]`)}, args: []string{"check", h}, code: 2,
+			want: []string{"batches[0].outcomes[1]", "an outcome is a name in quotes"}},
 	})
 	t.Logf("check corpus: %d cases", n)
 }

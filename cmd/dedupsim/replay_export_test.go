@@ -272,7 +272,7 @@ func compareExec(t *testing.T, h *history.History, ep epoch, recs []execRecord, 
 		for j, c := range b.Input {
 			switch b.Outcomes[j] {
 			case history.Emitted:
-				wantRows = append(wantRows, c)
+				wantRows = append(wantRows, int(c))
 			case history.Filtered:
 				filtered++ // the export leaves out what drop_future_events filtered
 			}
@@ -300,7 +300,11 @@ func compareExec(t *testing.T, h *history.History, ep epoch, recs []execRecord, 
 		}
 	}
 	if wantTable {
-		if !h.HasTable || !slices.Equal(table, h.Table) {
+		simTable := make([]int, len(h.Table))
+		for i, c := range h.Table {
+			simTable[i] = int(c)
+		}
+		if !h.HasTable || !slices.Equal(table, simTable) {
 			t.Fatalf("final table: exec %d rows, the simulator %d (has table %v)", len(table), len(h.Table), h.HasTable)
 		}
 	}

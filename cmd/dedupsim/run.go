@@ -372,10 +372,10 @@ func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, atOnce int
 		b.From += fmt.Sprintf(", shared by -j %d runs at once", atOnce)
 	}
 	opt := scenarios.Options{Swarm: swarm}
-	if err := scenarios.CheckMemory(list, b, opt); err != nil {
+	if err := scenarios.CheckMemory(list, b, opt, atOnce); err != nil {
 		return "", err
 	}
-	s, p, err := scenarios.Largest(list, opt)
+	s, p, err := scenarios.Largest(list, opt, atOnce)
 	if err != nil || s == nil {
 		return "", err
 	}

@@ -14,8 +14,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // Record kinds, in the order one batch execution writes them.
@@ -132,10 +134,29 @@ func Read(path string) (recs []Record, torn bool, err error) {
 			}
 			return nil, false, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
+		if err := check(&r); err != nil {
+			return nil, false, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
 		recs = append(recs, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return recs, false, nil
+}
+
+// check refuses what a record cannot hold: an outcome the history does
+// not know (which the history would otherwise record as no outcome, and
+// then could not write), or an executed record whose outcomes are not
+// one per row read.
+func check(r *Record) error {
+	for i, o := range r.Outcomes {
+		if _, ok := history.OutcomeOf(o); !ok {
+			return fmt.Errorf("outcomes[%d]: %q is not one of %s", i, o, strings.Join(history.OutcomeNames, ", "))
+		}
+	}
+	if r.Kind == KindExecuted && len(r.Outcomes) != len(r.Input) {
+		return fmt.Errorf("outcomes: %d for %d rows of input", len(r.Outcomes), len(r.Input))
+	}
+	return nil
 }

@@ -26,6 +26,37 @@ func TestReadRecordsTornTail(t *testing.T) {
 	}
 }
 
+// TestReadRefusesUnknownOutcome: an outcome the history does not know is
+// refused naming the file, the line and outcomes[i] (review finding 3: it
+// became no outcome, reported as "outcome#0", and the history then could
+// not be written); so are outcomes that are not one per row read.
+func TestReadRefusesUnknownOutcome(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.jsonl")
+	start := `{"kind":"start","wallMs":1,"runId":"r"}` + "\n"
+	exec := func(outcomes string) string {
+		return `{"kind":"executed","wallMs":2,"batchId":3,"input":[{"_copy":0},{"_copy":1}],"outcomes":` + outcomes + `}` + "\n"
+	}
+	if err := os.WriteFile(path, []byte(start+exec(`["emitted","late"]`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _, err := Read(path); err != nil || len(recs) != 2 {
+		t.Fatalf("good records: %d, %v", len(recs), err)
+	}
+	for _, tc := range []struct{ outcomes, want string }{
+		{`["emitted","unknown"]`, "r.jsonl:2: outcomes[1]: \"unknown\" is not one of emitted, duplicate, late, filtered"},
+		{`["Emitted","late"]`, "r.jsonl:2: outcomes[0]: \"Emitted\""},
+		{`["emitted"]`, "r.jsonl:2: outcomes: 1 for 2 rows of input"},
+	} {
+		if err := os.WriteFile(path, []byte(start+exec(tc.outcomes)+start), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Read(path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("outcomes %s: err %v, want %q", tc.outcomes, err, tc.want)
+		}
+	}
+}
+
 // FuzzRead: any file content reads without a panic, to records or an
 // error; records read back from their own encoding are the same.
 func FuzzRead(f *testing.F) {

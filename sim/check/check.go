@@ -385,7 +385,8 @@ func (c *checker) timelines() {
 	var inTable []int32 // per copy; nil: no table
 	if h.HasTable {
 		inTable = make([]int32, c.nCopies)
-		for _, ci := range h.Table {
+		for _, c32 := range h.Table {
+			ci := int(c32)
 			if ci >= 0 && ci < c.nCopies {
 				inTable[ci]++
 			}
@@ -418,7 +419,7 @@ func (c *checker) timelines() {
 			}
 			for _, ci := range copies {
 				cp := &h.Copies[ci]
-				s := Step{Copy: ci, CopyNo: cp.CopyNo, Fault: cp.Fault, EventTimeUs: cp.EventTimeUs, AppendedAtMs: cp.AppendedAtMs, BatchID: -1, Outcome: "unread"}
+				s := Step{Copy: ci, CopyNo: int(cp.CopyNo), Fault: cp.Fault.String(), EventTimeUs: cp.EventTimeUs, AppendedAtMs: cp.AppendedAtMs, BatchID: -1, Outcome: "unread"}
 				if inTable != nil {
 					s.InTable = int(inTable[ci])
 				}

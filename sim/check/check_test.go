@@ -37,7 +37,7 @@ func steady(prefix string, n int, everyMs, retryGapMs, restampMs int64) []histor
 		cs = append(cs, cp(ev, 0, at, at))
 		if retryGapMs > 0 {
 			r := cp(ev, 1, at+restampMs, at+retryGapMs)
-			r.Fault = "producer-retry"
+			r.Fault = history.MustFault("producer-retry")
 			cs = append(cs, r)
 		}
 	}
@@ -114,7 +114,7 @@ func authExec(t *testing.T, h *history.History, id int64) int {
 
 // findRow finds the first authoritative row with the given outcome whose
 // copy satisfies ok; it returns execution and position.
-func findRow(t *testing.T, h *history.History, outcome string, ok func(ci int) bool) (int, int) {
+func findRow(t *testing.T, h *history.History, outcome history.Outcome, ok func(ci int) bool) (int, int) {
 	t.Helper()
 	seen := map[int64]int{}
 	for i, b := range h.Batches {
@@ -125,7 +125,7 @@ func findRow(t *testing.T, h *history.History, outcome string, ok func(ci int) b
 			continue
 		}
 		for j, o := range b.Outcomes {
-			if o == outcome && ok(b.Input[j]) {
+			if o == outcome && ok(int(b.Input[j])) {
 				return i, j
 			}
 		}
@@ -262,7 +262,7 @@ func TestDoubleRead(t *testing.T) {
 	r := check(h)
 	mustHave(t, r, DoubleRead)
 	ex := finding(r, DoubleRead).Examples[0]
-	if !slices.Equal(ex.Copies, []int{again}) || !slices.Equal(ex.Batches, []int64{2, 5}) {
+	if !slices.Equal(ex.Copies, []int{int(again)}) || !slices.Equal(ex.Batches, []int64{2, 5}) {
 		t.Fatalf("%+v", ex)
 	}
 	if r.Counts.ExtraReads != 1 || r.Counts.Conservation {
@@ -434,7 +434,7 @@ func TestLateDropped(t *testing.T) {
 	})
 	t.Run("original late, re-stamped retry emitted", func(t *testing.T) {
 		retry := cp("x", 1, 9500, 9600)
-		retry.Fault = "producer-retry"
+		retry.Fault = history.MustFault("producer-retry")
 		r := check(simulate(presetB1, append(steady("bg", 60, 200, 0, 0), cp("x", 0, 1500, 9000), retry)))
 		f := finding(r, LateDropped)
 		if f == nil || f.Count != 1 || !strings.Contains(f.Examples[0].Detail, "emitted through copy") {
@@ -488,20 +488,20 @@ func freshCheckpoint() *history.History {
 		Copies: []history.Copy{cp("a", 0, 1000, 1000), cp("b", 0, 3000, 3000)}}
 	h.Copies[1].Offset = 1
 	h.Batches = []history.Batch{
-		{BatchID: 0, AtMs: 2000, Input: []int{0}, Outcomes: []string{history.Emitted}, NextWatermarkMs: 0, NumRowsTotal: 1, NumRowsUpdated: 1},
-		{BatchID: 1, AtMs: 4000, Input: []int{1}, Outcomes: []string{history.Emitted}, NextWatermarkMs: 2000, NumRowsTotal: 2, NumRowsUpdated: 1},
+		{BatchID: 0, AtMs: 2000, Input: []int32{0}, Outcomes: history.Outcomes{history.Emitted}, NextWatermarkMs: 0, NumRowsTotal: 1, NumRowsUpdated: 1},
+		{BatchID: 1, AtMs: 4000, Input: []int32{1}, Outcomes: history.Outcomes{history.Emitted}, NextWatermarkMs: 2000, NumRowsTotal: 2, NumRowsUpdated: 1},
 		{BatchID: 2, AtMs: 5000, WatermarkMs: 2000, NextWatermarkMs: 2000, NumRowsTotal: 1},
 		// Fresh checkpoint at 6000: batch ids, state and watermark restart.
-		{BatchID: 0, AtMs: 7000, Input: []int{0}, Outcomes: []string{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1},
+		{BatchID: 0, AtMs: 7000, Input: []int32{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1},
 	}
 	h.Restarts = []history.Restart{{AtMs: 6000, FreshCheckpoint: true}}
 	h.Writes = []history.SinkWrite{
-		{BatchID: 0, AtMs: 2000, Rows: []int{0}, Kept: 1},
-		{BatchID: 1, AtMs: 4000, Rows: []int{1}, Kept: 1},
+		{BatchID: 0, AtMs: 2000, Rows: []int32{0}, Kept: 1},
+		{BatchID: 1, AtMs: 4000, Rows: []int32{1}, Kept: 1},
 		{BatchID: 2, AtMs: 5000},
-		{BatchID: 0, AtMs: 7000, Rows: []int{0}, Kept: 1},
+		{BatchID: 0, AtMs: 7000, Rows: []int32{0}, Kept: 1},
 	}
-	h.Table = []int{0, 1, 0}
+	h.Table = []int32{0, 1, 0}
 	return h
 }
 
@@ -529,9 +529,9 @@ func TestFreshCheckpoint(t *testing.T) {
 	// checkpoint's batch 0: the sink loses it.
 	h = freshCheckpoint()
 	h.Copies = append(h.Copies, cp("c", 0, 8000, 8000))
-	h.Batches[3].Input, h.Batches[3].Outcomes = []int{2}, []string{history.Emitted}
-	h.Writes[3] = history.SinkWrite{BatchID: 0, AtMs: 7000, Rows: []int{2}, Kept: 0}
-	h.Table = []int{0, 1}
+	h.Batches[3].Input, h.Batches[3].Outcomes = []int32{2}, history.Outcomes{history.Emitted}
+	h.Writes[3] = history.SinkWrite{BatchID: 0, AtMs: 7000, Rows: []int32{2}, Kept: 0}
+	h.Table = []int32{0, 1}
 	r = check(h)
 	mustHave(t, r, SinkLost)
 	if d := finding(r, SinkLost).Examples[0].Detail; !strings.Contains(d, "batch 0 delivered 1 rows, kept 0") {
@@ -568,7 +568,7 @@ func TestNotConverged(t *testing.T) {
 	// A faulted retry landing in the healed phase is judged by the API's
 	// guarantee only.
 	retry := cp("h", 1, 5000, 6500)
-	retry.Fault = "producer-retry"
+	retry.Fault = history.MustFault("producer-retry")
 	cfg.healAtMs = 4000
 	r = check(simulate(cfg, append(steady("bg", 10, 300, 0, 0), cp("h", 0, 5000, 5000), retry)))
 	mustNotHave(t, r, NotConverged)
@@ -762,15 +762,15 @@ func TestMalformedHistory(t *testing.T) {
 		"input out of range":     func(h *history.History) { h.Batches[1].Input[0] = 999 },
 		"negative input":         func(h *history.History) { h.Batches[1].Input[0] = -1 },
 		"outcomes short":         func(h *history.History) { h.Batches[1].Outcomes = h.Batches[1].Outcomes[:0] },
-		"unknown outcome":        func(h *history.History) { h.Batches[1].Outcomes[0] = "vanished" },
+		"unknown outcome":        func(h *history.History) { h.Batches[1].Outcomes[0] = history.Outcome(200) }, // none of the outcomes
 		"table out of range":     func(h *history.History) { h.Table = append(h.Table, 1<<30) },
 		"write row out of range": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, -5) },
 		"kept above rows":        func(h *history.History) { h.Writes[0].Kept = 99 },
 		"unknown api":            func(h *history.History) { h.API = "dropDuplicatez" },
 		"write for a batch that never ran": func(h *history.History) {
-			h.Writes = append(h.Writes, history.SinkWrite{BatchID: 1_000_000_000, AtMs: 5000, Rows: []int{0}, Kept: 1})
+			h.Writes = append(h.Writes, history.SinkWrite{BatchID: 1_000_000_000, AtMs: 5000, Rows: []int32{0}, Kept: 1})
 		},
-		"write of a row its batch did not emit": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, len(h.Copies)-1) },
+		"write of a row its batch did not emit": func(h *history.History) { h.Writes[0].Rows = append(h.Writes[0].Rows, int32(len(h.Copies)-1)) },
 		"table with no sink writes":             func(h *history.History) { h.Writes = nil },
 		"table row no write kept":               func(h *history.History) { h.Table = append(h.Table, h.Table[0]) },
 		"table sink without a table":            func(h *history.History) { h.HasTable, h.Table = false, nil },
@@ -808,7 +808,7 @@ func TestMalformedHistory(t *testing.T) {
 func TestReportIsDeterministicAndOrdered(t *testing.T) {
 	// Many findings at once.
 	fc := cp("skewed", 0, 10_000_000, 5000)
-	fc.Fault = "future-clock"
+	fc.Fault = history.MustFault("future-timestamp")
 	cfg := with(presetNoWM, func(c *modelCfg) { c.sink, c.crashAfterSink = "append", map[int64]bool{1: true, 4: true} })
 	h := simulate(cfg, append(steady("e", 300, 100, 300, 0), fc))
 	i, j := findRow(t, h, history.Duplicate, anyCopy)
@@ -885,14 +885,14 @@ func TestShapeChangeJudgesEachCheckpointByItsQuery(t *testing.T) {
 			SinkKind: "table", HasTable: true, HealAtMs: 100_000, EndMs: 10_000, InitialQuery: initial,
 			Copies: []history.Copy{cp("a", 0, 1000, 1000), cp("a", 1, 1500, 3000), cp("b", 0, 7000, 7000)}}
 		h.Copies[1].Offset, h.Copies[2].Offset = 1, 2
-		h.Copies[1].Fault = "producer-retry-restamped"
+		h.Copies[1].Fault = history.MustFault("producer-retry-restamped")
 		h.Batches = []history.Batch{
-			{BatchID: 0, AtMs: 2000, Input: []int{0}, Outcomes: []string{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1},
-			{BatchID: 1, AtMs: 4000, Input: []int{1}, Outcomes: []string{history.Emitted}, NumRowsTotal: 2, NumRowsUpdated: 1},
-			{BatchID: 0, AtMs: 8000, Input: []int{2}, Outcomes: []string{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1, NextWatermarkMs: 6000},
+			{BatchID: 0, AtMs: 2000, Input: []int32{0}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1},
+			{BatchID: 1, AtMs: 4000, Input: []int32{1}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 2, NumRowsUpdated: 1},
+			{BatchID: 0, AtMs: 8000, Input: []int32{2}, Outcomes: history.Outcomes{history.Emitted}, NumRowsTotal: 1, NumRowsUpdated: 1, NextWatermarkMs: 6000},
 		}
 		h.Restarts = []history.Restart{{AtMs: 6000, FreshCheckpoint: true, Query: "dedup: {api: dropDuplicates, keys: [id, ts]}\nwatermark: {column: ts, delay: 1 second}\nsink: {kind: table}\n"}}
-		h.Table = []int{0, 1, 2}
+		h.Table = []int32{0, 1, 2}
 		return h
 	}
 	// Judged by the final query (event time in the key), the re-stamped

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/internal/intmath"
+	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // checkEvents runs the row and event rules: conservation (lost, double-read,
@@ -77,7 +78,7 @@ func (c *checker) anyLate(e int) bool {
 	return false
 }
 
-type partKey struct{ source, partition int }
+type partKey struct{ source, partition int32 }
 
 // checkConservation: every copy read by exactly one authoritative batch of a
 // checkpoint. A copy nobody read is lost when a later offset of its
@@ -470,7 +471,7 @@ func (c *checker) checkLateDropped() {
 			never++
 			isHonest := true
 			for _, ci := range copies {
-				if _, ahead := c.leadMs(ci); h.Copies[ci].Fault != "" || ahead {
+				if _, ahead := c.leadMs(ci); h.Copies[ci].Fault != history.NoFault || ahead {
 					isHonest = false
 				}
 			}
@@ -514,8 +515,8 @@ func (c *checker) futureClock() string {
 	}
 	names := map[string]int{}
 	for _, cp := range h.Copies {
-		if clocky(cp.Fault) {
-			names[cp.Fault+" on copies"]++
+		if clocky(cp.Fault.String()) {
+			names[cp.Fault.String()+" on copies"]++
 		}
 	}
 	for k, v := range h.Coverage {
@@ -624,7 +625,7 @@ func (c *checker) healedHonest(e int) bool {
 		return false
 	}
 	for _, ci := range c.copiesOf.of(e) {
-		if _, ahead := c.leadMs(ci); h.Copies[ci].AppendedAtMs < h.HealAtMs || h.Copies[ci].Fault != "" || ahead {
+		if _, ahead := c.leadMs(ci); h.Copies[ci].AppendedAtMs < h.HealAtMs || h.Copies[ci].Fault != history.NoFault || ahead {
 			return false
 		}
 	}

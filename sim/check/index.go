@@ -11,36 +11,16 @@ import (
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
-// outcome is a row's fate, a byte instead of the history's string: the
-// checker holds one rd per row read.
-type outcome uint8
+// outcome is a row's fate: the history's own (a byte), under the names
+// the checker has always used.
+type outcome = history.Outcome
 
 const (
-	outEmitted outcome = iota
-	outDuplicate
-	outLate
-	outFiltered
+	outEmitted   = history.Emitted
+	outDuplicate = history.Duplicate
+	outLate      = history.Late
+	outFiltered  = history.Filtered
 )
-
-// outcomeNames are the history's names of the outcomes, by value.
-var outcomeNames = [...]string{outEmitted: history.Emitted, outDuplicate: history.Duplicate, outLate: history.Late, outFiltered: history.Filtered}
-
-func (o outcome) String() string { return outcomeNames[o] }
-
-// parseOutcome is the outcome a history names s.
-func parseOutcome(s string) (outcome, bool) {
-	switch s {
-	case history.Emitted:
-		return outEmitted, true
-	case history.Duplicate:
-		return outDuplicate, true
-	case history.Late:
-		return outLate, true
-	case history.Filtered:
-		return outFiltered, true
-	}
-	return 0, false
-}
 
 // rd is one row of a batch execution: a copy read and its fate (12
 // bytes: a copy index fits in 32 bits, as an event number does in evOf,
@@ -204,14 +184,15 @@ func (c *checker) index() {
 			}
 			n := min(len(b.Input), len(b.Outcomes))
 			for j := 0; j < n; j++ {
-				ci := b.Input[j]
+				ci := int(b.Input[j])
 				if ci < 0 || ci >= c.nCopies {
 					if pass == 0 {
 						c.bad(Example{Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: input %d is copy %d, out of range [0,%d)", i, b.BatchID, j, ci, c.nCopies)})
 					}
 					continue
 				}
-				o, ok := parseOutcome(b.Outcomes[j])
+				o := b.Outcomes[j]
+				ok := o.Valid()
 				if !ok {
 					if pass == 0 {
 						c.bad(Example{Copies: []int{ci}, Batches: []int64{b.BatchID}, Detail: fmt.Sprintf("execution %d of batch %d: unknown outcome %q", i, b.BatchID, b.Outcomes[j])})
@@ -228,7 +209,8 @@ func (c *checker) index() {
 	}
 	c.rows = rows.done()
 	for wi, w := range h.Writes {
-		for _, ci := range w.Rows {
+		for _, c32 := range w.Rows {
+			ci := int(c32)
 			if ci < 0 || ci >= c.nCopies {
 				c.bad(Example{Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d (batch %d): row is copy %d, out of range [0,%d)", wi, w.BatchID, ci, c.nCopies)})
 			}
@@ -237,7 +219,8 @@ func (c *checker) index() {
 			c.bad(Example{Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d (batch %d): kept %d of %d rows", wi, w.BatchID, w.Kept, len(w.Rows))})
 		}
 	}
-	for ti, ci := range h.Table {
+	for ti, c32 := range h.Table {
+		ci := int(c32)
 		if ci < 0 || ci >= c.nCopies {
 			c.bad(Example{Detail: fmt.Sprintf("table row %d is copy %d, out of range [0,%d)", ti, ci, c.nCopies)})
 		}
@@ -490,12 +473,13 @@ func (c *checker) contradictions() {
 				b := &h.Batches[i]
 				for j, ci := range b.Input {
 					if j < len(b.Outcomes) && b.Outcomes[j] == history.Emitted {
-						emitted[ci] = true
+						emitted[int(ci)] = true
 					}
 				}
 			}
 		}
-		for _, ci := range w.Rows {
+		for _, c32 := range w.Rows {
+			ci := int(c32)
 			if ci >= 0 && ci < c.nCopies && !emitted[ci] {
 				c.bad(Example{Copies: []int{ci}, Batches: []int64{w.BatchID}, Detail: fmt.Sprintf("sink write %d (batch %d) delivers copy %d, which no execution of batch %d emitted", wi, w.BatchID, ci, w.BatchID)})
 				break
@@ -505,7 +489,8 @@ func (c *checker) contradictions() {
 			if keptRows == nil {
 				keptRows = make([]int32, c.nCopies)
 			}
-			for _, ci := range w.Rows {
+			for _, c32 := range w.Rows {
+				ci := int(c32)
 				if ci >= 0 && ci < c.nCopies {
 					keptRows[ci]++
 				}
@@ -520,7 +505,8 @@ func (c *checker) contradictions() {
 		return
 	}
 	inTable := make([]int32, c.nCopies)
-	for _, ci := range h.Table {
+	for _, c32 := range h.Table {
+		ci := int(c32)
 		if ci >= 0 && ci < c.nCopies {
 			inTable[ci]++
 		}
@@ -546,7 +532,7 @@ func (c *checker) contradictions() {
 // or hand-written one) is sorted, instead of a map entry per copy.
 func (c *checker) sameOffset() {
 	h := c.h
-	type pk struct{ source, partition int }
+	type pk struct{ source, partition int32 }
 	last := map[pk]int64{}
 	increasing := true
 	for i := range h.Copies {
@@ -565,7 +551,7 @@ func (c *checker) sameOffset() {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	at := func(i int32) (int, int, int64) {
+	at := func(i int32) (int32, int32, int64) {
 		cp := &h.Copies[i]
 		return cp.Source, cp.Partition, cp.Offset
 	}
@@ -573,10 +559,10 @@ func (c *checker) sameOffset() {
 		sa, pa, oa := at(a)
 		sb, pb, ob := at(b)
 		if sa != sb {
-			return sa - sb
+			return cmp.Compare(sa, sb)
 		}
 		if pa != pb {
-			return pa - pb
+			return cmp.Compare(pa, pb)
 		}
 		if oa != ob {
 			if oa < ob {

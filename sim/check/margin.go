@@ -107,7 +107,15 @@ type mrow struct {
 	seq     int   // position of its batch in the checkpoint
 	late    int64 // late watermark of its batch, ms
 	prev    int64 // eviction watermark of the previous batch of the checkpoint, ms; -1 for the first
-	outcome string
+	outcome history.Outcome
+}
+
+// mref is where an mrow comes from: the copy read, the position of its
+// execution in the checkpoint's batch order, its fate.
+type mref struct {
+	copy    int32
+	seq     int32
+	outcome outcome
 }
 
 // computeMargin fills Report.Margin for a streaming query with a watermark.
@@ -147,8 +155,12 @@ func (c *checker) computeMargin() *Margin {
 		execs := byEpoch[e]
 		sort.SliceStable(execs, func(a, b int) bool { return h.Batches[execs[a]].BatchID < h.Batches[execs[b]].BatchID })
 		// Per event, its rows in batch order: a counting sort by event
-		// (events are numbered in natural order).
-		rowsOf := newCSRBuilder[mrow](c.nEvents)
+		// (events are numbered in natural order). The sort keeps 12 bytes
+		// a row (mref); an event's mrows are made from them when it is
+		// replayed (48 bytes a row for every row at once was the checker's
+		// peak).
+		rowsOf := newCSRBuilder[mref](c.nEvents)
+		prevOf := make([]int64, len(execs)) // per seq: the previous execution's watermark, -1 for the first
 		for pass := 0; pass < 2; pass++ {
 			if pass == 1 {
 				rowsOf.alloc()
@@ -156,6 +168,7 @@ func (c *checker) computeMargin() *Margin {
 			prev := int64(-1)
 			for seq, i := range execs {
 				b := &h.Batches[i]
+				prevOf[seq] = prev
 				for _, r := range c.rows.of(i) {
 					if r.outcome == outFiltered {
 						continue // removed before the operator
@@ -165,18 +178,25 @@ func (c *checker) computeMargin() *Margin {
 						rowsOf.count(e)
 						continue
 					}
-					rowsOf.put(e, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: seq, late: b.LateWatermarkMs, prev: prev, outcome: r.outcome.String()})
+					rowsOf.put(e, mref{copy: r.copy, seq: int32(seq), outcome: r.outcome})
 				}
 				prev = b.WatermarkMs
 			}
 		}
 		perEvent := rowsOf.done()
+		var buf []mrow
 		for e := range c.nEvents {
 			ev := c.event(e)
-			rows := perEvent.of(e)
-			if len(rows) == 0 {
+			refs := perEvent.of(e)
+			if len(refs) == 0 {
 				continue
 			}
+			buf = buf[:0]
+			for _, r := range refs {
+				buf = append(buf, mrow{copy: int(r.copy), t: h.Copies[r.copy].EventTimeUs, seq: int(r.seq),
+					late: h.Batches[execs[r.seq]].LateWatermarkMs, prev: prevOf[r.seq], outcome: r.outcome})
+			}
+			rows := buf
 			escaped := c.marginCount(m, sh, ev, rows, execs)
 			if len(rows) < 2 {
 				continue
@@ -231,7 +251,7 @@ func (c *checker) marginCount(m *Margin, sh *shape, ev string, rows []mrow, exec
 		g := &CopyGap{Event: ev, FirstCopy: f.copy, Copy: r.copy,
 			FirstBatch: h.Batches[execs[f.seq]].BatchID, Batch: h.Batches[execs[r.seq]].BatchID,
 			GapMs:       float64(satAdd(r.t, -f.t)) / 1000,
-			AppendGapMs: satAdd(h.Copies[r.copy].AppendedAtMs, -h.Copies[f.copy].AppendedAtMs), Outcome: r.outcome}
+			AppendGapMs: satAdd(h.Copies[r.copy].AppendedAtMs, -h.Copies[f.copy].AppendedAtMs), Outcome: r.outcome.String()}
 		m.LaterCopies++
 		if sh.withinWM {
 			gapUs := satAdd(r.t, -f.t)
@@ -278,7 +298,7 @@ func gapLess(a, b *CopyGap) bool {
 	return x < y
 }
 
-func sameOutcomes(got []string, rows []mrow) bool {
+func sameOutcomes(got []history.Outcome, rows []mrow) bool {
 	for k, r := range rows {
 		if got[k] != r.outcome {
 			return false
@@ -298,8 +318,8 @@ func shiftWM(wm, D, d int64) int64 {
 
 // replayEvent runs one event's reads through the operator with delay d (the
 // run had D) and returns each read's outcome.
-func replayEvent(rows []mrow, sh *shape, D, d int64) []string {
-	out := make([]string, len(rows))
+func replayEvent(rows []mrow, sh *shape, D, d int64) []history.Outcome {
+	out := make([]history.Outcome, len(rows))
 	have, created := false, 0
 	var expiry int64        // WithinWatermark: µs
 	keys := map[int64]int{} // event time in the key: event time -> seq the key was stored in
@@ -335,7 +355,7 @@ func replayEvent(rows []mrow, sh *shape, D, d int64) []string {
 }
 
 // escapes counts the emissions beyond the first.
-func escapes(out []string) int {
+func escapes(out []history.Outcome) int {
 	n := 0
 	for _, o := range out {
 		if o == history.Emitted {

@@ -29,7 +29,7 @@ func TestPropertyMarginPredictsOtherDelays(t *testing.T) {
 			et := max(at-rapid.Int64Range(0, 3000).Draw(t, "lagMs"), 1)*1000 + rapid.Int64Range(0, 999).Draw(t, "us")
 			copies = append(copies, history.Copy{Event: ev, EventTimeUs: et, AppendedAtMs: at})
 			for k := 1; k <= rapid.IntRange(0, 3).Draw(t, "retries"); k++ {
-				r := history.Copy{Event: ev, CopyNo: k, EventTimeUs: et, Fault: "producer-retry",
+				r := history.Copy{Event: ev, CopyNo: int32(k), EventTimeUs: et, Fault: history.MustFault("producer-retry"),
 					AppendedAtMs: at + rapid.Int64Range(0, 15_000).Draw(t, "retryGapMs")}
 				if rapid.Bool().Draw(t, "restamp") {
 					r.EventTimeUs = max(et+rapid.Int64Range(-2000, 15_000).Draw(t, "restampMs")*1000, 1000)

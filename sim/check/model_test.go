@@ -74,9 +74,9 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 	pos := 0
 	end := lastAppend + 3*cfg.triggerMs
 	for t := cfg.triggerMs; t <= end; t += cfg.triggerMs {
-		var in []int
+		var in []int32
 		for pos < len(order) && copies[order[pos]].AppendedAtMs <= t {
-			in = append(in, order[pos])
+			in = append(in, int32(order[pos]))
 			pos++
 		}
 		if len(in) == 0 && !(cfg.noData && hasWM && wm > lastEvictWM && id > 0) {
@@ -84,7 +84,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 		}
 		b := history.Batch{BatchID: id, AtMs: t, Input: in, LateWatermarkMs: prevWM, WatermarkMs: wm}
 		batchSeen := map[string]bool{}
-		var emitted []int
+		var emitted []int32
 		maxEt, any := int64(0), false
 		for _, ci := range in {
 			cp := copies[ci]
@@ -139,7 +139,7 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 		b.NextWatermarkMs = nw
 		// Sink.
 		deliver := func(at int64) {
-			w := history.SinkWrite{BatchID: id, AtMs: at, Rows: append([]int(nil), emitted...)}
+			w := history.SinkWrite{BatchID: id, AtMs: at, Rows: append([]int32(nil), emitted...)}
 			switch cfg.sink {
 			case "table":
 				if !committed[id] {
@@ -166,8 +166,8 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 		if cfg.crashAfterSink[id] {
 			crashed := b
 			crashed.Crashed = "afterSink"
-			crashed.Input = append([]int(nil), b.Input...)
-			crashed.Outcomes = append([]string(nil), b.Outcomes...)
+			crashed.Input = append([]int32(nil), b.Input...)
+			crashed.Outcomes = append(history.Outcomes(nil), b.Outcomes...)
 			h.Batches = append(h.Batches, crashed)
 			deliver(t)
 			h.Crashes = append(h.Crashes, history.Crash{AtMs: t, Point: "afterSink", BatchID: id})
@@ -186,5 +186,5 @@ func simulate(cfg modelCfg, copies []history.Copy) *history.History {
 
 // cp is a copy appended at atMs with event time etMs.
 func cp(event string, copyNo int, etMs, atMs int64) history.Copy {
-	return history.Copy{Event: event, CopyNo: copyNo, EventTimeUs: etMs * 1000, AppendedAtMs: atMs}
+	return history.Copy{Event: event, CopyNo: int32(copyNo), EventTimeUs: etMs * 1000, AppendedAtMs: atMs}
 }

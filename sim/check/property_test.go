@@ -35,15 +35,15 @@ func genHistory(t *rapid.T) *history.History {
 		at := rapid.Int64Range(1, 20_000).Draw(t, "appendedAtMs")
 		et := max(at-rapid.Int64Range(0, maxLag).Draw(t, "lagMs"), 1)*1000 + rapid.Int64Range(0, 999).Draw(t, "us")
 		part := rapid.IntRange(0, 2).Draw(t, "partition")
-		copies = append(copies, history.Copy{Event: ev, EventTimeUs: et, AppendedAtMs: at, Partition: part})
+		copies = append(copies, history.Copy{Event: ev, EventTimeUs: et, AppendedAtMs: at, Partition: int32(part)})
 		if at >= cfg.healAtMs {
 			continue // healed phase: no producer faults
 		}
 		retries := rapid.IntRange(0, 3).Draw(t, "retries")
 		for k := 1; k <= retries; k++ {
-			r := history.Copy{Event: ev, CopyNo: k, EventTimeUs: et, Fault: "producer-retry",
+			r := history.Copy{Event: ev, CopyNo: int32(k), EventTimeUs: et, Fault: history.MustFault("producer-retry"),
 				AppendedAtMs: at + rapid.Int64Range(0, 8000).Draw(t, "retryGapMs"),
-				Partition:    rapid.IntRange(0, 2).Draw(t, "retryPartition")}
+				Partition:    int32(rapid.IntRange(0, 2).Draw(t, "retryPartition"))}
 			if rapid.Bool().Draw(t, "restamp") {
 				r.EventTimeUs = max(et+rapid.Int64Range(-2000, 5000).Draw(t, "restampMs")*1000, 1000)
 			}
@@ -97,7 +97,7 @@ func TestPropertyInjectedDefectsAreFound(t *testing.T) {
 			for i := range h.Batches {
 				b := &h.Batches[i]
 				for j := len(b.Input) - 1; j >= 0; j-- {
-					if b.Input[j] == ci {
+					if int(b.Input[j]) == ci {
 						b.Input = slices.Delete(slices.Clone(b.Input), j, j+1)
 						b.Outcomes = slices.Delete(slices.Clone(b.Outcomes), j, j+1)
 					}
@@ -129,7 +129,7 @@ func TestPropertyInjectedDefectsAreFound(t *testing.T) {
 			twin.CopyNo += 100
 			twin.Offset = 1 << 40
 			h.Copies = append(h.Copies, twin)
-			b.Input = append(slices.Clone(b.Input), len(h.Copies)-1)
+			b.Input = append(slices.Clone(b.Input), int32(len(h.Copies)-1))
 			b.Outcomes = append(slices.Clone(b.Outcomes), history.Emitted)
 			b.NumRowsUpdated++
 			want = DuplicateEmitted

@@ -41,7 +41,8 @@ func (c *checker) checkSink() {
 		// rows in table order.
 		perCopy := make([]int32, c.nCopies)
 		perEventB := newCSRBuilder[int](c.nEvents)
-		for _, ci := range h.Table {
+		for _, c32 := range h.Table {
+			ci := int(c32)
 			if ci < 0 || ci >= c.nCopies {
 				continue
 			}
@@ -50,7 +51,8 @@ func (c *checker) checkSink() {
 			perEventB.count(int(c.evOf[ci]))
 		}
 		perEventB.alloc()
-		for _, ci := range h.Table {
+		for _, c32 := range h.Table {
+			ci := int(c32)
 			if ci >= 0 && ci < c.nCopies {
 				perEventB.put(int(c.evOf[ci]), ci)
 			}
@@ -77,7 +79,8 @@ func (c *checker) checkSink() {
 						if w.Kept <= 0 {
 							continue
 						}
-						for _, ci := range w.Rows {
+						for _, c32 := range w.Rows {
+							ci := int(c32)
 							if ci >= 0 && ci < c.nCopies {
 								if pass == 0 {
 									b.count(ci)
@@ -167,7 +170,7 @@ func (c *checker) checkSink() {
 		covered := false
 		for _, wi := range ws {
 			for _, ci := range h.Writes[wi].Rows {
-				if ci >= 0 && ci < c.nCopies && overEvents[c.evOf[ci]] {
+				if ci >= 0 && int(ci) < c.nCopies && overEvents[c.evOf[ci]] {
 					covered = true
 				}
 			}
@@ -181,7 +184,7 @@ func (c *checker) checkSink() {
 			ks = append(ks, fmt.Sprintf("%d of %d", h.Writes[wi].Kept, len(h.Writes[wi].Rows)))
 		}
 		last := h.Writes[ws[len(ws)-1]].Rows
-		ex = append(ex, Example{Copies: sortedUniqueInts(limitInts(last, 8)), Batches: []int64{k.id},
+		ex = append(ex, Example{Copies: sortedUniqueInts(limitCopies(last, 8)), Batches: []int64{k.id},
 			Detail: fmt.Sprintf("batch %d (checkpoint %d) delivered %d times and rows were kept %d times (kept %s)", k.id, k.epoch, len(deliveries[k]), len(ws), joinLimit(ks, 6))})
 	}
 	sortExamples(ex)
@@ -192,11 +195,14 @@ func (c *checker) checkSink() {
 	c.add(SinkReplayDuplicate, len(ex), msg, ex)
 }
 
-func limitInts(s []int, n int) []int {
-	if len(s) > n {
-		return s[:n]
+// limitCopies is the first n of s, as ints (a new slice: the history's
+// is not the example's).
+func limitCopies(s []int32, n int) []int {
+	out := make([]int, min(len(s), n))
+	for i := range out {
+		out[i] = int(s[i])
 	}
-	return s
+	return out
 }
 
 func joinLimit(s []string, n int) string {

@@ -83,13 +83,15 @@ func (c *checker) tableOutcome() Table {
 		}
 	}
 	if h.HasTable {
-		for _, ci := range h.Table {
+		for _, c32 := range h.Table {
+			ci := int(c32)
 			add(ci)
 		}
 	} else {
 		t.Source = "deliveries"
 		for _, w := range h.Writes {
-			for _, ci := range w.Rows {
+			for _, c32 := range w.Rows {
+				ci := int(c32)
 				add(ci)
 			}
 		}

@@ -7,6 +7,14 @@ package history
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dedupsim/dedupsim/faults"
 )
 
 // Version of the file format.
@@ -39,7 +47,7 @@ type History struct {
 	Crashes  []Crash        `json:"crashes"`
 	Restarts []Restart      `json:"restarts"`
 	Writes   []SinkWrite    `json:"sinkWrites"`
-	Table    []int          `json:"table"` // final sink table content as copy indices (table/merge/append sinks)
+	Table    []int32        `json:"table"` // final sink table content as copy indices (table/merge/append sinks)
 	HasTable bool           `json:"hasTable"`
 	Faults   []string       `json:"faultsEnabled"`
 	Coverage map[string]int `json:"coverage"` // fault name -> times it fired
@@ -83,34 +91,169 @@ type Live struct {
 }
 
 // Copy is one record a producer appended to the log.
+//
+// A run holds one per copy (20 M for the simulator's default max_copies),
+// so its fields are laid out for size, 56 bytes: the 64-bit fields first,
+// 32-bit counters (a history numbers copies in 32 bits, see Validate), the
+// fault a byte. The JSON keeps the field order of the tags below
+// (MarshalJSON writes them in that order).
 type Copy struct {
+	Offset int64 `json:"offset"`
+	// EventTimeUs is the event-time column in microseconds.
+	EventTimeUs int64 `json:"eventTimeUs"`
+	// AppendedAtMs is the processing time the log received it.
+	AppendedAtMs int64 `json:"appendedAtMs"`
 	// Event is the logical event id: copies of one event share it, and it
 	// is the value of the dedup key column "id".
 	Event string `json:"event"`
 	// CopyNo is 0 for the original send, 1.. for retries and duplicate
 	// appends.
-	CopyNo    int   `json:"copy"`
-	Source    int   `json:"source"`
-	Partition int   `json:"partition"`
-	Offset    int64 `json:"offset"`
-	// EventTimeUs is the event-time column in microseconds.
-	EventTimeUs int64 `json:"eventTimeUs"`
-	// AppendedAtMs is the processing time the log received it.
-	AppendedAtMs int64 `json:"appendedAtMs"`
-	// Fault names the fault that produced this copy ("" for an original).
-	Fault string `json:"fault,omitempty"`
+	CopyNo    int32 `json:"copy"`
+	Source    int32 `json:"source"`
+	Partition int32 `json:"partition"`
+	// Fault names the fault that produced this copy (NoFault, "" in JSON,
+	// for an original).
+	Fault Fault `json:"fault,omitzero"`
 }
 
-// Outcome of a row in a batch execution.
+// Outcome of a row in a batch execution: a byte, as a run holds one per
+// row read (a string was 16 bytes a row); in JSON its name. The zero value
+// is no outcome (refused by Validate), so that a row whose fate was never
+// set is not taken for one.
+type Outcome uint8
+
 const (
-	Emitted   = "emitted"
-	Duplicate = "duplicate"
-	Late      = "late"
+	Emitted Outcome = iota + 1
+	Duplicate
+	Late
 	// Filtered: dropped before the watermark by the query's
 	// drop_future_events filter (event time too far ahead of processing
 	// time); not counted as late.
-	Filtered = "filtered"
+	Filtered
 )
+
+// outcomeNames are the outcomes' names, by value.
+var outcomeNames = [...]string{Emitted: "emitted", Duplicate: "duplicate", Late: "late", Filtered: "filtered"}
+
+// Valid: o is one of the outcomes.
+func (o Outcome) Valid() bool { return o >= Emitted && int(o) < len(outcomeNames) }
+
+// String is the outcome's name as history.json spells it.
+func (o Outcome) String() string {
+	if o.Valid() {
+		return outcomeNames[o]
+	}
+	return "outcome#" + strconv.Itoa(int(o))
+}
+
+// OutcomeOf is the outcome named name.
+func OutcomeOf(name string) (Outcome, bool) {
+	for o := Emitted; int(o) < len(outcomeNames); o++ {
+		if outcomeNames[o] == name {
+			return o, true
+		}
+	}
+	return 0, false
+}
+
+// MarshalJSON writes the outcome's name.
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	if !o.Valid() {
+		return nil, fmt.Errorf("outcome %d is none of %s", o, strings.Join(OutcomeNames, ", "))
+	}
+	return []byte(`"` + outcomeNames[o] + `"`), nil // plain ASCII names
+}
+
+// UnmarshalJSON reads an outcome's name, refusing any other (for
+// encoding/json; Read decodes with UnmarshalJSONFrom).
+func (o *Outcome) UnmarshalJSON(b []byte) error {
+	v, err := outcomeFrom(b)
+	*o = v
+	return err
+}
+
+// UnmarshalJSONFrom reads an outcome's name from the decoder's buffer,
+// without a reflective decode per row.
+func (o *Outcome) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	raw, err := d.ReadValue()
+	if err != nil {
+		return err
+	}
+	v, err := outcomeFrom(raw)
+	*o = v
+	return err
+}
+
+// quotedOutcomes are the outcomes' names as JSON strings, by value.
+var quotedOutcomes = quoted(outcomeNames[:])
+
+func outcomeFrom(raw []byte) (Outcome, error) {
+	for o := Emitted; int(o) < len(quotedOutcomes); o++ {
+		if string(raw) == quotedOutcomes[o] {
+			return o, nil
+		}
+	}
+	name, err := nameOf(raw, "an outcome", `"emitted"`)
+	if err != nil {
+		return 0, err
+	}
+	if v, ok := OutcomeOf(name); ok { // written with escapes
+		return v, nil
+	}
+	return 0, fmt.Errorf("%s", notOneOf(name, OutcomeNames))
+}
+
+// quoted is names as JSON strings.
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		b, _ := jsontext.AppendQuote(nil, n)
+		out[i] = string(b)
+	}
+	return out
+}
+
+// nameOf is the string raw holds, or an error saying that what, a name
+// such as example, is a string.
+func nameOf(raw []byte, what, example string) (string, error) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", fmt.Errorf("%s is a name in quotes such as %s, not %s", what, example, raw)
+	}
+	name, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(name) {
+		return "", fmt.Errorf("not valid UTF-8")
+	}
+	return string(name), nil
+}
+
+// Outcomes are a batch execution's outcomes, one per row read. In JSON
+// an array of names, written without reflection per row.
+type Outcomes []Outcome
+
+// MarshalJSON writes the names as encoding/json writes a []string of them
+// (null for nil).
+func (os Outcomes) MarshalJSON() ([]byte, error) {
+	if os == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 2+len(os)*11)
+	b = append(b, '[')
+	for i, o := range os {
+		if !o.Valid() {
+			return nil, fmt.Errorf("outcomes[%d]: outcome %d is none of %s", i, o, strings.Join(OutcomeNames, ", "))
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, outcomeNames[o]...)
+		b = append(b, '"')
+	}
+	return append(b, ']'), nil
+}
 
 // Batch is one execution of one batch.
 type Batch struct {
@@ -120,8 +263,8 @@ type Batch struct {
 	Crashed string `json:"crashed,omitempty"` // crash point at or after the sink write
 	// Input lists the copies read (indices into Copies) in union order;
 	// Outcomes[i] is the fate of Input[i].
-	Input    []int    `json:"input"`
-	Outcomes []string `json:"outcomes"`
+	Input    []int32  `json:"input"`
+	Outcomes Outcomes `json:"outcomes"`
 	// Watermarks in ms: late filter, eviction, and the value after.
 	LateWatermarkMs int64 `json:"lateWatermarkMs"`
 	WatermarkMs     int64 `json:"watermarkMs"`
@@ -158,10 +301,156 @@ type Restart struct {
 
 // SinkWrite is one delivery to the sink and what the sink kept of it.
 type SinkWrite struct {
-	BatchID int64 `json:"batchId"`
-	AtMs    int64 `json:"atMs"`
-	Rows    []int `json:"rows"` // copies delivered
+	BatchID int64   `json:"batchId"`
+	AtMs    int64   `json:"atMs"`
+	Rows    []int32 `json:"rows"` // copies delivered
 	// Kept is how many of Rows the sink added to its table (table: 0 when
 	// the (app id, version) was already committed; merge: the unmatched rows).
 	Kept int `json:"kept"`
+}
+
+// Fault is the fault that produced a copy, a byte: NoFault, or a fault of
+// the catalogue (faults.Names) by position. In JSON it is the fault's name
+// ("" for NoFault, omitted).
+type Fault uint8
+
+// NoFault marks an original send.
+const NoFault Fault = 0
+
+// faultNames are the names by Fault value: "" then the catalogue's.
+var faultNames = append([]string{""}, faults.Names()...)
+
+func init() {
+	if len(faultNames) > 256 {
+		panic(fmt.Sprintf("history: %d faults do not fit a byte", len(faultNames)-1))
+	}
+}
+
+// FaultOf is the Fault named name ("" is NoFault); false for a name that
+// is no fault of the catalogue.
+func FaultOf(name string) (Fault, bool) {
+	for i, n := range faultNames {
+		if n == name {
+			return Fault(i), true
+		}
+	}
+	return NoFault, false
+}
+
+// MustFault is FaultOf for a name known to be in the catalogue.
+func MustFault(name string) Fault {
+	f, ok := FaultOf(name)
+	if !ok {
+		panic("history: no fault " + strconv.Quote(name))
+	}
+	return f
+}
+
+// String is the fault's name, "" for NoFault.
+func (f Fault) String() string {
+	if int(f) < len(faultNames) {
+		return faultNames[f]
+	}
+	return "fault#" + strconv.Itoa(int(f))
+}
+
+// MarshalJSON writes the fault's name.
+func (f Fault) MarshalJSON() ([]byte, error) {
+	if int(f) >= len(faultNames) {
+		return nil, fmt.Errorf("fault %d is not in the catalogue of %d", f, len(faultNames)-1)
+	}
+	return json.Marshal(faultNames[f])
+}
+
+// UnmarshalJSON reads a fault's name, refusing one that is not in the
+// catalogue (for encoding/json; Read decodes with UnmarshalJSONFrom).
+func (f *Fault) UnmarshalJSON(b []byte) error {
+	v, err := faultFrom(b)
+	*f = v
+	return err
+}
+
+// UnmarshalJSONFrom reads a fault's name from the decoder's buffer.
+func (f *Fault) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	raw, err := d.ReadValue()
+	if err != nil {
+		return err
+	}
+	v, err := faultFrom(raw)
+	*f = v
+	return err
+}
+
+// quotedFaults are the faults' names as JSON strings, by value.
+var quotedFaults = quoted(faultNames)
+
+func faultFrom(raw []byte) (Fault, error) {
+	for i, q := range quotedFaults {
+		if string(raw) == q {
+			return Fault(i), nil
+		}
+	}
+	name, err := nameOf(raw, "a fault", `"producer-retry"`)
+	if err != nil {
+		return NoFault, err
+	}
+	if v, ok := FaultOf(name); ok { // written with escapes
+		return v, nil
+	}
+	return NoFault, fmt.Errorf("%s", notOneOf(name, faultNames[1:]))
+}
+
+// MarshalJSON writes a copy as encoding/json writes its fields in the
+// order of Copy's JSON tags before the layout changed: event, copy,
+// source, partition, offset, eventTimeUs, appendedAtMs, fault (omitted for
+// NoFault). The history file keeps its bytes (TestWriteKeepsOldBytes).
+func (c Copy) MarshalJSON() ([]byte, error) { return c.appendJSON(make([]byte, 0, 128)) }
+
+// appendJSON appends the copy's JSON to b (Write streams the copies
+// through one buffer with it: no allocation per copy).
+func (c *Copy) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"event":`...)
+	if plain(c.Event) {
+		b = append(b, '"')
+		b = append(b, c.Event...)
+		b = append(b, '"')
+	} else {
+		ev, err := json.Marshal(c.Event) // encoding/json's escapes: HTML characters, invalid UTF-8
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, ev...)
+	}
+	b = append(b, `,"copy":`...)
+	b = strconv.AppendInt(b, int64(c.CopyNo), 10)
+	b = append(b, `,"source":`...)
+	b = strconv.AppendInt(b, int64(c.Source), 10)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(c.Partition), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, c.Offset, 10)
+	b = append(b, `,"eventTimeUs":`...)
+	b = strconv.AppendInt(b, c.EventTimeUs, 10)
+	b = append(b, `,"appendedAtMs":`...)
+	b = strconv.AppendInt(b, c.AppendedAtMs, 10)
+	if c.Fault != NoFault {
+		if int(c.Fault) >= len(quotedFaults) {
+			return nil, fmt.Errorf("fault %d is not in the catalogue of %d", c.Fault, len(faultNames)-1)
+		}
+		b = append(b, `,"fault":`...)
+		b = append(b, quotedFaults[c.Fault]...)
+	}
+	return append(b, '}'), nil
+}
+
+// plain: s is printable ASCII that encoding/json writes as it is (no
+// quote, backslash or HTML character to escape).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }

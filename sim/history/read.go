@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // MaxBytes bounds what Read decodes: a history (decompressed, when it is
@@ -34,7 +37,8 @@ const (
 var (
 	APIs      = []string{"dropDuplicates", "dropDuplicatesWithinWatermark", "batchDropDuplicates"}
 	SinkKinds = sinkKinds()
-	Outcomes  = []string{Emitted, Duplicate, Late, Filtered}
+	// OutcomeNames are the outcomes' names (Outcome.String), in order.
+	OutcomeNames = []string{Emitted.String(), Duplicate.String(), Late.String(), Filtered.String()}
 )
 
 // sinkKinds are package sink's kinds, those that keep a table first (the
@@ -138,6 +142,8 @@ func decodeError(err error) string {
 	case errors.As(err, &se):
 		msg := fmt.Sprintf("byte offset %d, field %s: ", se.ByteOffset, fieldOf(string(se.JSONPointer)))
 		switch {
+		case se.GoType != nil && se.JSONKind == '0' && se.JSONValue != nil && intRange(se.GoType, string(se.JSONPointer)) != "":
+			return msg + fmt.Sprintf("%s is not a whole number in %s", se.JSONValue, intRange(se.GoType, string(se.JSONPointer)))
 		case se.Err != nil && se.GoType != nil && se.JSONValue != nil:
 			return msg + fmt.Sprintf("%s does not fit type %s: %v", se.JSONValue, se.GoType, se.Err)
 		case se.Err != nil:
@@ -148,6 +154,26 @@ func decodeError(err error) string {
 		return msg + strings.TrimPrefix(se.Error(), "json: ")
 	}
 	return err.Error()
+}
+
+// intRange is the range, in numbers, of an integer field of type t at the
+// JSON pointer ptr: a copy's counters are never negative ("" for a type
+// that is no integer).
+func intRange(t reflect.Type, ptr string) string {
+	var lo, hi string
+	switch t.Kind() {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+		max := int64(math.MaxInt64 >> (64 - t.Bits()))
+		lo, hi = strconv.FormatInt(-max-1, 10), strconv.FormatInt(max, 10)
+		if strings.HasPrefix(ptr, "/copies/") {
+			lo = "0"
+		}
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
+		lo, hi = "0", strconv.FormatUint(math.MaxUint64>>(64-t.Bits()), 10)
+	default:
+		return ""
+	}
+	return "[" + lo + ", " + hi + "]"
 }
 
 // fieldOf turns a JSON pointer (/copies/3/eventTimeUs) into the field path
@@ -224,13 +250,17 @@ func (v *validator) oneOf(field, s string, allowed []string) {
 			return
 		}
 	}
+	v.fail(field, "%s", notOneOf(s, allowed))
+}
+
+// notOneOf says that s is none of allowed, with a "did you mean" for the
+// nearest (suggest.Best: one that differs only in case first).
+func notOneOf(s string, allowed []string) string {
 	msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(allowed, ", "))
-	for _, a := range allowed {
-		if strings.EqualFold(s, a) {
-			msg += fmt.Sprintf(" (did you mean %q?)", a)
-		}
+	if best := suggest.Best(s, allowed); best != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	v.fail(field, "%s", msg)
+	return msg
 }
 
 func (v *validator) check(h *History) {
@@ -275,8 +305,8 @@ func (v *validator) check(h *History) {
 			v.fail(f+".eventTimeUs", "%d is not an instant in %s", c.EventTimeUs, timeRangeUs)
 		}
 		v.timeMs(f+".appendedAtMs", c.AppendedAtMs)
-		if !utf8.ValidString(c.Fault) {
-			v.fail(f+".fault", "not valid UTF-8")
+		if int(c.Fault) >= len(faultNames) {
+			v.fail(f+".fault", "%d is not a fault of this build", c.Fault)
 		}
 		if v.err != nil {
 			return
@@ -288,7 +318,9 @@ func (v *validator) check(h *History) {
 		v.nonNeg(f+".batchId", b.BatchID)
 		v.timeMs(f+".atMs", b.AtMs)
 		for j, o := range b.Outcomes {
-			v.oneOf(fmt.Sprintf("%s.outcomes[%d]", f, j), o, Outcomes)
+			if !o.Valid() {
+				v.fail(fmt.Sprintf("%s.outcomes[%d]", f, j), "%s is not one of %s", o, strings.Join(OutcomeNames, ", "))
+			}
 		}
 		v.watermarkMs(f+".lateWatermarkMs", b.LateWatermarkMs)
 		v.watermarkMs(f+".watermarkMs", b.WatermarkMs)

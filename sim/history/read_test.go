@@ -50,6 +50,19 @@ func TestReadIsStrict(t *testing.T) {
 		{"negative watermark", strings.Replace(good, `"lateWatermarkMs":0`, `"lateWatermarkMs":-5`, 1), []string{"batches[0].lateWatermarkMs"}},
 		{"unknown outcome", strings.Replace(good, `"outcomes":["emitted"]`, `"outcomes":["kept"]`, 1), []string{"batches[0].outcomes[0]"}},
 		{"negative offset", strings.Replace(good, `"offset":0`, `"offset":-1`, 1), []string{"copies[0].offset", "negative"}},
+		// The fault and the counters are held in a byte and 32 bits.
+		{"unknown fault", strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":"Producer-Retry"}`, 1), []string{"copies[0].fault", `did you mean "producer-retry"`}},
+		{"copy number beyond 32 bits", strings.Replace(good, `"copy":0,`, `"copy":2147483648,`, 1), []string{"copies[0].copy", "2147483648 is not a whole number in [0, 2147483647]"}},
+		{"partition beyond 32 bits", strings.Replace(good, `"partition":0,`, `"partition":-2147483649,`, 1), []string{"copies[0].partition", "[0, 2147483647]"}},
+		{"source in exponent form", strings.Replace(good, `"source":0,`, `"source":1e10,`, 1), []string{"copies[0].source", "1e10 is not a whole number in [0, 2147483647]"}},
+		{"input row beyond 32 bits", strings.Replace(good, `"input":[0]`, `"input":[4294967296]`, 1), []string{"batches[0].input[0]", "[-2147483648, 2147483647]"}},
+		{"negative seed", strings.Replace(good, `"seed":1,`, `"seed":-1,`, 1), []string{"seed", "[0, 18446744073709551615]"}},
+		{"misspelt fault", strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":"producer-rety"}`, 1), []string{"copies[0].fault", `did you mean "producer-retry"`}},
+		{"a number as the fault", strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":3}`, 1), []string{"copies[0].fault", `a fault is a name in quotes such as "producer-retry", not 3`}},
+		{"null as the fault", strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":null}`, 1), []string{"copies[0].fault", "not null"}},
+		{"invalid UTF-8 in the fault", strings.Replace(good, `"appendedAtMs":1000}`, "\"appendedAtMs\":1000,\"fault\":\"x\xff\"}", 1), []string{"copies[0].fault", "UTF-8"}},
+		{"misspelt outcome", strings.Replace(good, `"outcomes":["emitted"]`, `"outcomes":["emited"]`, 1), []string{"batches[0].outcomes[0]", `did you mean "emitted"`}},
+		{"a number as an outcome", strings.Replace(good, `"outcomes":["emitted"]`, `"outcomes":[1]`, 1), []string{"batches[0].outcomes[0]", `an outcome is a name in quotes such as "emitted", not 1`}},
 		{"empty event", strings.Replace(good, `"event":"a"`, `"event":""`, 1), []string{"copies[0].event", "empty"}},
 		{"delay below -1", strings.Replace(good, `"delayMs":1000`, `"delayMs":-2`, 1), []string{"delayMs"}},
 		{"negative batch id", strings.Replace(good, `"batchId":0,"atMs":1000,"rows"`, `"batchId":-3,"atMs":1000,"rows"`, 1), []string{"sinkWrites[0].batchId"}},
@@ -114,5 +127,56 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if len(h2.Writes) != 1 || h2.Table[0] != 0 || !h2.HasTable {
 		t.Fatalf("%+v", h2)
+	}
+}
+
+// TestFaultAndOutcomeRoundTrip: every catalogue fault and every outcome
+// reads back as written, by name.
+func TestFaultAndOutcomeRoundTrip(t *testing.T) {
+	for i, name := range faultNames {
+		f, ok := FaultOf(name)
+		if !ok || int(f) != i || f.String() != name {
+			t.Fatalf("fault %q: %d, %v", name, f, ok)
+		}
+		b, err := Copy{Event: "a", Fault: f}.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := Read(strings.NewReader(strings.Replace(good, `{"event":"a","copy":0,"source":0,"partition":0,"offset":0,"eventTimeUs":1000000,"appendedAtMs":1000}`, strings.Replace(string(b), `"eventTimeUs":0,"appendedAtMs":0`, `"eventTimeUs":1000000,"appendedAtMs":1000`, 1), 1)))
+		if err != nil {
+			t.Fatalf("fault %q: %v", name, err)
+		}
+		if h.Copies[0].Fault != f {
+			t.Fatalf("fault %q read back as %q", name, h.Copies[0].Fault)
+		}
+	}
+	for _, name := range OutcomeNames {
+		h, err := Read(strings.NewReader(strings.Replace(good, `"outcomes":["emitted"]`, `"outcomes":["`+name+`"]`, 1)))
+		if err != nil {
+			t.Fatalf("outcome %q: %v", name, err)
+		}
+		if got := h.Batches[0].Outcomes[0].String(); got != name {
+			t.Fatalf("outcome %q read back as %q", name, got)
+		}
+	}
+	if _, err := (Outcomes{0}).MarshalJSON(); err == nil {
+		t.Fatal("outcome 0 written")
+	}
+	if _, err := Fault(200).MarshalJSON(); err == nil {
+		t.Fatal("fault 200 written")
+	}
+}
+
+// TestReadEscapedNames: a fault or an outcome written with escapes reads
+// as its name.
+func TestReadEscapedNames(t *testing.T) {
+	data := strings.Replace(good, `"appendedAtMs":1000}`, `"appendedAtMs":1000,"fault":"producer\u002dretry"}`, 1)
+	data = strings.Replace(data, `"outcomes":["emitted"]`, `"outcomes":["\u0065mitted"]`, 1)
+	h, err := Read(strings.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Copies[0].Fault != MustFault("producer-retry") || h.Batches[0].Outcomes[0] != Emitted {
+		t.Fatalf("%v %v", h.Copies[0].Fault, h.Batches[0].Outcomes)
 	}
 }

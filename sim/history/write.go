@@ -34,7 +34,7 @@ func (h *History) Write(w io.Writer) error {
 	e.field("endMs", h.EndMs)
 	e.field("arrivalRatePerSec", h.ArrivalRatePerSec)
 	e.key("copies")
-	array(e, h.Copies)
+	e.copies(h.Copies)
 	e.key("batches")
 	array(e, h.Batches)
 	e.field("crashes", h.Crashes)
@@ -63,14 +63,41 @@ func (h *History) Write(w io.Writer) error {
 }
 
 // streamer writes JSON to w and keeps the first error. Values go through
-// one encoder into one buffer (reused: no allocation per element) and the
-// encoder's newline is dropped.
+// one encoder into one reused buffer and the encoder's newline is
+// dropped; the copies are appended to a buffer of their own (copies), so
+// that writing one allocates nothing. A batch still allocates its
+// outcomes' JSON (Outcomes.MarshalJSON), once per batch, not per row.
 type streamer struct {
 	w     *bufio.Writer
 	err   error
 	comma bool // a member was written: the next needs a comma
 	buf   bytes.Buffer
 	enc   *json.Encoder
+	copy  []byte // one copy's JSON (copies)
+}
+
+// copies writes the copies as array does, each appended to one reused
+// buffer by Copy.appendJSON instead of through the encoder (which calls
+// MarshalJSON, allocating its result, and then re-scans it).
+func (e *streamer) copies(s []Copy) {
+	if s == nil {
+		e.raw("null")
+		return
+	}
+	e.raw("[")
+	for i := range s {
+		if e.err != nil {
+			return
+		}
+		if i > 0 {
+			e.raw(",")
+		}
+		e.copy, e.err = s[i].appendJSON(e.copy[:0])
+		if e.err == nil {
+			_, e.err = e.w.Write(e.copy)
+		}
+	}
+	e.raw("]")
 }
 
 func (e *streamer) raw(s string) {

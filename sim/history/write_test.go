@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -34,14 +36,14 @@ func written(t interface{ Fatal(...any) }, h *History) []byte {
 func full() *History {
 	return &History{Version: Version, Seed: 7, Query: "a: <b> & \"c\"\n\x01", API: "dropDuplicates", Keys: []string{"id", "t\xff"},
 		DelayMs: 5, Partitions: 3, SinkKind: "merge", EventTimeInKey: true, HealAtMs: 9, EndMs: 12, ArrivalRatePerSec: 1.5e-7,
-		Copies: []Copy{{Event: "e<1>", CopyNo: 1, Source: 2, Partition: 3, Offset: 4, EventTimeUs: -5, AppendedAtMs: 6, Fault: "producer-retry"}, {Event: "e2"}},
-		Batches: []Batch{{BatchID: 1, AtMs: 2, Replay: true, Crashed: "after-sink-write", Input: []int{0, 1}, Outcomes: []string{Emitted, Late},
+		Copies: []Copy{{Event: "e<1>", CopyNo: 1, Source: 2, Partition: 3, Offset: 4, EventTimeUs: -5, AppendedAtMs: 6, Fault: MustFault("producer-retry")}, {Event: "e2"}},
+		Batches: []Batch{{BatchID: 1, AtMs: 2, Replay: true, Crashed: "after-sink-write", Input: []int32{0, 1}, Outcomes: Outcomes{Emitted, Late},
 			LateWatermarkMs: 1, WatermarkMs: 2, NextWatermarkMs: 3, MaxEventTimeMs: 4, NumRowsTotal: 5, NumRowsUpdated: 6, NumRowsRemoved: 7,
 			Progress: json.RawMessage(`{ "batchId" : 1, "x": [1, 2] }`)}, {}},
 		Crashes:      []Crash{{AtMs: 1, Point: "random", BatchID: -1, LostFiles: []string{"offsets/1"}, TornFile: "commits/0"}},
 		Restarts:     []Restart{{AtMs: 3, FreshCheckpoint: true, Query: "q"}},
-		Writes:       []SinkWrite{{BatchID: 1, AtMs: 2, Rows: []int{0}, Kept: 1}, {}},
-		Table:        []int{0, 1},
+		Writes:       []SinkWrite{{BatchID: 1, AtMs: 2, Rows: []int32{0}, Kept: 1}, {}},
+		Table:        []int32{0, 1},
 		HasTable:     true,
 		Faults:       []string{"producer-retry"},
 		Coverage:     map[string]int{"b": 2, "a": 1},
@@ -60,7 +62,7 @@ func TestWriteMatchesEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty := &History{Copies: []Copy{}, Batches: []Batch{}, Writes: []SinkWrite{}, Table: []int{}, Crashes: []Crash{}, Restarts: []Restart{}}
+	empty := &History{Copies: []Copy{}, Batches: []Batch{}, Writes: []SinkWrite{}, Table: []int32{}, Crashes: []Crash{}, Restarts: []Restart{}}
 	for name, h := range map[string]*History{"zero": {}, "full": full(), "empty slices": empty, "fixture": fixture} {
 		if got, want := written(t, h), encoded(t, h); !bytes.Equal(got, want) {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
@@ -79,8 +81,8 @@ func TestWriteMatchesEncoderProperty(t *testing.T) {
 		h := full()
 		h.Query = rapid.String().Draw(t, "query")
 		h.Copies = rapid.SliceOf(rapid.Custom(func(t *rapid.T) Copy {
-			return Copy{Event: rapid.String().Draw(t, "event"), CopyNo: rapid.Int().Draw(t, "no"), Offset: rapid.Int64().Draw(t, "off"),
-				EventTimeUs: rapid.Int64().Draw(t, "et"), Fault: rapid.SampledFrom([]string{"", "dup"}).Draw(t, "fault")}
+			return Copy{Event: rapid.String().Draw(t, "event"), CopyNo: rapid.Int32().Draw(t, "no"), Offset: rapid.Int64().Draw(t, "off"),
+				EventTimeUs: rapid.Int64().Draw(t, "et"), Fault: rapid.SampledFrom([]Fault{NoFault, MustFault("duplicate-append")}).Draw(t, "fault")}
 		})).Draw(t, "copies")
 		if rapid.Bool().Draw(t, "nil table") {
 			h.Table = nil
@@ -123,3 +125,25 @@ func TestWriteReportsErrors(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+// TestWriteCopiesWithoutAllocation: writing a copy allocates nothing (a
+// run writes millions; review finding 5: MarshalJSON allocated twice per
+// copy), so 10,000 copies cost what 10 do.
+func TestWriteCopiesWithoutAllocation(t *testing.T) {
+	allocs := func(n int) float64 {
+		h := full()
+		h.Copies = nil
+		for i := range n {
+			h.Copies = append(h.Copies, Copy{Event: "e" + strconv.Itoa(i), CopyNo: 1, Offset: int64(i), EventTimeUs: 1e12, Fault: MustFault("duplicate-append")})
+		}
+		return testing.AllocsPerRun(5, func() {
+			if err := h.Write(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	few, many := allocs(10), allocs(10_000)
+	if many > few+5 {
+		t.Fatalf("10 copies: %.0f allocations, 10,000: %.0f", few, many)
+	}
+}

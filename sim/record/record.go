@@ -8,9 +8,11 @@ package record
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
+
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/internal/intmath"
-	"slices"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/dedup"
@@ -44,7 +46,7 @@ type Run struct {
 // the faults and their knobs, and an empty table.
 func Header(r Run) *history.History {
 	h := &history.History{Version: history.Version, Seed: r.Seed, Faults: r.Faults.Names(), Coverage: r.Coverage,
-		HealAtMs: r.HealAtMs, ArrivalRatePerSec: r.ArrivalRatePerSec, Table: []int{}}
+		HealAtMs: r.HealAtMs, ArrivalRatePerSec: r.ArrivalRatePerSec, Table: []int32{}}
 	if h.Faults == nil {
 		h.Faults = []string{}
 	}
@@ -86,28 +88,35 @@ type Execution struct {
 	// Input holds the copy index of each row read, in union order (-1 for
 	// a row that is no copy: malformed-history for the checker);
 	// Outcomes[i] is the fate of Input[i].
-	Input    []int
-	Outcomes []string
+	Input    []int32
+	Outcomes history.Outcomes
 	// Watermarks in ms: late filter, eviction, and the value after.
 	LateWatermarkMs, WatermarkMs, NextWatermarkMs int64
 }
 
 // FromEngine is the execution the engine reported; input holds the copy
 // index of each of rec.Input's rows.
-func FromEngine(rec *engine.BatchRecord, input []int) Execution {
+func FromEngine(rec *engine.BatchRecord, input []int32) Execution {
 	return Execution{BatchID: rec.BatchID, Replay: rec.Replay, Crashed: string(rec.Crashed), Input: input,
 		Outcomes: Outcomes(rec.Outcomes), LateWatermarkMs: rec.LateWatermarkMs, WatermarkMs: rec.WatermarkMs,
 		NextWatermarkMs: rec.NextWatermarkMs}
 }
 
-// Outcomes names each row's fate as the history does (history.Emitted,
-// ...).
-func Outcomes(os []dedup.Outcome) []string {
-	out := make([]string, len(os))
+// Outcomes is each row's fate as the history records it (history.Emitted,
+// ...), matched by name: an outcome the history does not know stays 0,
+// which the checker reports as a malformed history (TestOutcomesMapped
+// holds every outcome of the engine to one of the history's).
+func Outcomes(os []dedup.Outcome) history.Outcomes {
+	out := make(history.Outcomes, len(os))
 	for i, o := range os {
-		out[i] = o.String()
+		out[i] = outcomeOf(o)
 	}
 	return out
+}
+
+func outcomeOf(o dedup.Outcome) history.Outcome {
+	v, _ := history.OutcomeOf(o.String())
+	return v
 }
 
 // Batch is the history's record of x, run at processing time atMs by the
@@ -119,10 +128,10 @@ func Batch(atMs int64, x Execution, copies []history.Copy, q *query.Query) histo
 		Input: x.Input, Outcomes: x.Outcomes,
 		LateWatermarkMs: x.LateWatermarkMs, WatermarkMs: x.WatermarkMs, NextWatermarkMs: x.NextWatermarkMs}
 	if b.Input == nil {
-		b.Input = []int{}
+		b.Input = []int32{}
 	}
 	if b.Outcomes == nil {
-		b.Outcomes = []string{}
+		b.Outcomes = history.Outcomes{}
 	}
 	if q.EventTimeColumn() == "" {
 		return b
@@ -130,7 +139,7 @@ func Batch(atMs int64, x Execution, copies []history.Copy, q *query.Query) histo
 	var maxUs int64
 	seen := false
 	for _, i := range x.Input {
-		if i >= 0 && i < len(copies) && (!seen || copies[i].EventTimeUs > maxUs) {
+		if i >= 0 && int(i) < len(copies) && (!seen || copies[i].EventTimeUs > maxUs) {
 			maxUs, seen = copies[i].EventTimeUs, true
 		}
 	}
@@ -164,24 +173,46 @@ func ProgressJSON(p *engine.Progress) json.RawMessage {
 // Write is the history's record of one delivery to the sink: rows holds
 // the copy index of each row delivered, kept how many of them the sink
 // added to its table.
-func Write(batchID, atMs int64, rows []int, kept int) history.SinkWrite {
+func Write(batchID, atMs int64, rows []int32, kept int) history.SinkWrite {
 	return history.SinkWrite{BatchID: batchID, AtMs: atMs, Rows: rows, Kept: kept}
 }
 
-// RowCopies is the copy index of each row (CopyIndex).
-func RowCopies(rows []row.Row) []int {
-	out := make([]int, len(rows))
+// RowCopies is the copy index of each row (CopyIndex), as the history's
+// 32-bit fields hold it (Copy32).
+func RowCopies(rows []row.Row) []int32 {
+	out := make([]int32, len(rows))
 	for i := range rows {
-		out[i] = CopyIndex(rows[i].Data)
+		out[i] = Copy32(CopyIndex(rows[i].Data))
 	}
 	return out
 }
 
-// RawCopies is the copy index of each raw row (CopyIndex).
-func RawCopies(rows []json.RawMessage) []int {
-	out := make([]int, len(rows))
+// InputCopies is the copy index of each row as a batch's Input holds it
+// (Copy32).
+func InputCopies(rows []row.Row) []int32 {
+	out := make([]int32, len(rows))
+	for i := range rows {
+		out[i] = Copy32(CopyIndex(rows[i].Data))
+	}
+	return out
+}
+
+// Copy32 is a copy index as the history's 32-bit fields hold it: -1 (no
+// copy, which the checker reports) for one that does not fit, rather than
+// another copy's index.
+func Copy32(n int) int32 {
+	if n < 0 || n > math.MaxInt32 {
+		return -1
+	}
+	return int32(n)
+}
+
+// RawCopies is the copy index of each raw row (CopyIndex), as the
+// history's 32-bit fields hold it (Copy32).
+func RawCopies(rows []json.RawMessage) []int32 {
+	out := make([]int32, len(rows))
 	for i, r := range rows {
-		out[i] = CopyIndex(r)
+		out[i] = Copy32(CopyIndex(r))
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -73,16 +74,16 @@ func TestBatchMaxEventTime(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		q     *query.Query
-		input []int
+		input []int32
 		want  int64
 	}{
-		{"floor to ms", wm, []int{0, 2}, 5},
-		{"negative times round down", wm, []int{1}, -1},
-		{"rows that are no copy are skipped", wm, []int{-1, 7, 2}, 3},
-		{"no copy: 0", wm, []int{-1}, 0},
-		{"no event-time column: 0", plain, []int{0}, 0},
+		{"floor to ms", wm, []int32{0, 2}, 5},
+		{"negative times round down", wm, []int32{1}, -1},
+		{"rows that are no copy are skipped", wm, []int32{-1, 7, 2}, 3},
+		{"no copy: 0", wm, []int32{-1}, 0},
+		{"no event-time column: 0", plain, []int32{0}, 0},
 	} {
-		b := Batch(9, Execution{BatchID: 4, Input: tc.input, Outcomes: make([]string, len(tc.input))}, copies, tc.q)
+		b := Batch(9, Execution{BatchID: 4, Input: tc.input, Outcomes: make(history.Outcomes, len(tc.input))}, copies, tc.q)
 		if b.MaxEventTimeMs != tc.want || b.AtMs != 9 || b.BatchID != 4 {
 			t.Errorf("%s: %+v, want maxEventTimeMs %d", tc.name, b, tc.want)
 		}
@@ -124,5 +125,24 @@ func TestHeader(t *testing.T) {
 	cov["y"] = 1
 	if h.Coverage["y"] != 1 {
 		t.Fatal("the header copied the coverage map: the runner's marks would be lost")
+	}
+}
+
+// TestOutcomesMapped: every outcome the engine gives a row is one of the
+// history's, by name, so none is recorded as no outcome.
+func TestOutcomesMapped(t *testing.T) {
+	all := []dedup.Outcome{dedup.Emitted, dedup.Duplicate, dedup.Late, dedup.Filtered}
+	got := Outcomes(all)
+	want := history.Outcomes{history.Emitted, history.Duplicate, history.Late, history.Filtered}
+	if len(got) != len(want) {
+		t.Fatalf("%v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] || got[i].String() != all[i].String() {
+			t.Errorf("engine %s recorded as %s", all[i], got[i])
+		}
+	}
+	if len(history.OutcomeNames) != len(all) {
+		t.Errorf("the history knows %d outcomes, the engine %d", len(history.OutcomeNames), len(all))
 	}
 }
