@@ -157,9 +157,15 @@ func decodeError(err error) string {
 }
 
 // intRange is the range, in numbers, of an integer field of type t at the
-// JSON pointer ptr: a copy's counters are never negative ("" for a type
-// that is no integer).
+// JSON pointer ptr: a copy's counters are never negative, and its times
+// are instants as validate checks them ("" for a type that is no integer).
 func intRange(t reflect.Type, ptr string) string {
+	switch {
+	case strings.HasPrefix(ptr, "/copies/") && strings.HasSuffix(ptr, "/eventTimeUs"):
+		return timeRangeUs
+	case strings.HasPrefix(ptr, "/copies/") && strings.HasSuffix(ptr, "/appendedAtMs"):
+		return timeRangeMs
+	}
 	var lo, hi string
 	switch t.Kind() {
 	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:

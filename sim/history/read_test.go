@@ -47,6 +47,8 @@ func TestReadIsStrict(t *testing.T) {
 		{"unknown api", strings.Replace(good, `"api":"dropDuplicates"`, `"api":"dropduplicates"`, 1), []string{"api", `did you mean "dropDuplicates"`}},
 		{"unknown sink kind", strings.Replace(good, `"sinkKind":"table"`, `"sinkKind":"delta"`, 1), []string{"sinkKind", "table, merge, append, foreachBatch"}},
 		{"absurd event time", strings.Replace(good, `"eventTimeUs":1000000`, `"eventTimeUs":9223372036854775807`, 1), []string{"copies[0].eventTimeUs", "9999-12-31"}},
+		{"event time beyond 64 bits", strings.Replace(good, `"eventTimeUs":1000000`, `"eventTimeUs":-9223372036854775809`, 1), []string{"copies[0].eventTimeUs", "is not a whole number in [0001-01-01, 9999-12-31] in µs since 1970"}},
+		{"append time not whole", strings.Replace(good, `"appendedAtMs":1000`, `"appendedAtMs":-1.5`, 1), []string{"copies[0].appendedAtMs", "is not a whole number in [0001-01-01, 9999-12-31] in ms since 1970"}},
 		{"negative watermark", strings.Replace(good, `"lateWatermarkMs":0`, `"lateWatermarkMs":-5`, 1), []string{"batches[0].lateWatermarkMs"}},
 		{"unknown outcome", strings.Replace(good, `"outcomes":["emitted"]`, `"outcomes":["kept"]`, 1), []string{"batches[0].outcomes[0]"}},
 		{"negative offset", strings.Replace(good, `"offset":0`, `"offset":-1`, 1), []string{"copies[0].offset", "negative"}},

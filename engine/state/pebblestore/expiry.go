@@ -32,9 +32,14 @@ import (
 // evicts (removeKeysOlderThanWatermark iterates the store); it is tried
 // again once the state has shrunk to half the keys it had then. The scan
 // holds at most the budget's worth of the entries it finds expired (about
-// 40 bytes plus the key each: dueSet), the least in (expiry, key) order,
+// 40 bytes plus the key each, before the slack of its slice and the size
+// class of each key's copy: dueSet), the least in (expiry, key) order,
 // and removes them in that order; if more expired, it scans again for the
-// rest.
+// rest. That bounds only the scan's own list: every removal is also a
+// remove record of the batch's changes (the key plus about 10 bytes, and a
+// slot of the pending index), held until the commit, as for any batch
+// that deletes that many keys. While a build is abandoned part way, the
+// partial index and the list live together: up to twice the budget.
 //
 // Items are not checked against the database while the index holds no
 // stale item, that is while every entry overwritten or deleted (other than

@@ -154,6 +154,7 @@ func TestEvictUpToErrorDropsIndex(t *testing.T) {
 	}
 	failure := errors.New("injected read error")
 	dbGet = func(*pebble.DB, []byte) ([]byte, io.Closer, error) { return nil, nil, failure }
+	defer func() { dbGet = (*pebble.DB).Get }() // also if EvictUpTo panics
 	_, err := st.(state.Expirer).EvictUpTo(256, statetest.TestExpiry)
 	dbGet = (*pebble.DB).Get
 	if !errors.Is(err, failure) {

@@ -159,7 +159,9 @@ type Options struct {
 	// Past it, eviction scans the whole state every batch, as Spark's
 	// RocksDB provider does, holding at most this many bytes of the
 	// expired entries it found (about 40 plus the key each; if more
-	// expired, it removes those and scans again).
+	// expired, it removes those and scans again). The batch's remove
+	// records hold every expired key besides, until the commit; while a
+	// build is abandoned part way, up to twice this is held.
 	ExpiryIndexBudget int64
 	// OnMaintenanceError receives errors of snapshots, deletion of old files,
 	// compaction and disposal of working databases; they do not fail a
