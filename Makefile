@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: diagnose-fixtures all build demo test test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
+.PHONY: diagnose-fixtures all build demo test bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
@@ -26,6 +26,7 @@ demo: build
 
 test: lint
 	RAPID_NOFAILFILE=1 $(GO) test -count=1 -timeout 45m ./...
+	@$(MAKE) --no-print-directory bench-smoke
 	@$(MAKE) --no-print-directory test-kafka-if-java
 	@$(MAKE) --no-print-directory test-containers-if-docker
 	@$(MAKE) --no-print-directory test-spark-if-java
@@ -147,6 +148,13 @@ bench:
 	  echo "!!! SKIPPING the Kafka benchmark: java or mvn not found (make bench-kafka)"; \
 	fi
 	@if [ -x $(SPARK_PYTHON) ]; then $(MAKE) --no-print-directory bench-spark; else echo "!!! SKIPPING the Spark speed comparison: no pyspark venv (make spark-env)"; fi
+
+# Every benchmark that needs neither Kafka nor Spark, run once at its
+# smallest size (100 k engine keys), so that a benchmark broken by a change
+# fails make test instead of the next make bench; the figures mean nothing.
+bench-smoke:
+	@mkdir -p out
+	DEDUPSIM_BENCH_KEYS=100000 $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./engine/... ./sim/... ./cmd/dedupsim/ > out/bench-smoke.txt 2>&1 || { grep -v '^ok\|^PASS\|^goos\|^goarch\|^pkg\|^cpu' out/bench-smoke.txt; exit 1; }
 
 # End to end through the local real Kafka broker with the transactional sink.
 bench-kafka: kafka-fetch
