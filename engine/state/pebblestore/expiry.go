@@ -237,12 +237,12 @@ const dueEntryBytes = 40
 // dueHeap is a max-heap in (expiry, key) order (container/heap).
 type dueHeap []dueEntry
 
-func dueBefore(a, b *dueEntry) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return bytes.Compare(a.key, b.key) < 0
+// dueCompare orders entries by (expiry, key), as the index does.
+func dueCompare(a, b *dueEntry) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), bytes.Compare(a.key, b.key))
 }
+
+func dueBefore(a, b *dueEntry) bool { return dueCompare(a, b) < 0 }
 
 func (h dueHeap) Len() int           { return len(h) }
 func (h dueHeap) Less(i, j int) bool { return dueBefore(&h[j], &h[i]) }
@@ -336,9 +336,7 @@ func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (*d
 func (s *store) evictScanned(due *dueSet, limit int64, expiryOf func([]byte) (int64, bool)) (int64, error) {
 	var n int64
 	for {
-		slices.SortFunc(due.heap, func(a, b dueEntry) int {
-			return cmp.Or(cmp.Compare(a.at, b.at), bytes.Compare(a.key, b.key))
-		})
+		slices.SortFunc(due.heap, func(a, b dueEntry) int { return dueCompare(&a, &b) })
 		for i := range due.heap {
 			e := &due.heap[i]
 			if err := s.remove(e.key, keyHash(e.key), e.vlen, "EvictUpTo"); err != nil {
