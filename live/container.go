@@ -62,6 +62,9 @@ type ContainerOptions struct {
 	// ReadyTimeout bounds the wait for every broker to register after a
 	// start or restart (default 2 min, 4 min for three brokers).
 	ReadyTimeout time.Duration
+	// Logf, when set, is told why the Docker host was chosen when
+	// testcontainers guessed another one.
+	Logf func(format string, args ...any)
 }
 
 // ContainerImage is the image StartContainer runs by default.
@@ -79,6 +82,7 @@ type Container struct {
 	run       string // the ContainerLabel value
 	clusterID string
 	host      string // the Docker host as seen from here
+	remote    bool   // host is another machine the user named (no loopback check)
 	net       *testcontainers.DockerNetwork
 	nodes     []*containerNode
 	cli       *testcontainers.DockerClient // pause, kill, network (dis)connect
@@ -144,25 +148,34 @@ func StartContainer(ctx context.Context, opts ContainerOptions) (_ *Container, e
 	}
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err = prov.Health(hctx)
-	var host string
+	var guessed, daemon string
 	if err == nil {
-		host, err = prov.DaemonHost(ctx)
+		// testcontainers' guess is only reported (dockerhost.go); the
+		// client's daemon URL decides.
+		guessed, _ = prov.DaemonHost(hctx)
+		daemon = prov.Client().DaemonHost()
 	}
 	cancel()
 	prov.Close()
 	if err != nil {
 		return nil, fmt.Errorf("live: --kafka testcontainers: the Docker engine is not healthy: %w", err)
 	}
-	if host == "localhost" {
-		host = "127.0.0.1" // the published port is bound there; avoid ::1
+	override, overrideSet := os.LookupEnv("TESTCONTAINERS_HOST_OVERRIDE")
+	dh, err := publishedHost(daemon, override, overrideSet, guessed)
+	if err != nil {
+		return nil, fmt.Errorf("live: --kafka testcontainers: %w", err)
 	}
+	if dh.Note != "" && opts.Logf != nil {
+		opts.Logf("live: %s", dh.Note)
+	}
+	host := dh.Host
 	id, err := newClusterID()
 	if err != nil {
 		return nil, err
 	}
 	var rb [6]byte
 	rand.Read(rb[:])
-	c := &Container{opts: opts, run: hex.EncodeToString(rb[:]), clusterID: id, host: host}
+	c := &Container{opts: opts, run: hex.EncodeToString(rb[:]), clusterID: id, host: host, remote: dh.Remote}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -282,12 +295,19 @@ func (c *Container) Brokers() int { return len(c.nodes) }
 func (c *Container) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)
 	defer cancel()
-	return waitBrokers(ctx, c.Addrs(), len(c.nodes), func() string { return c.LogTail(30) })
+	check := func(bs kadm.BrokerDetails) error {
+		if c.remote {
+			return nil // the user named a remote engine
+		}
+		return checkBrokersLocal(c.Addrs(), bs, nil)
+	}
+	return waitBrokers(ctx, c.Addrs(), len(c.nodes), check, func() string { return c.LogTail(30) })
 }
 
 // waitBrokers polls ListBrokers at addrs until n brokers are listed or ctx
-// ends; logs gives the brokers' last log lines for the error.
-func waitBrokers(ctx context.Context, addrs []string, n int, logs func() string) error {
+// ends, then holds them to check (the loopback rule); logs gives the
+// brokers' last log lines for the error.
+func waitBrokers(ctx context.Context, addrs []string, n int, check func(kadm.BrokerDetails) error, logs func() string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DialTimeout(time.Second))
 	if err != nil {
 		return err
@@ -300,7 +320,7 @@ func waitBrokers(ctx context.Context, addrs []string, n int, logs func() string)
 		bs, err := adm.ListBrokers(rctx)
 		rcancel()
 		if err == nil && len(bs) >= n {
-			return nil
+			return check(bs)
 		}
 		if err == nil {
 			err = fmt.Errorf("%d of %d brokers registered", len(bs), n)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,8 +314,18 @@ func (l *Local) launch(n *localNode) (*process, error) {
 	return p, nil
 }
 
+// ownSubnets are the network namespaces' subnet this run made, the one
+// place besides loopback its brokers may be reached (loopback.go).
+func (l *Local) ownSubnets() []netip.Prefix {
+	if l.net == nil {
+		return nil
+	}
+	return []netip.Prefix{l.net.Subnet}
+}
+
 // waitReady polls ListBrokers until every broker is listed, one of procs
-// exits, or ReadyTimeout passes.
+// exits, or ReadyTimeout passes; the listed brokers are then held to the
+// loopback rule.
 func (l *Local) waitReady(ctx context.Context, procs []*process) error {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.ReadyTimeout)
 	defer cancel()
@@ -330,7 +341,7 @@ func (l *Local) waitReady(ctx context.Context, procs []*process) error {
 		bs, err := adm.ListBrokers(rctx)
 		rcancel()
 		if err == nil && len(bs) >= len(l.nodes) {
-			return nil
+			return checkBrokersLocal(l.Addrs(), bs, l.ownSubnets())
 		}
 		if err == nil {
 			err = fmt.Errorf("%d of %d brokers listed", len(bs), len(l.nodes))
