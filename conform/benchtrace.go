@@ -4,7 +4,7 @@ import (
 	"strconv"
 )
 
-// BenchQuery is the speed comparison's query (shared/spec/spark-oracle.md):
+// BenchQuery is the speed comparison's query (make bench-spark, docs/performance.md):
 // dropDuplicatesWithinWatermark on a string id with a 10-second delay, 4
 // partitions.
 const BenchQuery = "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 10 seconds}\nshuffle_partitions: 4\n"

@@ -162,7 +162,7 @@ type ExpectedDifference struct {
 
 // ExpectedDifferences lists every known, accepted difference between
 // dedupsim and Spark, with its reason. Nothing else is excused. (The three
-// type differences of shared/spec/spark-oracle.md, typed key schema,
+// type differences once listed in docs/conformance.md, typed key schema,
 // absent field and mixed JSON types, are gone since exec reads rows under
 // a schema, spark-semantics.md §15: such cases must now agree.)
 var ExpectedDifferences = []ExpectedDifference{

@@ -8,8 +8,8 @@ import (
 	"github.com/dedupsim/dedupsim/sim/check"
 )
 
-// The seeds' advice each finding cites (shared/seeds; docs/incidents.md
-// quotes them too).
+// The seeds' advice each finding cites (the seed articles the
+// project was built from; docs/incidents.md quotes the same advice).
 const (
 	adviceWatermark = `add .withWatermark("<event time>", "<delay>") BEFORE the dedup and either put the event-time ` +
 		`column in the dropDuplicates keys or use dropDuplicatesWithinWatermark(keys) (seed 000, "What to do next" 3: ` +

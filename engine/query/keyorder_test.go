@@ -8,7 +8,7 @@ import (
 // TestStateKeyOrder: up to four names keep the call order; from five on,
 // Scala 2.13's HashSet order. The six-name case is the order real Spark
 // stored for dropDuplicates(["id","n","l","d","b","ts"])
-// (shared/spec/spark-artifacts.md B.4: struct<n,ts,id,b,l,d>).
+// (docs/spark-semantics.md §13.1: struct<n,ts,id,b,l,d>).
 func TestStateKeyOrder(t *testing.T) {
 	for _, c := range []struct{ in, want []string }{
 		{[]string{"b", "a"}, []string{"b", "a"}},

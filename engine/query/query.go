@@ -1,5 +1,5 @@
 // Package query is the definition of one streaming dedup query, read from the
-// QUERY.yaml file of `dedupsim exec` (shared/spec/exec-format.md).
+// QUERY.yaml file of `dedupsim exec` (docs/exec-format.md).
 //
 // Parsing is strict on purpose: a reference implementation that silently
 // defaulted a misspelt field would run a different query from the one the user

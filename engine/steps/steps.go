@@ -1,5 +1,5 @@
 // Package steps reads STEPS.jsonl, the input of `dedupsim exec`
-// (shared/spec/exec-format.md): one step per line, each a batch of rows to
+// (docs/exec-format.md): one step per line, each a batch of rows to
 // append and trigger, a clean restart, or a crash armed for the next batch.
 //
 // Rows are decoded here, once, with the query's key and event-time columns,
