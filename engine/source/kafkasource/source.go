@@ -21,6 +21,16 @@
 // engine's Position so the first capped batch starts where the checkpoint
 // ends. Without a limit the latest offset is the current end of every
 // partition and Resume is not needed.
+//
+// A latest offset below the one the source already knows (the end of the
+// last planned batch, or the initial offsets) is asked for again, as
+// Spark's KafkaOffsetReaderAdmin.fetchLatestOffsets does: a broker that
+// was cut off answers a stale end for a while after a network partition
+// heals. Spark's fetchOffset.numRetries and fetchOffset.retryIntervalMs
+// (Config.FetchOffset) say how often and how far apart; an answer still
+// behind after the last attempt makes the next batch's range go
+// backwards, which Rows refuses with Spark's data-loss error
+// (spark-semantics.md §13.7).
 package kafkasource
 
 import (
