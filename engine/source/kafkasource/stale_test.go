@@ -3,6 +3,7 @@ package kafkasource_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,94 +11,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"github.com/dedupsim/dedupsim/live"
 )
 
-// staleEnds makes k answer the requests for the latest offsets of topic
-// itself: every partition gets ends[p] except stale's partitions, which
-// get the stale value, as a broker cut off from the others would answer.
-// The first n such requests are answered (n < 0: all, until disarm);
-// requests for other offsets (the log start) go to kfake as usual.
-// answers counts the stale answers given.
-type staleEnds struct {
-	mu      sync.Mutex
-	ends    map[int32]int64
-	stale   map[int32]int64
-	left    int // answers still to give; < 0: no limit
-	answers int
-	armed   bool
-}
-
-func armStale(k *live.Kfake, topic string, ends, stale map[int32]int64, n int) *staleEnds {
-	se := &staleEnds{ends: ends, stale: stale, left: n, armed: true}
-	c := k.Cluster()
-	c.ControlKey(int16(kmsg.ListOffsets), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		se.mu.Lock()
-		defer se.mu.Unlock()
-		req := kreq.(*kmsg.ListOffsetsRequest)
-		if !se.armed || se.left == 0 || !latestOnly(req, topic) {
-			if !se.armed || se.left == 0 {
-				c.DropControl()
-			}
-			return nil, nil, false
-		}
-		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
-		for _, rt := range req.Topics {
-			st := kmsg.NewListOffsetsResponseTopic()
-			st.Topic = rt.Topic
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewListOffsetsResponseTopicPartition()
-				sp.Partition = rp.Partition
-				sp.Timestamp = -1
-				sp.LeaderEpoch = -1
-				sp.Offset = se.ends[rp.Partition]
-				if v, ok := se.stale[rp.Partition]; ok {
-					sp.Offset = v
-				}
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		se.answers++
-		if se.left > 0 {
-			se.left--
-		}
-		if se.left != 0 {
-			c.KeepControl()
-		}
-		return resp, nil, true
-	})
-	return se
-}
-
-func (se *staleEnds) disarm() {
-	se.mu.Lock()
-	defer se.mu.Unlock()
-	se.armed = false
-}
-
-func (se *staleEnds) count() int {
-	se.mu.Lock()
-	defer se.mu.Unlock()
-	return se.answers
-}
-
-// latestOnly reports whether req asks only for the latest offsets of topic.
-func latestOnly(req *kmsg.ListOffsetsRequest, topic string) bool {
-	for _, rt := range req.Topics {
-		if rt.Topic != topic {
-			return false
-		}
-		for _, rp := range rt.Partitions {
-			if rp.Timestamp != -1 {
-				return false
-			}
-		}
+// armStale makes k answer the next n requests for the latest offsets of
+// topic with ends, but stale's values for stale's partitions (n < 0: all
+// requests, until Stop).
+func armStale(t *testing.T, k *live.Kfake, topic string, ends, stale map[int32]int64, n int) *live.StaleEnds {
+	t.Helper()
+	answer := maps.Clone(ends)
+	maps.Copy(answer, stale)
+	se, err := k.StaleEnds(topic, answer, n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return len(req.Topics) > 0
+	return se
 }
 
 // sleeps records the waits between attempts and returns at once.
@@ -161,12 +90,12 @@ func TestLatestOffsetStaleAnswerRetried(t *testing.T) {
 			var sl sleeps
 			s := newSource(t, k, kafkasource.Config{Topic: "in", StartingOffsets: "earliest", FetchOffset: tc.fetch, Sleep: sl.sleep})
 			end, ends := firstBatch(t, k, s)
-			se := armStale(k, "in", ends, map[int32]int64{0: 3}, tc.staleTimes)
+			se := armStale(t, k, "in", ends, map[int32]int64{0: 3}, tc.staleTimes)
 			end2 := latest(t, s)
 			if got, want := string(end2), `{"in":{"0":7,"1":3}}`; got != want {
 				t.Fatalf("latest after a stale answer = %s, want %s", got, want)
 			}
-			if n := se.count(); n != tc.staleTimes {
+			if n := se.Answers(); n != tc.staleTimes {
 				t.Fatalf("%d stale answers given, want %d", n, tc.staleTimes)
 			}
 			if got := sl.got(); !slices.Equal(got, tc.wantSleeps) {
@@ -199,13 +128,13 @@ func TestLatestOffsetStaysBehindFails(t *testing.T) {
 			var sl sleeps
 			s := newSource(t, k, kafkasource.Config{Topic: "in", StartingOffsets: "earliest", FetchOffset: tc.fetch, Sleep: sl.sleep})
 			end, ends := firstBatch(t, k, s)
-			se := armStale(k, "in", ends, map[int32]int64{0: 3}, -1)
-			defer se.disarm()
+			se := armStale(t, k, "in", ends, map[int32]int64{0: 3}, -1)
+			defer se.Stop()
 			end2 := latest(t, s)
 			if got, want := string(end2), `{"in":{"0":3,"1":3}}`; got != want {
 				t.Fatalf("latest after stale answers = %s, want the last answer %s", got, want)
 			}
-			if n := se.count(); n != tc.attempts {
+			if n := se.Answers(); n != tc.attempts {
 				t.Fatalf("asked %d times, want exactly %d (fetchOffset.numRetries)", n, tc.attempts)
 			}
 			var want []time.Duration
@@ -247,8 +176,8 @@ func TestLatestOffsetStaleNoTimeLeft(t *testing.T) {
 	}})
 	_, ends := firstBatch(t, k, s)
 	armed = true
-	se := armStale(k, "in", ends, map[int32]int64{0: 3}, -1)
-	defer se.disarm()
+	se := armStale(t, k, "in", ends, map[int32]int64{0: 3}, -1)
+	defer se.Stop()
 	_, err := s.LatestOffset()
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), `behind the known ones {"in":{"0":5,"1":2}} after 1 attempts`) {
 		t.Fatalf("LatestOffset = %v, want the deadline and the known offsets", err)
