@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -111,4 +112,100 @@ func (k *Kfake) DropProduceAck(topic string, n int) (*kfake.FaultHandle, error) 
 		Err:   kerr.RequestTimedOut,
 		Count: n,
 	}), nil
+}
+
+// StaleEnds makes the broker answer the next n requests for the latest
+// offsets of topic (ListOffsets at timestamp -1, under either isolation
+// level) with ends instead of what its log holds, as a broker that was
+// cut off from the cluster answers a stale end for a while after the
+// network partition heals. ends names the answer for every partition (one
+// left out is answered UNKNOWN_TOPIC_OR_PARTITION); n < 0 answers every
+// such request until Stop. Requests for other offsets (the log start) or
+// naming another topic reach the broker as usual.
+func (k *Kfake) StaleEnds(topic string, ends map[int32]int64, n int) (*StaleEnds, error) {
+	if topic == "" || len(ends) == 0 || n == 0 {
+		return nil, errors.New("live: StaleEnds needs a topic, the ends to answer and n != 0")
+	}
+	for p, o := range ends {
+		if p < 0 || o < 0 {
+			return nil, fmt.Errorf("live: StaleEnds: partition %d offset %d", p, o)
+		}
+	}
+	se := &StaleEnds{ends: maps.Clone(ends), left: n}
+	k.c.ControlKey(int16(kmsg.ListOffsets), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		se.mu.Lock()
+		defer se.mu.Unlock()
+		if se.stopped || se.left == 0 {
+			k.c.DropControl()
+			return nil, nil, false
+		}
+		req := kreq.(*kmsg.ListOffsetsRequest)
+		if !latestOf(req, topic) {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.Timestamp, sp.LeaderEpoch = -1, -1
+				if o, ok := se.ends[rp.Partition]; ok {
+					sp.Offset = o
+				} else {
+					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				}
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		se.answers++
+		if se.left > 0 {
+			se.left--
+		}
+		if se.left != 0 {
+			k.c.KeepControl()
+		}
+		return resp, nil, true
+	})
+	return se, nil
+}
+
+// StaleEnds is a StaleEnds fault in place.
+type StaleEnds struct {
+	mu      sync.Mutex
+	ends    map[int32]int64
+	left    int // answers still to give; < 0: until Stop
+	answers int
+	stopped bool
+}
+
+// Answers is how many requests were answered with the stale ends so far.
+func (s *StaleEnds) Answers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answers
+}
+
+// Stop lets every later request reach the broker.
+func (s *StaleEnds) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+}
+
+// latestOf reports whether req asks only for latest offsets of topic.
+func latestOf(req *kmsg.ListOffsetsRequest, topic string) bool {
+	for _, rt := range req.Topics {
+		if rt.Topic != topic {
+			return false
+		}
+		for _, rp := range rt.Partitions {
+			if rp.Timestamp != -1 {
+				return false
+			}
+		}
+	}
+	return len(req.Topics) > 0
 }

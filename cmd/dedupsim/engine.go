@@ -37,6 +37,14 @@ is called (rows read, where, their fate, the output, watermarks), the sink write
 completion with the StreamingQueryProgress; each in one write, so a SIGKILL loses at most the
 line being written.
 
+The Kafka source takes Spark's options: --starting-offsets (startingOffsets, for a new
+checkpoint), --fetch-offset-num-retries (fetchOffset.numRetries, default 3) and
+--fetch-offset-retry-interval-ms (fetchOffset.retryIntervalMs, default 1000): an offset request
+that fails, or whose latest offset for a partition is behind the end of the last planned batch
+(a broker cut off by a network partition can answer a stale end), is made again, that many
+attempts in all, that far apart. A latest offset still behind after them fails the batch with
+Spark's data-loss error (failOnDataLoss=true, the only mode; docs/spark-semantics.md §13.7).
+
 --crash-at POINT[:BATCH] (or the environment variable DEDUPSIM_CRASH_AT) makes the process
 kill itself with SIGKILL, no cleanup, at that crash point (of that batch, or of the first
 batch reaching it): after-offsets-write, after-state-commit, after-sink-write, after-commit.

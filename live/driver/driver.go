@@ -46,8 +46,11 @@ type Options struct {
 	// Trigger is the processing-time trigger interval (0: the next batch
 	// as soon as the last ends); KafkaTimeout bounds one Kafka call.
 	Trigger, KafkaTimeout time.Duration
-	MaxBatches            int  // stop after this many executions (0: no limit)
-	UntilIdle             bool // stop at the first trigger with no new data
+	// FetchOffset is the Kafka source's fetchOffset.numRetries and
+	// fetchOffset.retryIntervalMs (nil: Spark's defaults).
+	FetchOffset *kafkasource.FetchOffset
+	MaxBatches  int  // stop after this many executions (0: no limit)
+	UntilIdle   bool // stop at the first trigger with no new data
 	// Clock is processing time (nil: the wall clock).
 	Clock engine.Clock
 	// Crash, when set, is the crash point the process kills itself at,
@@ -159,7 +162,7 @@ func (p *process) open() error {
 	for i, topic := range p.o.InputTopics {
 		src, err := kafkasource.New(kafkasource.Config{Brokers: p.o.Brokers, Topic: topic,
 			StartingOffsets: p.o.StartingOffsets, InitialOffsetsFS: p.ckpt,
-			InitialOffsetsPath: fmt.Sprintf("sources/%d/0", i), Timeout: p.o.KafkaTimeout})
+			InitialOffsetsPath: fmt.Sprintf("sources/%d/0", i), Timeout: p.o.KafkaTimeout, FetchOffset: p.o.FetchOffset})
 		if err != nil {
 			return badInput(fmt.Errorf("engine: %w", err))
 		}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,63 @@ func TestFlagsEnvironment(t *testing.T) {
 	var de *Error
 	if !errors.As(err, &de) || de.Code != ExitBadInput || !strings.Contains(err.Error(), CrashUntilEnv) {
 		t.Fatalf("bad environment value: %v", err)
+	}
+}
+
+// TestFlagsFetchOffset: Spark's fetchOffset.numRetries and
+// fetchOffset.retryIntervalMs reach the Kafka source as given, default to
+// Spark's 3 and 1000, and a value out of range is bad input naming the
+// flag, the Spark option and the range.
+func TestFlagsFetchOffset(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		n          int
+		ms         int64
+		wantErrors []string // nil: accepted
+	}{
+		{nil, 3, 1000, nil},
+		{[]string{"--fetch-offset-num-retries", "5", "--fetch-offset-retry-interval-ms", "10"}, 5, 10, nil},
+		{[]string{"--fetch-offset-num-retries", "1", "--fetch-offset-retry-interval-ms", "0"}, 1, 0, nil},
+		{[]string{"--fetch-offset-num-retries", "1000", "--fetch-offset-retry-interval-ms", "3600000"}, 1000, 3600000, nil},
+		{[]string{"--fetch-offset-num-retries", "0"}, 0, 0, []string{"--fetch-offset-num-retries 0", "fetchOffset.numRetries 0: want an attempt count in [1, 1000]"}},
+		{[]string{"--fetch-offset-num-retries", "-1"}, 0, 0, []string{"--fetch-offset-num-retries -1", "[1, 1000]"}},
+		{[]string{"--fetch-offset-num-retries", "1001"}, 0, 0, []string{"--fetch-offset-num-retries 1001"}},
+		{[]string{"--fetch-offset-retry-interval-ms", "-1"}, 0, 0, []string{"--fetch-offset-retry-interval-ms -1", "fetchOffset.retryIntervalMs -1: want milliseconds in [0, 3600000]"}},
+		{[]string{"--fetch-offset-retry-interval-ms", "3600001"}, 0, 0, []string{"--fetch-offset-retry-interval-ms 3600001"}},
+	} {
+		fs := pflag.NewFlagSet("engine", pflag.ContinueOnError)
+		var f Flags
+		f.Register(fs)
+		base := []string{"--query", "q.yaml", "--checkpoint", "c", "--bootstrap", "h:1", "--input-topic", "in", "--output-topic", "out"}
+		if err := fs.Parse(append(base, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		o, err := f.Options(fs.Changed, func(string) string { return "" })
+		if tc.wantErrors == nil {
+			if err != nil || o.FetchOffset == nil || o.FetchOffset.NumRetries != tc.n || o.FetchOffset.RetryIntervalMs != tc.ms {
+				t.Errorf("%v: %+v, %v; want %d attempts %d ms apart", tc.args, o.FetchOffset, err, tc.n, tc.ms)
+			}
+			continue
+		}
+		var de *Error
+		if !errors.As(err, &de) || de.Code != ExitBadInput {
+			t.Errorf("%v: %v, want bad input", tc.args, err)
+			continue
+		}
+		for _, w := range tc.wantErrors {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: %q does not say %q", tc.args, err, w)
+			}
+		}
+	}
+	// pflag refuses what is not a whole number.
+	for _, bad := range [][]string{{"--fetch-offset-num-retries", "three"}, {"--fetch-offset-num-retries", "1.5"}, {"--fetch-offset-retry-interval-ms", "1s"}} {
+		fs := pflag.NewFlagSet("engine", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var f Flags
+		f.Register(fs)
+		if err := fs.Parse(bad); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%v: %v, want a parse error naming the flag", bad, err)
+		}
 	}
 }

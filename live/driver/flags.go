@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +32,9 @@ type Flags struct {
 	records, clock                         string
 	inTopics                               []string
 	trigger, timeout                       time.Duration
-	maxBatches                             int
+	maxBatches, fetchNumRetries            int
 	untilIdle                              bool
-	crashFrom, crashUntil                  int64
+	crashFrom, crashUntil, fetchIntervalMs int64
 }
 
 // Register defines the flags on fs.
@@ -56,6 +57,12 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxBatches, "max-batches", 0, "stop after this many batch executions (0: no limit)")
 	fs.BoolVar(&f.untilIdle, "until-idle", false, "stop at the first trigger with no new data")
 	fs.DurationVar(&f.timeout, "kafka-timeout", 30*time.Second, "bound on one Kafka call of the source or sink")
+	fs.IntVar(&f.fetchNumRetries, "fetch-offset-num-retries", kafkasource.DefaultFetchOffsetNumRetries,
+		fmt.Sprintf("Spark's Kafka source option %s: attempts of an offset request that fails or answers a latest offset behind a known one [1, %d]",
+			kafkasource.OptionFetchOffsetNumRetries, kafkasource.MaxFetchOffsetNumRetries))
+	fs.Int64Var(&f.fetchIntervalMs, "fetch-offset-retry-interval-ms", kafkasource.DefaultFetchOffsetRetryIntervalMs,
+		fmt.Sprintf("Spark's Kafka source option %s: milliseconds between two attempts [0, %d]",
+			kafkasource.OptionFetchOffsetRetryIntervalMs, kafkasource.MaxFetchOffsetRetryIntervalMs))
 }
 
 // Options checks the parsed flags and returns the options they give.
@@ -102,7 +109,8 @@ func (f *Flags) Options(changed func(flag string) bool, getenv func(string) stri
 	o := Options{Query: f.query, Checkpoint: f.ckpt, Brokers: strings.Split(f.bootstrap, ","), InputTopics: f.inTopics,
 		OutputTopic: f.outTopic, Sink: f.sink, Table: f.table, AppID: f.appID, StartingOffsets: f.startingOffsets,
 		Trigger: f.trigger, KafkaTimeout: f.timeout, MaxBatches: f.maxBatches, UntilIdle: f.untilIdle,
-		Clock: clock, Crash: crash, CrashFrom: crashFrom, CrashUntil: crashUntil, Records: f.records}
+		Clock: clock, Crash: crash, CrashFrom: crashFrom, CrashUntil: crashUntil, Records: f.records,
+		FetchOffset: &kafkasource.FetchOffset{NumRetries: f.fetchNumRetries, RetryIntervalMs: f.fetchIntervalMs}}
 	if err := o.check(f.bootstrap, changed("app-id")); err != nil {
 		return Options{}, badInput(fmt.Errorf("engine: %w", err))
 	}
@@ -133,6 +141,14 @@ func (o *Options) check(bootstrap string, appIDSet bool) error {
 		return fmt.Errorf("--crash-until %d is not after --crash-from %d: the crash point could never fire", o.CrashUntil, o.CrashFrom)
 	case appIDSet && o.AppID == "":
 		return errors.New("--app-id: must not be empty (leave it out for the default)")
+	}
+	if o.FetchOffset != nil {
+		if err := kafkasource.CheckNumRetries(o.FetchOffset.NumRetries); err != nil {
+			return fmt.Errorf("--fetch-offset-num-retries %d: %w", o.FetchOffset.NumRetries, err)
+		}
+		if err := kafkasource.CheckRetryIntervalMs(o.FetchOffset.RetryIntervalMs); err != nil {
+			return fmt.Errorf("--fetch-offset-retry-interval-ms %d: %w", o.FetchOffset.RetryIntervalMs, err)
+		}
 	}
 	for _, b := range o.Brokers {
 		if strings.TrimSpace(b) == "" || strings.ContainsAny(b, " \t\n") {

@@ -21,6 +21,16 @@
 // engine's Position so the first capped batch starts where the checkpoint
 // ends. Without a limit the latest offset is the current end of every
 // partition and Resume is not needed.
+//
+// A latest offset below the one the source already knows (the end of the
+// last planned batch, or the initial offsets) is asked for again, as
+// Spark's KafkaOffsetReaderAdmin.fetchLatestOffsets does: a broker that
+// was cut off answers a stale end for a while after a network partition
+// heals. Spark's fetchOffset.numRetries and fetchOffset.retryIntervalMs
+// (Config.FetchOffset) say how often and how far apart; an answer still
+// behind after the last attempt makes the next batch's range go
+// backwards, which Rows refuses with Spark's data-loss error
+// (spark-semantics.md §13.7).
 package kafkasource
 
 import (
@@ -45,13 +55,68 @@ import (
 // DefaultTimeout bounds one LatestOffset or Rows call.
 const DefaultTimeout = 30 * time.Second
 
-// Spark's Kafka source retries an offset request that failed:
-// fetchOffset.numRetries (3) attempts, fetchOffset.retryIntervalMs (1 s)
-// apart, before the query fails.
+// Spark's fetchOffset options of the Kafka source, with Spark's names and
+// defaults (KafkaSourceProvider; KafkaOffsetReaderAdmin reads them):
+// fetchOffset.numRetries is how many times an offset request is made (the
+// attempts, not the retries after the first), fetchOffset.retryIntervalMs
+// the wait between two attempts. They apply to a request that failed and
+// to a latest-offset answer that went backwards against the offsets the
+// source already knows (spark-semantics.md §13.6, §13.7). Spark's code
+// reads the interval with a default of 1000 ms (its documentation table
+// says 10).
 const (
-	DefaultOffsetFetchAttempts = 3
-	DefaultOffsetFetchInterval = time.Second
+	OptionFetchOffsetNumRetries      = "fetchOffset.numRetries"
+	OptionFetchOffsetRetryIntervalMs = "fetchOffset.retryIntervalMs"
+
+	DefaultFetchOffsetNumRetries      = 3
+	DefaultFetchOffsetRetryIntervalMs = 1000
+
+	// The ranges New accepts. Spark takes any number; an attempt count
+	// below one would never ask, and a thousand attempts or an hour's
+	// wait is a mistake, not a setting.
+	MaxFetchOffsetNumRetries      = 1000
+	MaxFetchOffsetRetryIntervalMs = 3_600_000
 )
+
+// FetchOffset holds Spark's fetchOffset options.
+type FetchOffset struct {
+	NumRetries      int   // fetchOffset.numRetries: attempts, [1, 1000]
+	RetryIntervalMs int64 // fetchOffset.retryIntervalMs: ms between attempts, [0, 3600000]
+}
+
+// DefaultFetchOffset returns Spark's defaults: 3 attempts, 1000 ms apart.
+func DefaultFetchOffset() FetchOffset {
+	return FetchOffset{NumRetries: DefaultFetchOffsetNumRetries, RetryIntervalMs: DefaultFetchOffsetRetryIntervalMs}
+}
+
+// CheckNumRetries refuses a fetchOffset.numRetries outside [1, 1000].
+func CheckNumRetries(n int) error {
+	if n < 1 || n > MaxFetchOffsetNumRetries {
+		return fmt.Errorf("%s %d: want an attempt count in [1, %d] (Spark's default %d)", OptionFetchOffsetNumRetries, n, MaxFetchOffsetNumRetries, DefaultFetchOffsetNumRetries)
+	}
+	return nil
+}
+
+// CheckRetryIntervalMs refuses a fetchOffset.retryIntervalMs outside
+// [0, 3600000].
+func CheckRetryIntervalMs(ms int64) error {
+	if ms < 0 || ms > MaxFetchOffsetRetryIntervalMs {
+		return fmt.Errorf("%s %d: want milliseconds in [0, %d] (Spark's default %d)", OptionFetchOffsetRetryIntervalMs, ms, MaxFetchOffsetRetryIntervalMs, DefaultFetchOffsetRetryIntervalMs)
+	}
+	return nil
+}
+
+// Validate refuses either option out of its range.
+func (f FetchOffset) Validate() error {
+	if err := CheckNumRetries(f.NumRetries); err != nil {
+		return err
+	}
+	return CheckRetryIntervalMs(f.RetryIntervalMs)
+}
+
+func (f FetchOffset) interval() time.Duration {
+	return time.Duration(f.RetryIntervalMs) * time.Millisecond
+}
 
 // DefaultInitialOffsetsPath is where Spark keeps the first source's initial
 // offsets inside the checkpoint.
@@ -90,12 +155,18 @@ type Config struct {
 	Convert func(*kgo.Record) (row.Row, error)
 	// Timeout bounds one LatestOffset or Rows call (default 30 s).
 	Timeout time.Duration
-	// OffsetFetchAttempts and OffsetFetchInterval are Spark's
-	// fetchOffset.numRetries and fetchOffset.retryIntervalMs: how often an
-	// offset request is tried (a broker restart makes it fail for a few
-	// seconds) and how long to wait in between. Defaults 3 and 1 s.
-	OffsetFetchAttempts int
-	OffsetFetchInterval time.Duration
+	// FetchOffset is Spark's fetchOffset.numRetries and
+	// fetchOffset.retryIntervalMs (nil: Spark's defaults, 3 attempts 1 s
+	// apart): how often an offset request is made when it fails (a broker
+	// restart makes it fail for a few seconds) or when a latest offset it
+	// answers is behind one the source already knows (a broker that was
+	// partitioned away answers a stale end), and how long to wait in
+	// between. New refuses values out of range (FetchOffset.Validate).
+	FetchOffset *FetchOffset
+	// Sleep waits d between two attempts of an offset request, or returns
+	// ctx's error when ctx ends first (nil: a timer). Tests pass one that
+	// records the waits and returns at once.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Dialer replaces TCP, e.g. kfake.VirtualNetwork.DialContext.
 	Dialer func(ctx context.Context, network, host string) (net.Conn, error)
 	// ClientOpts are added to every franz-go client the source makes.
@@ -112,6 +183,16 @@ type Source struct {
 	mu      sync.Mutex
 	initial Offsets // resolved initial offsets; nil until needed
 	planned Offsets // end of the last planned batch; nil = initial
+	// behind holds the partitions whose latest offset was still behind
+	// the known one after every attempt of the last LatestOffset, for the
+	// data-loss error Rows then gives.
+	behind map[int32]behindAnswer
+}
+
+// behindAnswer is a latest offset that stayed below the known one.
+type behindAnswer struct {
+	known, latest int64
+	attempts      int
 }
 
 // New checks cfg and creates the source. It does not contact the cluster.
@@ -141,11 +222,18 @@ func New(cfg Config) (*Source, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	if cfg.OffsetFetchAttempts <= 0 {
-		cfg.OffsetFetchAttempts = DefaultOffsetFetchAttempts
+	if cfg.FetchOffset == nil {
+		d := DefaultFetchOffset()
+		cfg.FetchOffset = &d
+	} else {
+		if err := cfg.FetchOffset.Validate(); err != nil {
+			return nil, fmt.Errorf("kafkasource: %w", err)
+		}
+		f := *cfg.FetchOffset // the caller's copy may change
+		cfg.FetchOffset = &f
 	}
-	if cfg.OffsetFetchInterval <= 0 {
-		cfg.OffsetFetchInterval = DefaultOffsetFetchInterval
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
 	}
 	if cfg.Convert == nil {
 		cfg.Convert = ValueRow
@@ -329,13 +417,13 @@ func (s *Source) LatestOffset() (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	latest, err := s.list(ctx, s.endKind())
-	if err != nil {
-		return nil, err
-	}
 	base := s.planned
 	if base == nil {
 		base = initial
+	}
+	latest, err := s.fetchLatestLocked(ctx, base)
+	if err != nil {
+		return nil, err
 	}
 	if s.cfg.MaxOffsetsPerTrigger > 0 {
 		var earliest Offsets
@@ -354,6 +442,47 @@ func (s *Source) LatestOffset() (json.RawMessage, error) {
 	}
 	s.plannedUpToLocked(latest)
 	return latest.JSON(s.cfg.Topic), nil
+}
+
+// fetchLatestLocked is Spark's KafkaOffsetReaderAdmin.fetchLatestOffsets
+// with known offsets (KafkaMicroBatchStream.latestOffset passes the
+// batch's start): it lists the end offsets and, while some partition's
+// answer is below its known offset, lists them again, up to
+// fetchOffset.numRetries answers, fetchOffset.retryIntervalMs apart. A
+// broker that was cut off from the cluster can answer a stale end for a
+// while after the partition heals; a fresh answer is taken as it comes.
+// After the last attempt it returns the answer it has, as Spark does (a
+// topic deleted and created again is indistinguishable from a stale
+// answer), and keeps the partitions still behind in s.behind: Rows then
+// refuses the backwards range as Spark's failOnDataLoss does. Partitions
+// missing from known (new ones) or from the answer (gone) are not
+// compared.
+func (s *Source) fetchLatestLocked(ctx context.Context, known Offsets) (Offsets, error) {
+	fo := *s.cfg.FetchOffset
+	for attempt := 1; ; attempt++ {
+		latest, err := s.list(ctx, s.endKind())
+		if err != nil {
+			return nil, err
+		}
+		behind := map[int32]behindAnswer{}
+		for p, got := range latest {
+			if k, ok := known[p]; ok && got < k {
+				behind[p] = behindAnswer{known: k, latest: got, attempts: attempt}
+			}
+		}
+		if len(behind) == 0 {
+			s.behind = nil
+			return latest, nil
+		}
+		if attempt >= fo.NumRetries {
+			s.behind = behind
+			return latest, nil
+		}
+		if err := s.cfg.Sleep(ctx, fo.interval()); err != nil {
+			return nil, fmt.Errorf("kafkasource: %s latest offsets behind the known ones %s after %d attempts, and no time left to ask again: %w",
+				s.cfg.Topic, known.JSON(s.cfg.Topic), attempt, err)
+		}
+	}
 }
 
 // plannedUpToLocked raises the planned end to o, partition by partition.
@@ -429,7 +558,7 @@ func (s *Source) Rows(start, end json.RawMessage) ([]row.Row, error) {
 			}
 		}
 		if f > to[p] {
-			return nil, fmt.Errorf("kafkasource: %s partition %d's offset was changed from %d to %d; some data may have been missed", s.cfg.Topic, p, f, to[p])
+			return nil, s.offsetChanged(p, f, to[p])
 		}
 		if f < to[p] {
 			ranges = append(ranges, Range{Partition: p, From: f, To: to[p]})
@@ -458,6 +587,24 @@ func (s *Source) Rows(start, end json.RawMessage) ([]row.Row, error) {
 	return rows, nil
 }
 
+// offsetChanged is Spark's data-loss failure for a range whose end is
+// below its start (KafkaOffsetReaderAdmin.getOffsetRangesFromResolvedOffsets
+// through KafkaMicroBatchStream.reportDataLoss with failOnDataLoss true,
+// the only mode the engine has): Spark 4's KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED
+// wording, the partition named topic-partition as Spark prints a
+// TopicPartition, and, when this source's own latest-offset fetch stayed
+// behind, how often it asked.
+func (s *Source) offsetChanged(p int32, from, to int64) error {
+	msg := fmt.Sprintf("kafkasource: [KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED] Some data may have been lost because they are not available in Kafka any more; "+
+		"either the data was aged out by Kafka or the topic may have been deleted before all the data in the topic was processed. "+
+		"Reason: Partition %s-%d offset was changed from %d to %d.", s.cfg.Topic, p, from, to)
+	if b, ok := s.behind[p]; ok && b.known == from && b.latest == to {
+		msg += fmt.Sprintf(" The latest offset was still %d after %d attempts (%s %d, %s %d).",
+			to, b.attempts, OptionFetchOffsetNumRetries, s.cfg.FetchOffset.NumRetries, OptionFetchOffsetRetryIntervalMs, s.cfg.FetchOffset.RetryIntervalMs)
+	}
+	return errors.New(msg)
+}
+
 // checkAvailable fails fast, with a message saying which bound is broken,
 // when the broker cannot serve a range completely.
 func (s *Source) checkAvailable(ctx context.Context, ranges []Range, starts Offsets) error {
@@ -482,22 +629,33 @@ func (s *Source) checkAvailable(ctx context.Context, ranges []Range, starts Offs
 	return nil
 }
 
-// list lists the topic's offsets of kind, trying up to OffsetFetchAttempts
-// times, OffsetFetchInterval apart, as Spark's KafkaOffsetReader does.
+// list lists the topic's offsets of kind, trying up to
+// fetchOffset.numRetries times, fetchOffset.retryIntervalMs apart, as
+// Spark's KafkaOffsetReaderAdmin.withRetries does.
 func (s *Source) list(ctx context.Context, kind listKind) (Offsets, error) {
-	var err error
+	fo := *s.cfg.FetchOffset
 	for attempt := 1; ; attempt++ {
-		var o Offsets
-		if o, err = listOffsets(ctx, s.adm, s.cfg.Topic, kind); err == nil {
+		o, err := listOffsets(ctx, s.adm, s.cfg.Topic, kind)
+		if err == nil {
 			return o, nil
 		}
-		if attempt >= s.cfg.OffsetFetchAttempts || ctx.Err() != nil {
+		if attempt >= fo.NumRetries || ctx.Err() != nil {
 			return nil, fmt.Errorf("%w (after %d attempts)", err, attempt)
 		}
-		select {
-		case <-ctx.Done():
+		if s.cfg.Sleep(ctx, fo.interval()) != nil {
 			return nil, fmt.Errorf("%w (after %d attempts)", err, attempt)
-		case <-time.After(s.cfg.OffsetFetchInterval):
 		}
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
