@@ -72,7 +72,7 @@ func startContainer(t *testing.T, brokers int) *live.Container {
 	t.Helper()
 	needContainers(t)
 	began := time.Now()
-	c, err := live.StartContainer(t.Context(), live.ContainerOptions{Brokers: brokers})
+	c, err := live.StartContainer(t.Context(), live.ContainerOptions{Brokers: brokers, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -412,7 +412,7 @@ func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
 	case "external":
 		return live.External(ctx, strings.Split(o.bootstrap, ","))
 	case "testcontainers":
-		return live.StartContainer(ctx, live.ContainerOptions{Brokers: o.brokers})
+		return live.StartContainer(ctx, live.ContainerOptions{Brokers: o.brokers, Logf: o.startf})
 	}
 	return live.StartKfake(ctx, nil)
 }
