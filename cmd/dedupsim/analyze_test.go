@@ -117,3 +117,62 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("no progress bar on stderr: %q", errOut)
 	}
 }
+
+// TestAnalyzeReplay: analyze replays the state curve at the recommended
+// delay for a file (a second pass), at --delay for stdin, and says to give
+// --delay when stdin has none; bad --delay and --trigger exit 2.
+func TestAnalyzeReplay(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	// a and b at 100 s, a's copy at 160 s, c at 400 s: at a 1m 15s delay
+	// (the recommendation) the watermark passes a's and b's first copies
+	// by the end, not c's.
+	small := write(t, dir, "small.jsonl", "{\"id\":\"a\",\"ts\":100}\n{\"id\":\"b\",\"ts\":100}\n{\"id\":\"a\",\"ts\":160}\n{\"id\":\"c\",\"ts\":400}\n")
+	out, errOut, code := run(bin, "analyze", "--json", small)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep analyze.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	w := rep.State["dropDuplicatesWithinWatermark"]
+	d := rep.State["dropDuplicates"]
+	if rep.Replay == nil || rep.Replay.DelayMs != 75_000 || w == nil || d == nil {
+		t.Fatalf("no replay at the recommended delay: %s", out)
+	}
+	// Batches (1m trigger of event time): [a@100 b@100] -> 2 keys; the
+	// trigger at 120 s is empty (no-data batch: watermark 25 s evicts
+	// nothing); [a@160] -> WithinWatermark 2, dropDuplicates 3; [c@400]
+	// evicts with watermark 85 s: a and b (expiry 175 s) stay; the
+	// trailing no-data batch (watermark 325 s) evicts all but c.
+	if w.PeakKeys != 3 || w.EndKeys != 1 || d.PeakKeys != 4 || d.EndKeys != 1 {
+		t.Errorf("state curve: within %+v, dropDuplicates %+v", w, d)
+	}
+	if rep.Replay.DelayBasis != "the recommended delay" {
+		t.Errorf("delay basis %q", rep.Replay.DelayBasis)
+	}
+
+	cmd := exec.Command(bin, "analyze", "--quiet", "-")
+	cmd.Stdin = strings.NewReader("{\"id\":\"a\",\"ts\":100}\n{\"id\":\"a\",\"ts\":160}\n")
+	so, err := cmd.Output()
+	if err != nil || !strings.Contains(string(so), "give --delay 1m 15s") {
+		t.Errorf("stdin without --delay: %v %s", err, so)
+	}
+	cmd = exec.Command(bin, "analyze", "--quiet", "--delay", "1m", "--trigger", "10s", "-")
+	cmd.Stdin = strings.NewReader("{\"id\":\"a\",\"ts\":100}\n{\"id\":\"a\",\"ts\":160}\n")
+	if so, err = cmd.Output(); err != nil || !strings.Contains(string(so), "state replayed from the trace at delay 1m (--delay), one batch per 10s trigger") {
+		t.Errorf("stdin with --delay: %v %s", err, so)
+	}
+	for _, args := range [][]string{
+		{"analyze", "--delay", "-1m", small},
+		{"analyze", "--delay", "soon", small},
+		{"analyze", "--delay", "400d", small},
+		{"analyze", "--trigger", "0s", small},
+		{"analyze", "--trigger", "2d", small},
+	} {
+		if _, errOut, code := run(bin, args...); code != 2 || !strings.Contains(errOut, args[1]) {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
