@@ -397,3 +397,21 @@ func KeyColumns(api query.API, keys []Column, timeCol string, eventTimeInKey boo
 	}
 	return append(append([]Column{}, keys...), Column{Name: timeCol, Type: "timestamp"})
 }
+
+// ParseSparkStore reads size's --store: hdfs (Spark's
+// HDFSBackedStateStoreProvider) or rocksdb (RocksDBStateStoreProvider), or
+// memory and pebble, dedupsim's analogues that --measure runs on. It
+// returns the Spark store and dedupsim's.
+func ParseSparkStore(s string) (spark, sim string, err error) {
+	switch s {
+	case "hdfs", "memory":
+		return "hdfs", "memory", nil
+	case "rocksdb", "pebble":
+		return "rocksdb", "pebble", nil
+	}
+	hint := ""
+	if m := Suggest(s, []string{"hdfs", "rocksdb", "memory", "pebble"}); m != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", m)
+	}
+	return "", "", fmt.Errorf("--store %q: unknown store%s; want hdfs or rocksdb (or memory and pebble, dedupsim's analogues of them)", s, hint)
+}

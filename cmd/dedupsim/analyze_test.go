@@ -176,3 +176,75 @@ func TestAnalyzeReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeStores is issue 26's size: bytes per key from Spark's layout per
+// store (seed 000's payments: 50,000 keys/s, a 2 h delay,
+// dropDuplicatesWithinWatermark, a 36-byte payment_id, 200 partitions),
+// an on-disk figure never checked against the heap (--measure on Pebble,
+// today's bug), a real progress log, --skew and --json.
+func TestSizeStores(t *testing.T) {
+	bin := binary(t)
+	pay := []string{"size", "--rate", "50000", "--delay", "2h", "--partitions", "200", "--schema", "payment_id STRING(36)", "--executors", "20", "--executor-memory", "16g"}
+	out, errOut, code := run(bin, append(pay, "--store", "hdfs")...)
+	if code != 0 {
+		t.Fatalf("hdfs: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"bytes per key      305.5 B, Spark's layout on the HDFS-backed store: key UnsafeRow 56 B",
+		"memoryUsedBytes / numRowsTotal will show about 265 B", "total state        219.98 GB",
+		"fits               no: 10.24 GiB of state per executor is 256.1%", "it fits with 67 executors"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("hdfs: output lacks %q:\n%s", want, out)
+		}
+	}
+	out, errOut, code = run(bin, append(pay, "--store", "rocksdb")...)
+	if code != 0 {
+		t.Fatalf("rocksdb: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"bytes per key      86.3 B, Spark's layout on RocksDB", "local disk         2.89 GiB per executor",
+		"heap               not checked", "native memory      up to 1.33 GiB per executor unbounded: 10 state store instances", "maxMemoryUsageMB (500 MiB"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rocksdb: output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "fits ") || strings.Contains(out, "heap budget") {
+		t.Errorf("rocksdb: an on-disk figure was checked against the heap:\n%s", out)
+	}
+
+	// --measure on Pebble measures disk bytes: no heap check with them.
+	out, errOut, code = run(bin, "size", "--rate", "20000", "--delay", "1h", "--partitions", "64", "--executors", "10", "--executor-memory", "8g", "--measure", "--store", "pebble")
+	if code != 0 || !strings.Contains(out, "measured on dedupsim's Pebble store") || strings.Contains(out, "heap budget") || !strings.Contains(out, "heap               not checked") {
+		t.Errorf("--measure pebble: exit %d: %s\n%s", code, errOut, out)
+	}
+
+	// A real Spark 4.1.1 progress log: its bytes per key, rate, partitions.
+	prog := filepath.Join("..", "..", "diagnose", "testdata", "spark", "healthy-hdfs", "progress.json")
+	out, errOut, code = run(bin, "size", "--from-progress", prog, "--delay", "10s", "--json")
+	if code != 0 {
+		t.Fatalf("--from-progress: exit %d: %s", code, errOut)
+	}
+	var got struct {
+		RatePerSec  float64
+		Partitions  int
+		BytesPerKey struct {
+			Value        float64
+			Kind, Source string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Partitions != 2 || got.RatePerSec != 2.29 || got.BytesPerKey.Kind != "heap" || got.BytesPerKey.Value < 300 || got.BytesPerKey.Value > 330 ||
+		!strings.Contains(got.BytesPerKey.Source, "memoryUsedBytes / numRowsTotal") {
+		t.Errorf("--from-progress: %+v\n%s", got, out)
+	}
+	if _, errOut, code := run(bin, "size", "--from-progress", prog, "--delay", "10s", "--store", "rocksdb"); code != 2 || !strings.Contains(errOut, "is of the hdfs store") {
+		t.Errorf("--from-progress with another store: exit %d %s", code, errOut)
+	}
+
+	// --skew: the busiest executor holds the hot partition and 6 others at
+	// the mean: (6 + 4) x 2.25 million keys.
+	out, _, code = run(bin, "size", "--rate", "20000", "--delay", "1h", "--partitions", "64", "--executors", "10", "--executor-memory", "8g", "--skew", "4")
+	if code != 0 || !strings.Contains(out, "the busiest partition 4 x the mean (--skew), 9,000,000 (9 million) keys): 22,500,000 (22.5 million) keys") {
+		t.Errorf("--skew: exit %d:\n%s", code, out)
+	}
+}
