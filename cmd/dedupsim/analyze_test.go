@@ -248,3 +248,24 @@ func TestSizeStores(t *testing.T) {
 		t.Errorf("--skew: exit %d:\n%s", code, out)
 	}
 }
+
+// TestSizeFromCheckpoint: --from-checkpoint reads the skew and the
+// partitions from a Spark 4.1.1 checkpoint's state (inspect's counts: 118
+// and 122 keys), read only.
+func TestSizeFromCheckpoint(t *testing.T) {
+	bin := binary(t)
+	ck := filepath.Join("..", "..", "diagnose", "testdata", "spark", "unbounded-hdfs", "checkpoint")
+	out, errOut, code := run(bin, "size", "--rate", "1000", "--delay", "10s", "--from-checkpoint", ck, "--executors", "1", "--executor-memory", "1g")
+	if code != 0 || !strings.Contains(out, "2 partitions, busiest 122 keys (partition 1), mean 120: skew 1.02") ||
+		!strings.Contains(out, "per partition      10,000 keys, 1 MB (2 partitions)") || !strings.Contains(out, "the busiest partition 1.02 x the mean") {
+		t.Errorf("exit %d: %s\n%s", code, errOut, out)
+	}
+	for _, args := range [][]string{
+		{"size", "--rate", "1", "--delay", "1s", "--from-checkpoint", filepath.Join(t.TempDir(), "absent")},
+		{"size", "--rate", "1", "--delay", "1s", "--from-checkpoint", ck, "--skew", "2"},
+	} {
+		if _, errOut, code := run(bin, args...); code != 2 || !strings.Contains(errOut, "size: ") {
+			t.Errorf("%v: exit %d %q", args, code, errOut)
+		}
+	}
+}

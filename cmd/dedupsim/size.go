@@ -12,6 +12,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/analyze"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/inspect"
 	"github.com/dedupsim/dedupsim/sizing"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -49,7 +50,7 @@ type sizeOptions struct {
 	rate, bytesPerKey, fraction, skew  float64
 	delay, api, memory, store, execMem string
 	keys, sample, schema, timeCol      string
-	trigger, fromProgress              string
+	trigger, fromProgress, fromCkpt    string
 	partitions, executors, versions    int
 	eventTimeKey, measure, asJSON      bool
 	seed                               uint64
@@ -87,6 +88,7 @@ func newSizeCmd() *cobra.Command {
 	f.StringVar(&o.trigger, "trigger", "1m", "trigger interval: the share of keys a batch evicts is trigger / retention (HDFS versions) "+analyze.TriggerRange)
 	f.IntVar(&o.versions, "versions", sizing.DefaultVersionsInMemory, "spark.sql.streaming.maxBatchesToRetainInMemory: versions the HDFS-backed store keeps [1, 100]")
 	f.StringVar(&o.fromProgress, "from-progress", "", "a real query's progress log (listener JSON Lines, recentProgress, driver or event log): bytes per key, key rate, partitions and store from it")
+	f.StringVar(&o.fromCkpt, "from-checkpoint", "", "a query's checkpoint: --skew from its partitions' key counts (busiest / mean, as dedupsim inspect counts them), read only")
 	f.Float64Var(&o.skew, "skew", 1, "busiest partition's keys over the mean partition's "+sizing.SkewRange)
 	f.BoolVar(&o.asJSON, "json", false, "print the figures as JSON")
 	return cmd
@@ -127,6 +129,21 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 			spark = got.Store
 		case got.Store != "" && got.Store != spark:
 			return bad(fmt.Errorf("--store %s, but the progress in %s is of the %s store", o.store, o.fromProgress, got.Store))
+		}
+	}
+	var ck *ckptSkew
+	if f.Changed("from-checkpoint") {
+		if f.Changed("skew") {
+			return bad(errors.New("give --skew or --from-checkpoint, not both"))
+		}
+		got, err := readCkptSkew(o.fromCkpt)
+		if err != nil {
+			return bad(fmt.Errorf("--from-checkpoint %w", err))
+		}
+		ck, o.skew = &got, got.Skew
+		if !f.Changed("partitions") && fp == nil {
+			o.partitions = got.Partitions
+			f.Set("partitions", strconv.Itoa(got.Partitions))
 		}
 	}
 	p, err := o.params(f, fp)
@@ -203,11 +220,53 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 	if fp != nil {
 		writeFromProgress(w, fp)
 	}
+	if ck != nil {
+		fmt.Fprintf(w, "%-18s %s: %d partitions, busiest %d keys (partition %d), mean %s: skew %s\n", "from checkpoint", ck.Dir, ck.Partitions, ck.Busiest, ck.BusiestID, trimFloat(math.Round(ck.Mean*10)/10), trimFloat(math.Round(ck.Skew*100)/100))
+	}
 	writeSize(w, e, fig, cl, f.Changed("executors"))
 	if m != nil {
 		writeMeasurement(w, m, o.bytesPerKey)
 	}
 	return nil
+}
+
+// ckptSkew is the spread of a checkpoint's state over its partitions.
+type ckptSkew struct {
+	Dir                string
+	Partitions         int
+	Busiest, BusiestID int
+	Mean, Skew         float64
+}
+
+// readCkptSkew reads the per-partition key counts of the checkpoint's
+// first stateful operator with inspect (read only) and returns the
+// busiest partition over the mean.
+func readCkptSkew(dir string) (ckptSkew, error) {
+	r, err := inspect.Inspect(dir)
+	if err != nil {
+		return ckptSkew{}, err
+	}
+	if len(r.Operators) == 0 {
+		return ckptSkew{}, fmt.Errorf("%s: no state operator", dir)
+	}
+	op := r.Operators[0]
+	out := ckptSkew{Dir: dir, Partitions: op.NumPartitions}
+	var total int64
+	for _, pt := range op.Partitions {
+		if pt.Keys < 0 {
+			return out, fmt.Errorf("%s: partition %d's keys cannot be counted (%s); give --skew", dir, pt.ID, pt.From)
+		}
+		total += pt.Keys
+		if int(pt.Keys) > out.Busiest {
+			out.Busiest, out.BusiestID = int(pt.Keys), pt.ID
+		}
+	}
+	if out.Partitions < 1 || total == 0 {
+		return out, fmt.Errorf("%s: the state is empty: no spread to read; give --skew", dir)
+	}
+	out.Mean = float64(total) / float64(out.Partitions)
+	out.Skew = math.Max(1, float64(out.Busiest)/out.Mean)
+	return out, nil
 }
 
 // layout reads --keys with --sample or --schema into the store's layout
@@ -388,7 +447,7 @@ func writeSize(w io.Writer, e sizing.Estimate, fig bpkFigure, cl sizing.Cluster,
 	}
 	spread := "an even spread"
 	if cl.Skew > 1 {
-		spread = fmt.Sprintf("the busiest partition %s x the mean (--skew), %s keys", trimFloat(cl.Skew), keyCount(fit.BusiestPartitionKeys))
+		spread = fmt.Sprintf("the busiest partition %s x the mean (--skew), %s keys", trimFloat(math.Round(cl.Skew*100)/100), keyCount(fit.BusiestPartitionKeys))
 	}
 	row("per executor", "%d of %d partitions on the busiest of %d executors (%s): %s keys, %s (%s)",
 		fit.PartitionsPerExecutor, p.Partitions, cl.Executors, spread, keyCount(fit.KeysPerExecutor), sizing.Bytes(fit.BytesPerExecutor), sizing.BinaryBytes(fit.BytesPerExecutor))
