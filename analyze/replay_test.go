@@ -261,3 +261,23 @@ func parseSynthLine(t tb, l string) traceEvent {
 	}
 	return traceEvent{id: n, etMs: int64(f*1000 + 0.5), lineout: l}
 }
+
+// TestReplayOverflow: past --max-keys keys in state an API's replay stops
+// and says so; its peak is then a lower bound.
+func TestReplayOverflow(t *testing.T) {
+	in := "{\"id\":\"a\",\"ts\":100}\n{\"id\":\"b\",\"ts\":101}\n{\"id\":\"c\",\"ts\":102}\n{\"id\":\"d\",\"ts\":103}\n"
+	rep, err := Run(strings.NewReader(in), Options{Keys: []string{"id"}, Time: "ts", MaxKeys: 2, Replay: true, Delay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range rep.State {
+		if !s.Overflow || s.PeakKeys != 2 {
+			t.Errorf("%s: %+v", name, s)
+		}
+	}
+	var out bytes.Buffer
+	rep.WriteText(&out)
+	if !strings.Contains(out.String(), "at least: the state passed --max-keys") {
+		t.Errorf("the text does not say the peak is a lower bound:\n%s", out.String())
+	}
+}

@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -253,4 +254,71 @@ func FuzzReadSample(f *testing.F) {
 			t.Fatalf("%q: %+v", in, s)
 		}
 	})
+}
+
+// TestCalibration checks the layout against real Spark 4.1.1
+// (sizing/testdata/spark-calibration.json, made by
+// scripts/sizing/calibrate.sh: 4 key shapes x both stores x both APIs,
+// 20,000 keys over 4 batches, 2 partitions, nothing evicted). On the
+// HDFS-backed store the heap figure size checks with must fall inside (or
+// at most 5% under) the range of memoryUsedBytes / numRowsTotal Spark
+// reported after the batches; on RocksDB the disk figure is an upper bound
+// of rocksdbSstFileSize / numRowsTotal (lz4 and RocksDB's key prefix
+// compression make the SST files much smaller than the rows).
+func TestCalibration(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "spark-calibration.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab struct {
+		SparkVersion string
+		Results      []struct {
+			Shape, Store, API string
+			Keys              []string
+			Sample            map[string]any
+			Batches           []struct {
+				NumRowsTotal    float64
+				MemoryUsedBytes float64
+				SstFileSize     *float64
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &tab); err != nil {
+		t.Fatal(err)
+	}
+	if tab.SparkVersion != "4.1.1" || len(tab.Results) != 16 {
+		t.Fatalf("table: Spark %q, %d results", tab.SparkVersion, len(tab.Results))
+	}
+	for _, r := range tab.Results {
+		var cols []Column
+		for _, k := range r.Keys {
+			if s, ok := r.Sample[k].(string); ok {
+				cols = append(cols, Column{Name: k, Type: "string", Width: float64(len(s))})
+			} else {
+				cols = append(cols, Column{Name: k, Type: "bigint"})
+			}
+		}
+		api := query.API(r.API)
+		l := StoreLayout(r.Store, RowBytes(KeyColumns(api, cols, "ts", true)), 0, DefaultVersionsInMemory)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, b := range r.Batches {
+			v := b.MemoryUsedBytes / b.NumRowsTotal
+			if r.Store == "rocksdb" {
+				v = *b.SstFileSize / b.NumRowsTotal
+			}
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		name := r.Shape + "/" + r.Store + "/" + r.API
+		if r.Store == "hdfs" {
+			t.Logf("%s: Spark memoryUsedBytes/numRowsTotal %.0f to %.0f, layout heap %.0f (after a commit %.0f)", name, lo, hi, l.HeapPerKey, l.MemoryUsedPerKey)
+			if l.HeapPerKey < 0.95*lo || l.HeapPerKey > hi {
+				t.Errorf("%s: layout heap %.0f B/key outside Spark's %.0f to %.0f", name, l.HeapPerKey, lo, hi)
+			}
+			continue
+		}
+		t.Logf("%s: Spark SST %.1f to %.1f B/key, layout %.1f (upper bound, %.1fx)", name, lo, hi, l.DiskPerKey, l.DiskPerKey/hi)
+		if l.DiskPerKey < hi {
+			t.Errorf("%s: layout disk %.1f B/key below Spark's SST %.1f", name, l.DiskPerKey, hi)
+		}
+	}
 }
