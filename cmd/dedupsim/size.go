@@ -176,8 +176,9 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 			fp.Path, trimFloat(math.Round(fp.BytesPerKey*10)/10), fp.Plateau, trimFloat(sizing.StoreLayout("hdfs", 0, 0, 1).EntryBytes))
 	case lay != nil && spark == "hdfs":
 		fig.Value, fig.Kind = lay.HeapPerKey, "heap"
-		fig.Source = fmt.Sprintf("Spark's layout on the HDFS-backed store: key UnsafeRow %s B + value %s B, as 2 UnsafeRow objects and 2 byte arrays (%s B, shared by the versions), and a map entry of %s B in each of the %d versions kept (spark.sql.streaming.maxBatchesToRetainInMemory) and in the map a batch builds, with %s of the keys evicted per batch (trigger / retention); memoryUsedBytes / numRowsTotal will show about %s B",
-			trimFloat(lay.KeyRowBytes), trimFloat(lay.ValueRow), trimFloat(lay.RowsBytes), trimFloat(lay.EntryBytes), lay.Versions, pct(lay.Churn), trimFloat(math.Round(lay.MemoryUsedPerKey)))
+		fig.Source = fmt.Sprintf("Spark's layout on the HDFS-backed store: key UnsafeRow %s B + value %s B, as 2 UnsafeRow objects and 2 byte arrays (%s B, shared by the versions), and a map entry of %s B in each of the %d versions kept (spark.sql.streaming.maxBatchesToRetainInMemory) and in the map a batch builds, with %s of the keys evicted per batch (trigger / retention); memoryUsedBytes / numRowsTotal will show about %s B, and up to %s B on large maps, where Spark's SizeEstimator counts each version's rows (docs/sizing.md)",
+			trimFloat(lay.KeyRowBytes), trimFloat(lay.ValueRow), trimFloat(lay.RowsBytes), trimFloat(lay.EntryBytes), lay.Versions, pct(lay.Churn), trimFloat(math.Round(lay.MemoryUsedPerKey)),
+			trimFloat(math.Round(float64(lay.Versions)*(lay.RowsBytes+lay.EntryBytes))))
 	case lay != nil:
 		fig.Value, fig.Kind = lay.DiskPerKey, "disk"
 		fig.Source = fmt.Sprintf("Spark's layout on RocksDB: key UnsafeRow %s B + value %s B, each after a version byte, + %s B of SST entry overhead (internal key, lengths, bloom filter), before lz4 compression: bytes on local disk",
