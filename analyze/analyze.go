@@ -150,6 +150,16 @@ type Options struct {
 	// Progress, if set, is called by Run every 65,536 lines with the lines
 	// and bytes read so far.
 	Progress func(lines, bytes int64)
+	// Replay, when set, replays the state of both APIs at Delay with one
+	// micro-batch per Trigger (default DefaultTrigger) of the clock (see
+	// replay.go); Report.State holds the curves. OnBatch, if set, sees
+	// every batch of the replay.
+	Replay bool
+	Delay  time.Duration
+	// DelayBasis says where Delay comes from, for the report.
+	DelayBasis string
+	Trigger    time.Duration
+	OnBatch    func(ReplayBatch)
 }
 
 // LineError is a bad input line.
@@ -238,6 +248,7 @@ type Analyzer struct {
 	timeInKey []bool // which key columns are the event-time column
 	keyBuf    []byte
 	itemBuf   [][]byte
+	replay    *replay
 }
 
 // New checks the options and fills in their defaults (a zero field is its
@@ -253,6 +264,9 @@ func New(opt Options) (*Analyzer, error) {
 		block: make([]pending, 0, BlockEvents),
 		win:   newWindow(opt.MaxKeys),
 		rate:  newRateWindows(opt.RateWindow),
+	}
+	if opt.Replay {
+		a.replay = newReplay(opt.Delay, opt.Trigger, opt.MaxKeys, opt.OnBatch)
 	}
 	et := func(c string) string { return c }
 	if opt.TimeUnit == Seconds {
@@ -359,6 +373,17 @@ func (o *Options) fill() error {
 	if o.Rate != 0 {
 		if err := sizing.CheckRate("rate", o.Rate); err != nil {
 			return err
+		}
+	}
+	if o.Replay {
+		if o.Trigger == 0 {
+			o.Trigger = DefaultTrigger
+		}
+		if o.Trigger < MinTrigger || o.Trigger > MaxTrigger || o.Trigger%time.Millisecond != 0 {
+			return sizing.RangeError("trigger", o.Trigger.String(), TriggerRange+", whole milliseconds")
+		}
+		if o.Delay < 0 || o.Delay > sizing.MaxDelay || o.Delay%time.Millisecond != 0 {
+			return sizing.RangeError("delay", o.Delay.String(), sizing.DelayRange+", whole milliseconds")
 		}
 	}
 	return nil
@@ -561,6 +586,13 @@ func (a *Analyzer) track(p pending) {
 		a.minET, a.maxET, a.minArr, a.maxArr, a.runMax = p.et, p.et, p.arr, p.arr, p.et
 	}
 	a.analysed++
+	if a.replay != nil {
+		clock := p.et
+		if a.opt.Arrival != "" {
+			clock = p.arr
+		}
+		a.replay.add(p.hash, p.et, clock)
+	}
 	a.minET, a.maxET = min(a.minET, p.et), max(a.maxET, p.et)
 	a.minArr, a.maxArr = min(a.minArr, p.arr), max(a.maxArr, p.arr)
 	if p.et >= a.runMax {
@@ -645,6 +677,9 @@ func (a *Analyzer) Finish() *Report {
 		a.flush()
 		a.win.each(a.finalize)
 		a.rate.finish()
+		if a.replay != nil {
+			a.replay.finish()
+		}
 		a.win, a.dups, a.free = nil, nil, nil
 		a.finished = true
 	}

@@ -63,7 +63,23 @@ type Report struct {
 	SizingRateBasis  string  `json:"sizing_rate_basis"`
 
 	Recommendation *Recommendation `json:"recommendation,omitempty"`
-	Notes          []string        `json:"notes,omitempty"`
+	// Replay and State are the state curve replayed from the trace
+	// (Options.Replay): State is keyed by API name.
+	Replay *ReplayInfo             `json:"replay,omitempty"`
+	State  map[string]*ReplayState `json:"state,omitempty"`
+	Notes  []string                `json:"notes,omitempty"`
+}
+
+// ReplayInfo says how the state curve was replayed.
+type ReplayInfo struct {
+	DelayMs     int64   `json:"delay_ms"`
+	Delay       string  `json:"delay"`
+	DelayBasis  string  `json:"delay_basis"`
+	TriggerMs   int64   `json:"trigger_ms"`
+	Trigger     string  `json:"trigger"`
+	Clock       string  `json:"clock"`
+	Batches     int64   `json:"batches"`
+	BytesPerKey float64 `json:"bytes_per_key"`
 }
 
 // RateWindows is the distribution of the distinct-key rate over tumbling
@@ -210,8 +226,38 @@ func (a *Analyzer) report() *Report {
 	}
 	a.sizingRate(r)
 	a.recommend(r)
+	a.replayReport(r)
 	a.notes(r)
 	return r
+}
+
+// replayReport fills Report.Replay and Report.State from the replay.
+func (a *Analyzer) replayReport(r *Report) {
+	rp := a.replay
+	if rp == nil {
+		return
+	}
+	o := a.opt
+	info := &ReplayInfo{DelayMs: o.Delay.Milliseconds(), Delay: Human(ms(o.Delay)), DelayBasis: o.DelayBasis,
+		TriggerMs: o.Trigger.Milliseconds(), Trigger: Human(ms(o.Trigger)), Batches: rp.nextID, BytesPerKey: o.BytesPerKey,
+		Clock: "the newest event time read so far (no --arrival column: a source read as it is written)"}
+	if o.Arrival != "" {
+		info.Clock = "the arrival column " + o.Arrival + " (never going back)"
+	}
+	r.Replay = info
+	keys := "[" + strings.Join(o.Keys, ", ") + "]"
+	withTime := "[" + strings.Join(append(append([]string{}, o.Keys...), o.Time), ", ") + "]"
+	r.State = map[string]*ReplayState{}
+	for i, s := range rp.apis {
+		st := s.st
+		st.Keys = keys
+		if i == 0 {
+			st.Keys = withTime
+		}
+		st.PeakAt = time.UnixMilli(st.PeakAtMs).UTC().Format(time.RFC3339)
+		st.PeakBytes, st.EndBytes = float64(st.PeakKeys)*o.BytesPerKey, float64(st.EndKeys)*o.BytesPerKey
+		r.State[st.API] = &st
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -559,6 +605,25 @@ func (r *Report) WriteText(w io.Writer) {
 			for _, s := range rec.State {
 				pf("  %-46s retention %-8s %14s keys %12s %12s/partition\n", s.API+"("+s.Keys+")", Human(s.RetentionSec*1e3), count(s.KeysInState), sizing.Bytes(s.TotalBytes), sizing.Bytes(s.PerPartition))
 			}
+		}
+	}
+	if rp := r.Replay; rp != nil {
+		pf("\nstate replayed from the trace at delay %s (%s), one batch per %s trigger of %s: %s batches, %s B/key\n",
+			rp.Delay, rp.DelayBasis, rp.Trigger, rp.Clock, Group(rp.Batches), trim(rp.BytesPerKey, 2))
+		for _, api := range []string{string(query.DropDuplicates), string(query.DropDuplicatesWithinWatermark)} {
+			s := r.State[api]
+			if s == nil {
+				continue
+			}
+			lower := ""
+			if s.Overflow {
+				lower = " (at least: the state passed --max-keys and its replay stopped)"
+			}
+			pf("  %-46s peak %s keys (%s) at %s%s, end %s keys (%s), %s late rows\n", s.API+"("+s.Keys+")",
+				Group(s.PeakKeys), sizing.Bytes(s.PeakBytes), s.PeakAt, lower, Group(s.EndKeys), sizing.Bytes(s.EndBytes), Group(s.LateRows))
+		}
+		if r.Recommendation != nil && len(r.Recommendation.State) > 0 {
+			pf("  (the rate x retention figures above are for steady traffic at the sizing rate; the replay is this trace's own curve)\n")
 		}
 	}
 	if len(r.Notes) > 0 {

@@ -31,6 +31,25 @@ type Cluster struct {
 	Executors      int
 	ExecutorMemory int64   // bytes of heap (spark.executor.memory); 0: not given
 	MemoryFraction float64 // share of the heap state may take (0: DefaultMemoryFraction)
+	// Skew is the busiest partition's keys over the mean partition's (0
+	// or 1: an even spread). Spark places a key by the hash of its key
+	// columns modulo the partitions, so distinct keys spread evenly but
+	// every copy of a hot key lands in one partition.
+	Skew float64
+}
+
+// MaxSkew bounds --skew.
+const (
+	MaxSkew   = 1e6
+	SkewRange = "[1, 1,000,000]"
+)
+
+// CheckSkew checks --skew.
+func CheckSkew(flag string, v float64) error {
+	if !(v >= 1 && v <= MaxSkew) {
+		return RangeError(flag, Num(v), SkewRange)
+	}
+	return nil
 }
 
 // Fit is the state of the busiest executor against its share of the heap.
@@ -45,8 +64,10 @@ type Fit struct {
 	// when there are fewer partitions).
 	ExecutorsWithState int
 	KeysPerPartition   float64
-	KeysPerExecutor    float64
-	BytesPerExecutor   float64
+	// BusiestPartitionKeys is KeysPerPartition x Skew.
+	BusiestPartitionKeys float64
+	KeysPerExecutor      float64
+	BytesPerExecutor     float64
 	// The rest is set when ExecutorMemory is given.
 	BudgetBytes float64 // MemoryFraction x ExecutorMemory
 	// UserMemoryBytes is Spark's user memory at the default
@@ -93,6 +114,12 @@ func (e Estimate) FitOn(c Cluster) (Fit, error) {
 	if c.ExecutorMemory != 0 && (c.ExecutorMemory < MinExecutorMemory || c.ExecutorMemory > MaxExecutorMemory) {
 		return Fit{}, RangeError("executor-memory", MemoryString(c.ExecutorMemory), ExecutorMemoryRange)
 	}
+	if c.Skew == 0 {
+		c.Skew = 1
+	}
+	if err := CheckSkew("skew", c.Skew); err != nil {
+		return Fit{}, err
+	}
 	if e.Unbounded {
 		return Fit{}, fmt.Errorf("state grows without bound: no executor holds it")
 	}
@@ -101,7 +128,11 @@ func (e Estimate) FitOn(c Cluster) (Fit, error) {
 	f.PartitionsPerExecutor = (p + c.Executors - 1) / c.Executors
 	f.ExecutorsWithState = min(p, c.Executors)
 	f.KeysPerPartition = e.Keys / float64(p)
-	f.KeysPerExecutor = f.KeysPerPartition * float64(f.PartitionsPerExecutor)
+	// The busiest executor holds the busiest partition and the rest of
+	// its share at the mean (the skew cannot make a partition hold more
+	// than every key).
+	f.BusiestPartitionKeys = math.Min(f.KeysPerPartition*c.Skew, e.Keys)
+	f.KeysPerExecutor = math.Min(f.KeysPerPartition*float64(f.PartitionsPerExecutor-1)+f.BusiestPartitionKeys, e.Keys)
 	f.BytesPerExecutor = f.KeysPerExecutor * e.Params.BytesPerKey
 	if c.ExecutorMemory == 0 {
 		return f, nil
@@ -113,8 +144,9 @@ func (e Estimate) FitOn(c Cluster) (Fit, error) {
 	f.Fits = f.BytesPerExecutor <= f.BudgetBytes
 	if !f.Fits {
 		perPartition := f.KeysPerPartition * e.Params.BytesPerKey
-		if most := math.Floor(f.BudgetBytes / perPartition); most >= 1 {
-			f.ExecutorsNeeded = int(math.Ceil(float64(p) / most))
+		// m partitions fit when the busiest and m - 1 others do.
+		if most := math.Floor((f.BudgetBytes-f.BusiestPartitionKeys*e.Params.BytesPerKey)/perPartition) + 1; most >= 1 {
+			f.ExecutorsNeeded = int(math.Min(math.Ceil(float64(p)/most), MaxExecutors+1))
 		}
 		if need := math.Ceil(f.BytesPerExecutor/c.MemoryFraction/(1<<30)) * (1 << 30); need <= MaxExecutorMemory {
 			f.MemoryNeeded = int64(math.Max(need, MinExecutorMemory))

@@ -41,11 +41,21 @@ blank lines and # comments skipped) and runs steps 2 to 4 of seed 000's checklis
   - the key rate per --rate-window of event time (1m) and its mean, and the state at that delay
     for dropDuplicates (event time in the keys) and dropDuplicatesWithinWatermark, sized from the
     --rate-percentile (p99) of the per-window rate, never below the mean, or from --rate, with
-    --bytes-per-key and --partitions (the rule of dedupsim size).
+    --bytes-per-key and --partitions (the rule of dedupsim size): right for steady traffic;
+  - the state curve: the events replayed in arrival order through Spark's rules at --delay
+    (default: the recommended delay, which reads a file twice; stdin and --kafka need --delay),
+    one micro-batch per --trigger (1m) of arrival time (the --arrival column, else the newest
+    event time so far): the global watermark (max event time - delay, as of the batch before),
+    late rows dropped, event time in the key for dropDuplicates, first-seen expiry for
+    dropDuplicatesWithinWatermark, eviction after each batch, a no-data batch after a quiet
+    trigger; per API the peak numRowsTotal, when it was reached, the keys at the end and the
+    late rows, and the bytes at --bytes-per-key (--json: state.<api>.peakKeys, peakAt, endKeys).
 
 Epoch numbers are seconds unless --time-unit says ms or us; RFC 3339 strings carry their own
 unit. Memory is bounded: about 40 bytes per distinct key, and at most --max-keys keys; beyond it
-the key seen first is evicted and its later copies are counted as beyond the window. A line may
+the key seen first is evicted and its later copies are counted as beyond the window. The replay
+adds about 55 bytes per key in state per API, at most --max-keys each (beyond it that API's
+replay stops and its peak is a lower bound). A line may
 hold at most 16 MiB. A progress bar appears on stderr past 1,000,000 lines. A bad line fails with
 file:line: column: reason (exit 2) unless --skip-bad, which counts and quotes them in the report.
 See docs/sizing.md.
@@ -58,6 +68,7 @@ dedupsim capture that choose the records: --topic-partitions, --start, --end,
 // analyzeOptions are analyze's flags.
 type analyzeOptions struct {
 	keys, timeCol, arrival, futureTol, timeUnit, rateWindow string
+	delay, trigger                                          string
 	maxKeys, partitions                                     int
 	skipBad, asJSON, quiet                                  bool
 	percentile, margin, bytesPerKey, ratePercentile, rate   float64
@@ -100,6 +111,8 @@ func newAnalyzeCmd() *cobra.Command {
 	f.Float64Var(&o.bytesPerKey, "bytes-per-key", 100, "state bytes per key for the estimate "+sizing.BytesPerKeyRange)
 	f.IntVar(&o.partitions, "partitions", 200, "spark.sql.shuffle.partitions for the estimate "+sizing.PartitionsRange)
 	f.IntVar(&o.maxKeys, "max-keys", analyze.DefaultMaxKeys, "most distinct keys held at once (memory bound); the oldest are evicted "+analyze.MaxKeysRange)
+	f.StringVar(&o.delay, "delay", "", `watermark delay the state is replayed at ("7h 30m"; default: the recommended delay) `+sizing.DelayRange)
+	f.StringVar(&o.trigger, "trigger", "1m", "processing-time trigger of the replay: one micro-batch per trigger of arrival time "+analyze.TriggerRange)
 	f.BoolVar(&o.skipBad, "skip-bad", false, "count and report bad lines instead of failing on the first")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress bar")
@@ -170,6 +183,11 @@ func runAnalyze(w io.Writer, f *pflag.FlagSet, file string, o analyzeOptions) er
 		return &exitError{code: 1, err: err} // reading
 	}
 	rep := a.Finish()
+	if !opt.Replay {
+		if rep, err = o.replayPass(rep, opt, file); err != nil {
+			return err
+		}
+	}
 	if o.asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -177,6 +195,36 @@ func runAnalyze(w io.Writer, f *pflag.FlagSet, file string, o analyzeOptions) er
 	}
 	rep.WriteText(w)
 	return nil
+}
+
+// replayPass reads a file a second time to replay the state at the
+// delay just recommended (the replay needs the delay before the first
+// event). Standard input and a topic cannot be read twice: the report
+// then says to give --delay.
+func (o analyzeOptions) replayPass(rep *analyze.Report, opt analyze.Options, file string) (*analyze.Report, error) {
+	rec := rep.Recommendation
+	switch {
+	case rec == nil || rec.DelayMs == 0:
+		return rep, nil
+	case o.kafka || file == "-":
+		rep.Notes = append(rep.Notes, "no state curve: it is replayed at a delay known before the first event, and a topic or standard input cannot be read twice; give --delay "+rec.Delay)
+		return rep, nil
+	}
+	in, _, closeIn, err := o.openInput(file)
+	if err != nil {
+		return nil, err
+	}
+	defer closeIn()
+	opt.Replay, opt.Delay, opt.DelayBasis, opt.Progress = true, time.Duration(rec.DelayMs)*time.Millisecond, "the recommended delay", nil
+	a, err := analyze.New(opt)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	if err := a.Read(in); err != nil {
+		// The first pass read the same file without error.
+		return nil, &exitError{code: 1, err: fmt.Errorf("analyze: second pass over %s: %w", file, err)}
+	}
+	return a.Finish(), nil
 }
 
 // options are analyze's flags as analyze.Options for file.
@@ -205,6 +253,16 @@ func (o analyzeOptions) options(f *pflag.FlagSet, file string) (analyze.Options,
 	if opt.RateWindow, err = analyze.ParseDuration("rate-window", o.rateWindow,
 		analyze.MinRateWindow, analyze.MaxRateWindow, analyze.RateWindowRange); err != nil {
 		return opt, err
+	}
+	if opt.Trigger, err = analyze.ParseDuration("trigger", o.trigger,
+		analyze.MinTrigger, analyze.MaxTrigger, analyze.TriggerRange); err != nil {
+		return opt, err
+	}
+	if f.Changed("delay") {
+		if opt.Delay, err = analyze.ParseDuration("delay", o.delay, 0, sizing.MaxDelay, sizing.DelayRange); err != nil {
+			return opt, err
+		}
+		opt.Replay, opt.DelayBasis = true, "--delay"
 	}
 	return opt, nil
 }

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/dedupsim/dedupsim/analyze"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/inspect"
 	"github.com/dedupsim/dedupsim/sizing"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -28,16 +32,27 @@ HDFS-backed store's maps live in the rest, Spark's "user memory", about 38% of a
 check is for the HDFS-backed store, which keeps state as Java objects on the executor heap;
 RocksDB keeps it on local disk and in native memory outside the heap. See docs/sizing.md.
 
---bytes-per-key defaults to seed 000's 100 B, a RocksDB figure. --measure runs a scaled-down
-simulation with the same ratios on --store (memory: dedupsim's HDFS-backed analogue; pebble: its
-RocksDB) and sizes from the bytes per key it measured instead, saying where the figure comes from.`
+Bytes per key, in this order: --bytes-per-key; --from-progress LOG, a real query's progress
+(memoryUsedBytes / numRowsTotal, with its key rate, partitions and store, projected to --rate,
+--delay and --executors); Spark's layout for --store hdfs|rocksdb of the key --keys with
+--sample FILE (JSON Lines rows, as exec reads them) or --schema "id STRING(12), ts TIMESTAMP"
+(UnsafeRows of key and value; on hdfs their Java objects and a map entry per version in memory,
+--versions = spark.sql.streaming.maxBatchesToRetainInMemory, 2, plus the map a batch builds;
+on rocksdb the SST bytes on disk); --measure, a scaled-down simulation on --store (memory or
+hdfs: dedupsim's HDFS-backed analogue; pebble or rocksdb: its RocksDB); else seed 000's 100 B.
+An on-disk figure is never checked against the heap: with RocksDB, size gives the disk per
+executor and the native memory its confs allow instead. --skew is the busiest partition's keys
+over the mean (Spark hash-partitions the key: distinct keys spread evenly, a hot key does not).
+--json prints the figures, bytesPerKey with its source.`
 
 // sizeOptions are size's flags.
 type sizeOptions struct {
-	rate, bytesPerKey, fraction        float64
+	rate, bytesPerKey, fraction, skew  float64
 	delay, api, memory, store, execMem string
-	partitions, executors              int
-	eventTimeKey, measure              bool
+	keys, sample, schema, timeCol      string
+	trigger, fromProgress, fromCkpt    string
+	partitions, executors, versions    int
+	eventTimeKey, measure, asJSON      bool
 	seed                               uint64
 }
 
@@ -64,16 +79,74 @@ func newSizeCmd() *cobra.Command {
 	f.StringVar(&o.memory, "memory", "", `total memory for state across executors ("64GB", "512MiB"), instead of --executors and --executor-memory`)
 	f.BoolVar(&o.eventTimeKey, "event-time-in-key", true, "dropDuplicates: the keys include the event-time column (state is evicted)")
 	f.BoolVar(&o.measure, "measure", false, "measure bytes per key on a scaled-down simulation and size from them")
-	f.StringVar(&o.store, "store", "pebble", "state store for --measure: memory | pebble")
+	f.StringVar(&o.store, "store", "", "Spark's state store: hdfs | rocksdb (--measure: memory | pebble, dedupsim's analogues; default pebble)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the --measure simulation")
+	f.StringVar(&o.keys, "keys", "", "dedup key columns, comma-separated, for the layout (with --sample or --schema)")
+	f.StringVar(&o.sample, "sample", "", "JSON Lines rows (as exec reads them) to measure the key's layout from")
+	f.StringVar(&o.schema, "schema", "", `key columns in DDL with the mean width of variable ones: "id STRING(12), ts TIMESTAMP"`)
+	f.StringVar(&o.timeCol, "time", "ts", "event-time column (dropDuplicates keeps it in the key as a timestamp)")
+	f.StringVar(&o.trigger, "trigger", "1m", "trigger interval: the share of keys a batch evicts is trigger / retention (HDFS versions) "+analyze.TriggerRange)
+	f.IntVar(&o.versions, "versions", sizing.DefaultVersionsInMemory, "spark.sql.streaming.maxBatchesToRetainInMemory: versions the HDFS-backed store keeps [1, 100]")
+	f.StringVar(&o.fromProgress, "from-progress", "", "a real query's progress log (listener JSON Lines, recentProgress, driver or event log): bytes per key, key rate, partitions and store from it")
+	f.StringVar(&o.fromCkpt, "from-checkpoint", "", "a query's checkpoint: --skew from its partitions' key counts (busiest / mean, as dedupsim inspect counts them), read only")
+	f.Float64Var(&o.skew, "skew", 1, "busiest partition's keys over the mean partition's "+sizing.SkewRange)
+	f.BoolVar(&o.asJSON, "json", false, "print the figures as JSON")
 	return cmd
 }
 
+// bpkFigure is the bytes per key size uses and where they come from.
+// Kind is "heap" (Java objects on the executor heap: the HDFS-backed
+// store), "disk" (RocksDB's bytes on local disk, never checked against a
+// heap) or "assumed" (seed 000's 100 B, whatever the store).
+type bpkFigure struct {
+	Value  float64 `json:"value"`
+	Source string  `json:"source"`
+	Kind   string  `json:"kind"`
+	Store  string  `json:"store,omitempty"`
+}
+
 // runSize is size's RunE: it checks the flags (f says which were given),
-// measures the bytes per key with --measure, and prints the estimate.
+// finds the bytes per key (given, from a progress log, from the layout,
+// measured or assumed) and prints the estimate.
 func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 	bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
-	p, err := o.params(f)
+	spark, sim := "", "pebble"
+	if f.Changed("store") {
+		var err error
+		if spark, sim, err = sizing.ParseSparkStore(o.store); err != nil {
+			return bad(err)
+		}
+	}
+	var fp *sizing.FromProgress
+	if f.Changed("from-progress") {
+		got, err := sizing.ReadProgress(o.fromProgress)
+		if err != nil {
+			return bad(fmt.Errorf("--from-progress %w", err))
+		}
+		fp = &got
+		switch {
+		case spark == "":
+			spark = got.Store
+		case got.Store != "" && got.Store != spark:
+			return bad(fmt.Errorf("--store %s, but the progress in %s is of the %s store", o.store, o.fromProgress, got.Store))
+		}
+	}
+	var ck *ckptSkew
+	if f.Changed("from-checkpoint") {
+		if f.Changed("skew") {
+			return bad(errors.New("give --skew or --from-checkpoint, not both"))
+		}
+		got, err := readCkptSkew(o.fromCkpt)
+		if err != nil {
+			return bad(fmt.Errorf("--from-checkpoint %w", err))
+		}
+		ck, o.skew = &got, got.Skew
+		if !f.Changed("partitions") && fp == nil {
+			o.partitions = got.Partitions
+			f.Set("partitions", strconv.Itoa(got.Partitions))
+		}
+	}
+	p, err := o.params(f, fp)
 	if err != nil {
 		return bad(err)
 	}
@@ -84,13 +157,37 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 	if err := p.Check(); err != nil {
 		return bad(err)
 	}
-	bpkSource := "assumed (--bytes-per-key; seed 000's RocksDB figure: key, expiry and storage overhead)"
-	if f.Changed("bytes-per-key") {
-		bpkSource = "assumed (--bytes-per-key)"
+	lay, err := o.layout(f, p, spark)
+	if err != nil {
+		return err
 	}
+	fig := bpkFigure{Value: p.BytesPerKey, Store: spark, Kind: "assumed",
+		Source: "assumed (--bytes-per-key; seed 000's RocksDB figure: key, expiry and storage overhead)"}
 	var m *sizing.Measurement
-	if o.measure {
-		got, err := sizing.Measure(p, o.store, o.seed)
+	switch {
+	case f.Changed("bytes-per-key"):
+		fig.Source, fig.Kind = "assumed (--bytes-per-key)", map[string]string{"hdfs": "heap", "rocksdb": "disk", "": "assumed"}[spark]
+	case fp != nil && fp.Store == "hdfs":
+		// memoryUsedBytes is after the commit; a batch also builds the map
+		// of the next version: one more entry per key.
+		fig.Value = fp.BytesPerKey + sizing.StoreLayout("hdfs", 0, 0, 1).EntryBytes
+		fig.Kind = "heap"
+		fig.Source = fmt.Sprintf("from %s: memoryUsedBytes / numRowsTotal = %s B over its %d largest batches (HDFS-backed store: the versions in memory), + %s B for the map entry of the version a batch builds",
+			fp.Path, trimFloat(math.Round(fp.BytesPerKey*10)/10), fp.Plateau, trimFloat(sizing.StoreLayout("hdfs", 0, 0, 1).EntryBytes))
+	case lay != nil && spark == "hdfs":
+		fig.Value, fig.Kind = lay.HeapPerKey, "heap"
+		fig.Source = fmt.Sprintf("Spark's layout on the HDFS-backed store: key UnsafeRow %s B + value %s B, as 2 UnsafeRow objects and 2 byte arrays (%s B, shared by the versions), and a map entry of %s B in each of the %d versions kept (spark.sql.streaming.maxBatchesToRetainInMemory) and in the map a batch builds, with %s of the keys evicted per batch (trigger / retention); memoryUsedBytes / numRowsTotal will show about %s B, and up to %s B on large maps, where Spark's SizeEstimator counts each version's rows (docs/sizing.md)",
+			trimFloat(lay.KeyRowBytes), trimFloat(lay.ValueRow), trimFloat(lay.RowsBytes), trimFloat(lay.EntryBytes), lay.Versions, pct(lay.Churn), trimFloat(math.Round(lay.MemoryUsedPerKey)),
+			trimFloat(math.Round(float64(lay.Versions)*(lay.RowsBytes+lay.EntryBytes))))
+	case lay != nil:
+		fig.Value, fig.Kind = lay.DiskPerKey, "disk"
+		fig.Source = fmt.Sprintf("Spark's layout on RocksDB: key UnsafeRow %s B + value %s B, each after a version byte, + %s B of SST entry overhead (internal key, lengths, bloom filter), before lz4 compression: bytes on local disk",
+			trimFloat(lay.KeyRowBytes), trimFloat(lay.ValueRow), trimFloat(12.25))
+	case fp != nil && fp.Store == "rocksdb":
+		fig.Kind = "disk"
+		fig.Source = "assumed: seed 000's RocksDB figure; the progress's memoryUsedBytes is RocksDB's native memory (block cache, memtables), per instance, not per key: give --keys with --sample or --schema for the disk bytes"
+	case o.measure:
+		got, err := sizing.Measure(p, sim, o.seed)
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
@@ -98,29 +195,164 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 		if err := sizing.CheckBytesPerKey("measure", bpk); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("size: the measured bytes per key are out of range: %w", err)}
 		}
-		m, p.BytesPerKey, bpkSource = &got, bpk, src
+		m, fig.Value, fig.Source = &got, bpk, src
+		fig.Kind, fig.Store = "heap", "hdfs"
+		if sim == "pebble" {
+			fig.Kind, fig.Store = "disk", "rocksdb"
+		}
+	case spark == "rocksdb":
+		fig.Kind = "disk"
+	}
+	p.BytesPerKey = fig.Value
+	if err := sizing.CheckBytesPerKey("bytes-per-key", p.BytesPerKey); err != nil {
+		return bad(err)
 	}
 	e, err := sizing.Compute(p)
 	if err != nil {
 		return bad(err)
 	}
+	if o.asJSON {
+		return writeSizeJSON(w, e, fig, lay, fp, cl, f.Changed("executors"))
+	}
 	if e.Unbounded {
 		fmt.Fprintf(w, "state: unbounded\n%s\n%s\n", e.Formula, e.StoreReason)
 		return nil
 	}
-	writeSize(w, e, bpkSource, m == nil && !f.Changed("bytes-per-key"), cl, f.Changed("executors"))
+	if fp != nil {
+		writeFromProgress(w, fp)
+	}
+	if ck != nil {
+		fmt.Fprintf(w, "%-18s %s: %d partitions, busiest %d keys (partition %d), mean %s: skew %s\n", "from checkpoint", ck.Dir, ck.Partitions, ck.Busiest, ck.BusiestID, trimFloat(math.Round(ck.Mean*10)/10), trimFloat(math.Round(ck.Skew*100)/100))
+	}
+	writeSize(w, e, fig, cl, f.Changed("executors"))
 	if m != nil {
 		writeMeasurement(w, m, o.bytesPerKey)
 	}
 	return nil
 }
 
+// ckptSkew is the spread of a checkpoint's state over its partitions.
+type ckptSkew struct {
+	Dir                string
+	Partitions         int
+	Busiest, BusiestID int
+	Mean, Skew         float64
+}
+
+// readCkptSkew reads the per-partition key counts of the checkpoint's
+// first stateful operator with inspect (read only) and returns the
+// busiest partition over the mean.
+func readCkptSkew(dir string) (ckptSkew, error) {
+	r, err := inspect.Inspect(dir)
+	if err != nil {
+		return ckptSkew{}, err
+	}
+	if len(r.Operators) == 0 {
+		return ckptSkew{}, fmt.Errorf("%s: no state operator", dir)
+	}
+	op := r.Operators[0]
+	out := ckptSkew{Dir: dir, Partitions: op.NumPartitions}
+	var total int64
+	for _, pt := range op.Partitions {
+		if pt.Keys < 0 {
+			return out, fmt.Errorf("%s: partition %d's keys cannot be counted (%s); give --skew", dir, pt.ID, pt.From)
+		}
+		total += pt.Keys
+		if int(pt.Keys) > out.Busiest {
+			out.Busiest, out.BusiestID = int(pt.Keys), pt.ID
+		}
+	}
+	if out.Partitions < 1 || total == 0 {
+		return out, fmt.Errorf("%s: the state is empty: no spread to read; give --skew", dir)
+	}
+	out.Mean = float64(total) / float64(out.Partitions)
+	out.Skew = math.Max(1, float64(out.Busiest)/out.Mean)
+	return out, nil
+}
+
+// layout reads --keys with --sample or --schema into the store's layout
+// (nil when neither is given).
+func (o sizeOptions) layout(f *pflag.FlagSet, p sizing.Params, spark string) (*sizing.Layout, error) {
+	bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
+	hasSample, hasSchema := f.Changed("sample"), f.Changed("schema")
+	switch {
+	case !hasSample && !hasSchema:
+		if f.Changed("keys") {
+			return nil, bad(errors.New("--keys needs --sample FILE or --schema DDL: the widths of the key columns"))
+		}
+		return nil, nil
+	case hasSample && hasSchema:
+		return nil, bad(errors.New("give --sample or --schema, not both"))
+	case spark == "":
+		return nil, bad(errors.New("--sample and --schema need --store hdfs or rocksdb: a key costs a different number of bytes in each"))
+	case f.Changed("bytes-per-key"):
+		return nil, bad(errors.New("give --bytes-per-key or --sample/--schema, not both"))
+	}
+	if o.versions < 1 || o.versions > 100 {
+		return nil, bad(sizing.RangeError("versions", strconv.Itoa(o.versions), "[1, 100]"))
+	}
+	trig, err := analyze.ParseDuration("trigger", o.trigger, analyze.MinTrigger, analyze.MaxTrigger, analyze.TriggerRange)
+	if err != nil {
+		return nil, bad(err)
+	}
+	var keyRow float64
+	if hasSchema {
+		cols, err := sizing.ParseSchema(o.schema)
+		if err != nil {
+			return nil, bad(err)
+		}
+		keyRow = sizing.RowBytes(sizing.KeyColumns(p.API, cols, o.timeCol, p.EventTimeInKey))
+	} else {
+		if !f.Changed("keys") {
+			return nil, bad(errors.New("--sample needs --keys: the dedup columns to read from each row"))
+		}
+		var keys []sizing.Column
+		for _, k := range strings.Split(o.keys, ",") {
+			if k = strings.TrimSpace(k); k == "" {
+				return nil, bad(errors.New("--keys has an empty column name"))
+			}
+			keys = append(keys, sizing.Column{Name: k})
+		}
+		var names []string
+		for _, c := range sizing.KeyColumns(p.API, keys, o.timeCol, p.EventTimeInKey) {
+			names = append(names, c.Name)
+		}
+		in, err := os.Open(o.sample)
+		if err != nil {
+			return nil, bad(fmt.Errorf("--sample: %w", err))
+		}
+		defer in.Close()
+		s, err := sizing.ReadSample(in, o.sample, names, o.timeCol)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("size: --sample %w", err))
+		}
+		keyRow = s.KeyRowBytes
+	}
+	churn := 0.0
+	if ret, unbounded := sizing.Retention(p.API, p.Delay, p.EventTimeInKey); !unbounded && ret > 0 {
+		churn = math.Min(1, trig.Seconds()/ret)
+	}
+	l := sizing.StoreLayout(spark, keyRow, churn, o.versions)
+	return &l, nil
+}
+
 // params parses and checks the flags of the rule itself (--rate, --delay,
 // --api, --memory) and those of --measure; Params.Check then checks the
 // numbers against their ranges.
-func (o sizeOptions) params(f *pflag.FlagSet) (sizing.Params, error) {
+func (o sizeOptions) params(f *pflag.FlagSet, fp *sizing.FromProgress) (sizing.Params, error) {
 	if !f.Changed("rate") {
-		return sizing.Params{}, errors.New("--rate is required: the arrival rate of distinct keys, keys/s (dedupsim analyze measures it)")
+		if fp == nil || fp.KeyRatePerSec <= 0 {
+			return sizing.Params{}, errors.New("--rate is required: the arrival rate of distinct keys, keys/s (dedupsim analyze measures it)")
+		}
+		o.rate = fp.KeyRatePerSec
+		if o.rate < 1000 {
+			o.rate = math.Max(math.Round(o.rate*100)/100, 0.01)
+		} else {
+			o.rate = math.Round(o.rate)
+		}
+	}
+	if fp != nil && !f.Changed("partitions") && fp.Partitions > 0 {
+		o.partitions = int(fp.Partitions)
 	}
 	if !f.Changed("delay") {
 		return sizing.Params{}, errors.New(`--delay is required: the watermark delay ("2h", "2 hours")`)
@@ -132,11 +364,6 @@ func (o sizeOptions) params(f *pflag.FlagSet) (sizing.Params, error) {
 	a, err := sizing.ParseAPI(o.api)
 	if err != nil {
 		return sizing.Params{}, err
-	}
-	if o.measure || f.Changed("store") {
-		if _, err := sizing.ParseStore(o.store); err != nil {
-			return sizing.Params{}, err
-		}
 	}
 	if o.measure {
 		if ret, unbounded := sizing.Retention(a, d, o.eventTimeKey); unbounded || ret == 0 {
@@ -156,7 +383,10 @@ func (o sizeOptions) params(f *pflag.FlagSet) (sizing.Params, error) {
 // cluster parses and checks the executor flags: --memory or --executors
 // with --executor-memory, and --memory-fraction only with the latter.
 func (o sizeOptions) cluster(f *pflag.FlagSet) (sizing.Cluster, error) {
-	cl := sizing.Cluster{Executors: o.executors, MemoryFraction: o.fraction}
+	cl := sizing.Cluster{Executors: o.executors, MemoryFraction: o.fraction, Skew: o.skew}
+	if err := sizing.CheckSkew("skew", o.skew); err != nil {
+		return cl, err
+	}
 	switch {
 	case f.Changed("memory") && (f.Changed("executor-memory") || f.Changed("executors")):
 		return cl, errors.New("give --memory (the total for state) or --executors and --executor-memory (per executor), not both")
@@ -183,9 +413,7 @@ func (o sizeOptions) cluster(f *pflag.FlagSet) (sizing.Cluster, error) {
 }
 
 // writeSize prints the estimate, each figure once with where it comes from.
-// assumedDefault says the bytes per key are seed 000's 100 B, neither given
-// nor measured.
-func writeSize(w io.Writer, e sizing.Estimate, bpkSource string, assumedDefault bool, cl sizing.Cluster, haveExecutors bool) {
+func writeSize(w io.Writer, e sizing.Estimate, fig bpkFigure, cl sizing.Cluster, haveExecutors bool) {
 	p := e.Params
 	row := func(label, format string, args ...any) {
 		fmt.Fprintf(w, "%-18s %s\n", label, fmt.Sprintf(format, args...))
@@ -204,7 +432,7 @@ func writeSize(w io.Writer, e sizing.Estimate, bpkSource string, assumedDefault 
 		return
 	}
 	row("keys in state", "%s = %s keys/s x %s", keyCount(e.Keys), rateText(p.RatePerSec), ret)
-	row("bytes per key", "%s B, %s", trimFloat(math.Round(p.BytesPerKey*10)/10), bpkSource)
+	row("bytes per key", "%s B, %s", trimFloat(math.Round(p.BytesPerKey*10)/10), fig.Source)
 	row("total state", "%s", sizing.Bytes(e.TotalBytes))
 	row("per partition", "%s keys, %s (%d partitions)", keyCount(e.Keys/float64(p.Partitions)), sizing.Bytes(e.PerPartition), p.Partitions)
 	if p.MemoryBytes > 0 {
@@ -218,8 +446,16 @@ func writeSize(w io.Writer, e sizing.Estimate, bpkSource string, assumedDefault 
 		row("per executor", "%v", err)
 		return
 	}
-	row("per executor", "%d of %d partitions on the busiest of %d executors (an even spread): %s keys, %s (%s)",
-		fit.PartitionsPerExecutor, p.Partitions, cl.Executors, keyCount(fit.KeysPerExecutor), sizing.Bytes(fit.BytesPerExecutor), sizing.BinaryBytes(fit.BytesPerExecutor))
+	spread := "an even spread"
+	if cl.Skew > 1 {
+		spread = fmt.Sprintf("the busiest partition %s x the mean (--skew), %s keys", trimFloat(math.Round(cl.Skew*100)/100), keyCount(fit.BusiestPartitionKeys))
+	}
+	row("per executor", "%d of %d partitions on the busiest of %d executors (%s): %s keys, %s (%s)",
+		fit.PartitionsPerExecutor, p.Partitions, cl.Executors, spread, keyCount(fit.KeysPerExecutor), sizing.Bytes(fit.BytesPerExecutor), sizing.BinaryBytes(fit.BytesPerExecutor))
+	if fig.Kind == "disk" {
+		writeRocks(w, row, fit, fig)
+		return
+	}
 	if cl.ExecutorMemory == 0 {
 		row("fits", "unknown: give --executor-memory to check the executor heap")
 		return
@@ -232,8 +468,8 @@ func writeSize(w io.Writer, e sizing.Estimate, bpkSource string, assumedDefault 
 	}
 	row("fits", "%s: %s of state per executor is %s of the %s budget (HDFS-backed store: state as Java objects on the executor heap)",
 		verdict, sizing.BinaryBytes(fit.BytesPerExecutor), pct(fit.Share), sizing.BinaryBytes(fit.BudgetBytes))
-	if assumedDefault {
-		row("", "on the heap a key costs more than RocksDB's 100 B: Java objects (UnsafeRow key and value, a map entry), and 2 versions kept in memory (spark.sql.streaming.maxBatchesToRetainInMemory); give --bytes-per-key from memoryUsedBytes / numRowsTotal of a staging run")
+	if fig.Kind == "assumed" {
+		row("", "on the heap a key costs more than RocksDB's 100 B: Java objects (UnsafeRow key and value, a map entry), and 2 versions kept in memory (spark.sql.streaming.maxBatchesToRetainInMemory); give --store hdfs with --keys and --sample or --schema, or --from-progress with a staging run's progress")
 	}
 	if !fit.Fits {
 		var ways []string
@@ -246,7 +482,95 @@ func writeSize(w io.Writer, e sizing.Estimate, bpkSource string, assumedDefault 
 		ways = append(ways, "the RocksDB store (spark.sql.streaming.stateStore.providerClass = org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider)")
 		row("", "it fits with %s", orJoin(ways))
 	}
+	if fig.Kind == "heap" {
+		row("with RocksDB", "state moves to local disk and native memory, off the heap: size it with --store rocksdb")
+		return
+	}
 	row("with RocksDB", "the %s per executor is on local disk and in native memory, not on the heap: the budget above does not bind it; bound its memory with spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage", sizing.BinaryBytes(fit.BytesPerExecutor))
+}
+
+// writeRocks is the executor check of RocksDB: disk, and the native memory
+// its confs allow; an on-disk figure is never checked against the heap.
+func writeRocks(w io.Writer, row func(string, string, ...any), fit sizing.Fit, fig bpkFigure) {
+	perInstance := float64(sizing.RocksBlockCacheMB+sizing.RocksWriteBufferMB*sizing.RocksMaxWriteBuffers) * (1 << 20)
+	row("local disk", "%s per executor (%s B/key on disk), in spark.local.dir", sizing.BinaryBytes(fit.BytesPerExecutor), trimFloat(math.Round(fig.Value*10)/10))
+	row("heap", "not checked: %s B/key is RocksDB's bytes on disk, not the heap's; RocksDB keeps state off the heap", trimFloat(math.Round(fig.Value*10)/10))
+	row("native memory", "up to %s per executor unbounded: %d state store instances x (blockCacheSizeMB %d + writeBufferSizeMB %d x maxWriteBufferNumber %d, RocksDB's defaults for -1); with spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage=true all instances share maxMemoryUsageMB (%d MiB, writeBufferCacheRatio 0.5 of it for memtables through the write buffer manager, highPriorityPoolRatio 0.1 for index and filter blocks); add it to spark.executor.memoryOverhead",
+		sizing.BinaryBytes(perInstance*float64(fit.PartitionsPerExecutor)), fit.PartitionsPerExecutor, sizing.RocksBlockCacheMB, sizing.RocksWriteBufferMB, sizing.RocksMaxWriteBuffers, sizing.RocksMaxMemoryMB)
+}
+
+// writeFromProgress prints what the progress log said.
+func writeFromProgress(w io.Writer, fp *sizing.FromProgress) {
+	store := fp.Store
+	if store == "" {
+		store = "unknown (no store-specific custom metrics)"
+	}
+	fmt.Fprintf(w, "%-18s %s: query %s, %d batches with state, store %s, %d partitions, %s keys/s new (numRowsUpdated over %s); at batch %d numRowsTotal %s, memoryUsedBytes %s\n",
+		"from progress", fp.Path, fp.QueryID, fp.Batches, store, fp.Partitions, rateText(math.Round(fp.KeyRatePerSec*100)/100), sizing.Seconds(fp.SpanSec),
+		fp.LastBatchID, analyze.Group(fp.LastNumRowsTotal), sizing.Bytes(float64(fp.LastMemoryUsedBytes)))
+}
+
+// sizeJSON is size --json.
+type sizeJSON struct {
+	API          string               `json:"api"`
+	RatePerSec   float64              `json:"ratePerSec"`
+	DelayMs      int64                `json:"delayMs"`
+	RetentionSec float64              `json:"retentionSec"`
+	Unbounded    bool                 `json:"unbounded,omitempty"`
+	KeysInState  float64              `json:"keysInState"`
+	BytesPerKey  bpkFigure            `json:"bytesPerKey"`
+	Layout       *sizing.Layout       `json:"layout,omitempty"`
+	FromProgress *sizing.FromProgress `json:"fromProgress,omitempty"`
+	TotalBytes   float64              `json:"totalBytes"`
+	Partitions   int                  `json:"partitions"`
+	PerPartition float64              `json:"perPartitionBytes"`
+	Executor     *sizeExecutorJSON    `json:"executor,omitempty"`
+}
+
+type sizeExecutorJSON struct {
+	Executors             int     `json:"executors"`
+	PartitionsPerExecutor int     `json:"partitionsPerExecutor"`
+	Skew                  float64 `json:"skew"`
+	BusiestPartitionKeys  float64 `json:"busiestPartitionKeys"`
+	KeysPerExecutor       float64 `json:"keysPerExecutor"`
+	BytesPerExecutor      float64 `json:"bytesPerExecutor"`
+	// HeapCheck says whether the bytes were checked against the heap:
+	// "applied", "no --executor-memory", or why not (an on-disk figure).
+	HeapCheck       string  `json:"heapCheck"`
+	BudgetBytes     float64 `json:"budgetBytes,omitempty"`
+	Fits            *bool   `json:"fits,omitempty"`
+	ExecutorsNeeded int     `json:"executorsNeeded,omitempty"`
+	NativeMaxBytes  float64 `json:"rocksdbNativeMaxBytes,omitempty"`
+}
+
+func writeSizeJSON(w io.Writer, e sizing.Estimate, fig bpkFigure, lay *sizing.Layout, fp *sizing.FromProgress, cl sizing.Cluster, haveExecutors bool) error {
+	p := e.Params
+	out := sizeJSON{API: string(p.API), RatePerSec: p.RatePerSec, DelayMs: p.Delay.Milliseconds(), RetentionSec: e.RetentionSec,
+		Unbounded: e.Unbounded, KeysInState: e.Keys, BytesPerKey: fig, Layout: lay, FromProgress: fp,
+		TotalBytes: e.TotalBytes, Partitions: p.Partitions, PerPartition: e.PerPartition}
+	if haveExecutors && !e.Unbounded && e.RetentionSec > 0 {
+		fit, err := e.FitOn(cl)
+		if err != nil {
+			return badInput(fmt.Errorf("size: %w", err))
+		}
+		x := &sizeExecutorJSON{Executors: cl.Executors, PartitionsPerExecutor: fit.PartitionsPerExecutor, Skew: math.Max(cl.Skew, 1),
+			BusiestPartitionKeys: fit.BusiestPartitionKeys, KeysPerExecutor: fit.KeysPerExecutor, BytesPerExecutor: fit.BytesPerExecutor}
+		switch {
+		case fig.Kind == "disk":
+			x.HeapCheck = "not applicable: the bytes per key are RocksDB's on disk, off the heap"
+			x.NativeMaxBytes = float64(sizing.RocksBlockCacheMB+sizing.RocksWriteBufferMB*sizing.RocksMaxWriteBuffers) * (1 << 20) * float64(fit.PartitionsPerExecutor)
+		case cl.ExecutorMemory == 0:
+			x.HeapCheck = "no --executor-memory"
+		default:
+			x.HeapCheck, x.BudgetBytes, x.ExecutorsNeeded = "applied", fit.BudgetBytes, fit.ExecutorsNeeded
+			fits := fit.Fits
+			x.Fits = &fits
+		}
+		out.Executor = x
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // writeMeasurement prints the scaled-down simulation's check of the rule.

@@ -1,0 +1,126 @@
+package sizing
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dedupsim/dedupsim/diagnose/progress"
+)
+
+// FromProgress is what a real query's progress says about its state
+// (size --from-progress): the figures are read with diagnose's readers
+// (diagnose/progress), every shape they read (listener JSON Lines, a
+// recentProgress array, driver logs, event logs).
+type FromProgress struct {
+	Path    string `json:"path"`
+	QueryID string `json:"queryId"`
+	Name    string `json:"name,omitempty"`
+	// Store is "hdfs" or "rocksdb" as the custom metrics betray it, ""
+	// when they do not.
+	Store      string `json:"store"`
+	Partitions int64  `json:"partitions"`
+	// Batches is the non-idle records with a state operator; Plateau
+	// those whose numRowsTotal is at least half the largest, which the
+	// bytes per key are read from.
+	Batches int `json:"batches"`
+	Plateau int `json:"plateauBatches"`
+	// BytesPerKey is sum(memoryUsedBytes) / sum(numRowsTotal) over the
+	// plateau batches: on the HDFS-backed store the heap of the versions
+	// in memory per key; on RocksDB native memory (block cache, memtables)
+	// that is per instance, not per key.
+	BytesPerKey float64 `json:"bytesPerKey"`
+	// Last is the last such batch's figures, which the bytes per key are
+	// checked against.
+	LastBatchID         int64 `json:"lastBatchId"`
+	LastNumRowsTotal    int64 `json:"lastNumRowsTotal"`
+	LastMemoryUsedBytes int64 `json:"lastMemoryUsedBytes"`
+	// Churn is the mean numRowsRemoved / numRowsTotal over the plateau:
+	// the share of the keys a batch evicts, whose rows the version before
+	// still holds in memory.
+	Churn float64 `json:"churnPerBatch"`
+	// KeyRatePerSec is the new keys (numRowsUpdated) after the first
+	// batch over the processing time from the first trigger to the last
+	// (0 when the records span none).
+	KeyRatePerSec float64 `json:"keyRatePerSec"`
+	SpanSec       float64 `json:"spanSec"`
+}
+
+// ReadProgress reads path (a file or an event-log folder) and returns the
+// figures of its stateful query. A log with several stateful queries is
+// refused, naming them: the figures are one query's.
+func ReadProgress(path string) (FromProgress, error) {
+	lg, err := progress.Read([]string{path})
+	if err != nil {
+		return FromProgress{}, err
+	}
+	return progressFigures(path, lg)
+}
+
+func progressFigures(path string, lg *progress.Log) (FromProgress, error) {
+	out := FromProgress{Path: path}
+	var recs []progress.Progress
+	var ids []string
+	for _, q := range lg.Queries {
+		var mine []progress.Progress
+		for _, r := range q.Records() {
+			if !r.Idle && len(r.StateOperators) > 0 {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		ids = append(ids, q.ID)
+		if recs == nil {
+			recs, out.QueryID, out.Name = mine, q.ID, q.Name
+		}
+	}
+	switch {
+	case len(ids) == 0:
+		if lg.BadTotal > 0 && len(lg.Bad) > 0 {
+			return out, fmt.Errorf("%s: no progress record of a stateful query (%d bad lines; the first, %s: %s)", path, lg.BadTotal, lg.Bad[0].Where, lg.Bad[0].Reason)
+		}
+		return out, fmt.Errorf("%s: no progress record of a stateful query (stateOperators): is this the progress of a dedup query?", path)
+	case len(ids) > 1:
+		return out, fmt.Errorf("%s: progress of %d stateful queries (%v): give the log of one", path, len(ids), ids)
+	}
+	out.Batches = len(recs)
+	var most int64
+	for _, r := range recs {
+		op := r.StateOperators[0]
+		most = max(most, op.NumRowsTotal)
+		if out.Store == "" {
+			out.Store = op.Provider()
+		}
+		if p := op.NumShufflePartitions; p > 0 {
+			out.Partitions = p
+		} else if out.Partitions == 0 {
+			out.Partitions = op.NumStateStoreInstances
+		}
+	}
+	if most == 0 {
+		return out, errors.New(path + ": every batch's state is empty (numRowsTotal 0): no bytes per key to read")
+	}
+	var mem, rows, updated float64
+	var churn float64
+	for _, r := range recs {
+		op := r.StateOperators[0]
+		if op.NumRowsTotal*2 < most {
+			continue
+		}
+		out.Plateau++
+		mem += float64(op.MemoryUsedBytes)
+		rows += float64(op.NumRowsTotal)
+		churn += float64(op.NumRowsRemoved) / float64(op.NumRowsTotal)
+		out.LastBatchID, out.LastNumRowsTotal, out.LastMemoryUsedBytes = r.BatchID, op.NumRowsTotal, op.MemoryUsedBytes
+	}
+	out.BytesPerKey = mem / rows
+	out.Churn = churn / float64(out.Plateau)
+	for _, r := range recs[1:] {
+		updated += float64(r.StateOperators[0].NumRowsUpdated)
+	}
+	if span := float64(recs[len(recs)-1].TimestampMs-recs[0].TimestampMs) / 1e3; span > 0 {
+		out.SpanSec, out.KeyRatePerSec = span, updated/span
+	}
+	return out, nil
+}
