@@ -110,41 +110,9 @@ type bpkFigure struct {
 // measured or assumed) and prints the estimate.
 func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 	bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
-	spark, sim := "", "pebble"
-	if f.Changed("store") {
-		var err error
-		if spark, sim, err = sizing.ParseSparkStore(o.store); err != nil {
-			return bad(err)
-		}
-	}
-	var fp *sizing.FromProgress
-	if f.Changed("from-progress") {
-		got, err := sizing.ReadProgress(o.fromProgress)
-		if err != nil {
-			return bad(fmt.Errorf("--from-progress %w", err))
-		}
-		fp = &got
-		switch {
-		case spark == "":
-			spark = got.Store
-		case got.Store != "" && got.Store != spark:
-			return bad(fmt.Errorf("--store %s, but the progress in %s is of the %s store", o.store, o.fromProgress, got.Store))
-		}
-	}
-	var ck *ckptSkew
-	if f.Changed("from-checkpoint") {
-		if f.Changed("skew") {
-			return bad(errors.New("give --skew or --from-checkpoint, not both"))
-		}
-		got, err := readCkptSkew(o.fromCkpt)
-		if err != nil {
-			return bad(fmt.Errorf("--from-checkpoint %w", err))
-		}
-		ck, o.skew = &got, got.Skew
-		if !f.Changed("partitions") && fp == nil {
-			o.partitions = got.Partitions
-			f.Set("partitions", strconv.Itoa(got.Partitions))
-		}
+	spark, sim, fp, ck, err := sizeInputs(f, &o)
+	if err != nil {
+		return err
 	}
 	p, err := o.params(f, fp)
 	if err != nil {
@@ -161,6 +129,83 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 	if err != nil {
 		return err
 	}
+	fig, m, err := sizeFigure(f, o, p, spark, sim, lay, fp)
+	if err != nil {
+		return err
+	}
+	p.BytesPerKey = fig.Value
+	if err := sizing.CheckBytesPerKey("bytes-per-key", p.BytesPerKey); err != nil {
+		return bad(err)
+	}
+	e, err := sizing.Compute(p)
+	if err != nil {
+		return bad(err)
+	}
+	if o.asJSON {
+		return writeSizeJSON(w, e, fig, lay, fp, cl, f.Changed("executors"))
+	}
+	if e.Unbounded {
+		fmt.Fprintf(w, "state: unbounded\n%s\n%s\n", e.Formula, e.StoreReason)
+		return nil
+	}
+	if fp != nil {
+		writeFromProgress(w, fp)
+	}
+	if ck != nil {
+		fmt.Fprintf(w, "%-18s %s: %d partitions, busiest %d keys (partition %d), mean %s: skew %s\n", "from checkpoint", ck.Dir, ck.Partitions, ck.Busiest, ck.BusiestID, trimFloat(math.Round(ck.Mean*10)/10), trimFloat(math.Round(ck.Skew*100)/100))
+	}
+	writeSize(w, e, fig, cl, f.Changed("executors"))
+	if m != nil {
+		writeMeasurement(w, m, o.bytesPerKey)
+	}
+	return nil
+}
+
+// sizeInputs reads the store and the --from-progress and
+// --from-checkpoint inputs, which may set the skew and the partitions in o.
+func sizeInputs(f *pflag.FlagSet, o *sizeOptions) (spark, sim string, fp *sizing.FromProgress, ck *ckptSkew, err error) {
+	bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
+	spark, sim = "", "pebble"
+	if f.Changed("store") {
+		if spark, sim, err = sizing.ParseSparkStore(o.store); err != nil {
+			return "", "", nil, nil, bad(err)
+		}
+	}
+	if f.Changed("from-progress") {
+		got, err := sizing.ReadProgress(o.fromProgress)
+		if err != nil {
+			return "", "", nil, nil, bad(fmt.Errorf("--from-progress %w", err))
+		}
+		fp = &got
+		switch {
+		case spark == "":
+			spark = got.Store
+		case got.Store != "" && got.Store != spark:
+			return "", "", nil, nil, bad(fmt.Errorf("--store %s, but the progress in %s is of the %s store", o.store, o.fromProgress, got.Store))
+		}
+	}
+	if f.Changed("from-checkpoint") {
+		if f.Changed("skew") {
+			return "", "", nil, nil, bad(errors.New("give --skew or --from-checkpoint, not both"))
+		}
+		got, err := readCkptSkew(o.fromCkpt)
+		if err != nil {
+			return "", "", nil, nil, bad(fmt.Errorf("--from-checkpoint %w", err))
+		}
+		ck, o.skew = &got, got.Skew
+		if !f.Changed("partitions") && fp == nil {
+			o.partitions = got.Partitions
+			f.Set("partitions", strconv.Itoa(got.Partitions))
+		}
+	}
+	return spark, sim, fp, ck, nil
+}
+
+// sizeFigure finds the bytes per key and says where they come from:
+// given, from a progress log, from Spark's layout, measured or assumed.
+// An on-disk figure is never labelled heap, so it never meets the heap
+// check.
+func sizeFigure(f *pflag.FlagSet, o sizeOptions, p sizing.Params, spark, sim string, lay *sizing.Layout, fp *sizing.FromProgress) (bpkFigure, *sizing.Measurement, error) {
 	fig := bpkFigure{Value: p.BytesPerKey, Store: spark, Kind: "assumed",
 		Source: "assumed (--bytes-per-key; seed 000's RocksDB figure: key, expiry and storage overhead)"}
 	var m *sizing.Measurement
@@ -189,11 +234,11 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 	case o.measure:
 		got, err := sizing.Measure(p, sim, o.seed)
 		if err != nil {
-			return &exitError{code: 1, err: err}
+			return bpkFigure{}, nil, &exitError{code: 1, err: err}
 		}
 		bpk, src := got.BytesPerKey()
 		if err := sizing.CheckBytesPerKey("measure", bpk); err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("size: the measured bytes per key are out of range: %w", err)}
+			return bpkFigure{}, nil, &exitError{code: 1, err: fmt.Errorf("size: the measured bytes per key are out of range: %w", err)}
 		}
 		m, fig.Value, fig.Source = &got, bpk, src
 		fig.Kind, fig.Store = "heap", "hdfs"
@@ -203,32 +248,7 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 	case spark == "rocksdb":
 		fig.Kind = "disk"
 	}
-	p.BytesPerKey = fig.Value
-	if err := sizing.CheckBytesPerKey("bytes-per-key", p.BytesPerKey); err != nil {
-		return bad(err)
-	}
-	e, err := sizing.Compute(p)
-	if err != nil {
-		return bad(err)
-	}
-	if o.asJSON {
-		return writeSizeJSON(w, e, fig, lay, fp, cl, f.Changed("executors"))
-	}
-	if e.Unbounded {
-		fmt.Fprintf(w, "state: unbounded\n%s\n%s\n", e.Formula, e.StoreReason)
-		return nil
-	}
-	if fp != nil {
-		writeFromProgress(w, fp)
-	}
-	if ck != nil {
-		fmt.Fprintf(w, "%-18s %s: %d partitions, busiest %d keys (partition %d), mean %s: skew %s\n", "from checkpoint", ck.Dir, ck.Partitions, ck.Busiest, ck.BusiestID, trimFloat(math.Round(ck.Mean*10)/10), trimFloat(math.Round(ck.Skew*100)/100))
-	}
-	writeSize(w, e, fig, cl, f.Changed("executors"))
-	if m != nil {
-		writeMeasurement(w, m, o.bytesPerKey)
-	}
-	return nil
+	return fig, m, nil
 }
 
 // ckptSkew is the spread of a checkpoint's state over its partitions.
