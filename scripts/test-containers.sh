@@ -42,8 +42,15 @@ if ! $docker info >/dev/null 2>&1; then
     echo "FAIL: $what" >&2
     exit 1
   fi
-  echo "test-containers: starting dockerd (log /var/log/dockerd.log)"
-  nohup dockerd >/var/log/dockerd.log 2>&1 &
+  # --userland-proxy=false: published ports by iptables instead of
+  # docker-proxy, which accepts a connection on the host port while the
+  # container's broker is not listening yet (after a docker start) and
+  # closes it at once; franz-go takes that first-read EOF as a TLS mistake
+  # and does not retry it, so a produce during the broker-restart fault
+  # failed. Without the proxy such a connection is refused, which the
+  # clients retry.
+  echo "test-containers: starting dockerd --userland-proxy=false (log /var/log/dockerd.log)"
+  nohup dockerd --userland-proxy=false >/var/log/dockerd.log 2>&1 &
   for _ in $(seq 60); do
     $docker info >/dev/null 2>&1 && break
     sleep 0.5
