@@ -53,6 +53,13 @@ func runMerge(w io.Writer, dirs []string, out string) error {
 	if err := checkOut("merge", out); err != nil {
 		return badInput(err)
 	}
+	var shardDirs []namedPath
+	for _, d := range dirs {
+		shardDirs = append(shardDirs, readsDir("the shard folder", d))
+	}
+	if err := refuseOverlap("merge", shardDirs, writesInFolder("--out", out, "index.html", "junit.xml", "summary.md")); err != nil {
+		return badInput(err)
+	}
 	shards, problems, err := loadShards(dirs, out) // problems: missing shards and seeds, exit 1
 	if err != nil {
 		return err
