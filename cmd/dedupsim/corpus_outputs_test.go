@@ -10,7 +10,7 @@ import (
 // outputsCorpus: every output flag of every verb naming a file the same
 // run reads, or another of its outputs, is refused (exit 2, one line)
 // before anything is read or written (issue 25 item 4).
-func outputsCorpus() []badCase {
+func outputsCorpus(t *testing.T) []badCase {
 	pair := map[string]string{"q.yaml": cq, "s.jsonl": cs, "e.json": "{}\n"}
 	x := func(name string, args ...string) badCase {
 		return badCase{name: "exec/" + name, files: pair, code: 2,
@@ -43,7 +43,7 @@ func outputsCorpus() []badCase {
 		d("emit is the report", "--out (report.json) $DIR/o/report.json is the same file as --emit-scenario $DIR/o/report.json", "--out", "$DIR/o", "--emit-scenario", "$DIR/o/report.json", "$DIR/p.jsonl"),
 		d("emit inside a rolling log", "--emit-scenario $DIR/ev/s.yaml is inside the log $DIR/ev", "--emit-scenario", "$DIR/ev/s.yaml", "$DIR/ev"),
 		d("out report is the log", "--out (report.json) $DIR/report.json is the same file as the log $DIR/report.json", "--out", "$DIR", "$DIR/report.json"),
-		{name: "merge/out inside a shard", files: map[string]string{"s0/shard.json": "{}"}, code: 2,
+		{name: "merge/out inside a shard", files: map[string]string{"s0/shard.json": manifestText(t, nil), "s0/x-1/report.json": "{}", "s0/x-2/report.json": "{}"}, code: 2,
 			args: []string{"merge", "--out", "$DIR/s0/merged", "$DIR/s0"},
 			want: []string{"merge: --out (index.html) $DIR/s0/merged/index.html is inside the shard folder $DIR/s0"}},
 		{name: "replay/export over the scenario", files: map[string]string{"x/query.yaml": "name: x\n"}, code: 2,
@@ -72,7 +72,7 @@ const goldenCase = "exec\n" + cq + "===\n" + cs + "----\n"
 // file cannot plant: a hard link (the same inode under another name) and
 // a folder reached through a symbolic link.
 func TestRedteamOutputs(t *testing.T) {
-	n := badInputCorpus(t, outputsCorpus())
+	n := badInputCorpus(t, outputsCorpus(t))
 	t.Logf("%d output-overlap cases", n)
 	bin := binary(t)
 	for _, tc := range []struct {
