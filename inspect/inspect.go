@@ -136,6 +136,9 @@ type reader struct {
 	groups groupSet
 	// held is what the partition being rebuilt holds (maxHeld).
 	held int64
+	// evictMs is the watermark the last committed batch evicted with (its
+	// offsets' batchWatermarkMs), 0 when unknown or not yet moved.
+	evictMs int64
 }
 
 func (c *reader) fail(name string, format string, a ...any) error {
@@ -410,6 +413,9 @@ func (c *reader) ordering(offs []int64) error {
 		if m, err = c.offsets(last); err != nil {
 			return err
 		}
+	}
+	if m.present {
+		c.evictMs = m.BatchWatermarkMs
 	}
 	if m.present && c.r.NextBatchWatermarkMs < m.BatchWatermarkMs {
 		return c.fail(fmt.Sprintf("commits/%d", last), "line 2: nextBatchWatermarkMs %d is below the batchWatermarkMs %d of offsets/%d: the watermark never goes down", c.r.NextBatchWatermarkMs, m.BatchWatermarkMs, last)

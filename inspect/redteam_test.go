@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,6 +43,8 @@ func lz4Frame(t testing.TB, data []byte) []byte {
 	hdr(0x1f, 0, 0, 0)
 	return out.Bytes()
 }
+
+var regexpWatermark = regexp.MustCompile(`"batchWatermarkMs":[0-9]+`)
 
 // records is a state file's decoded body: key, value pairs, the end mark.
 func records(kv ...[]byte) []byte {
@@ -207,6 +210,14 @@ func TestRedteamInspect(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(d, "offsets/11"))
 			os.WriteFile(filepath.Join(d, "offsets/12"), bytes.Replace(b, []byte(`"batchWatermarkMs":0`), []byte(`"batchWatermarkMs":3`), 1), 0o644)
 			os.WriteFile(filepath.Join(d, "commits/11"), []byte("v1\n{\"nextBatchWatermarkMs\":9}"), 0o644)
+		}},
+		{"key below the evicting watermark", "../diagnose/testdata/spark/healthy-hdfs/checkpoint", false, "is at or below the watermark 9999999999999 ms that batch 23 evicted with", func(t *testing.T, d string) {
+			// Batch 23 evicted every expiry up to its watermark: state
+			// holding one contradicts the logs.
+			b, _ := os.ReadFile(filepath.Join(d, "offsets/23"))
+			w := regexpWatermark.ReplaceAll(b, []byte(`"batchWatermarkMs":9999999999999`))
+			os.WriteFile(filepath.Join(d, "offsets/23"), w, 0o644)
+			os.WriteFile(filepath.Join(d, "commits/23"), []byte("v1\n{\"nextBatchWatermarkMs\":9999999999999}"), 0o644)
 		}},
 		{"commit without offsets", hdfs, false, "commits/12: batch 12 has a commit but no offsets/12", func(t *testing.T, d string) {
 			b, _ := os.ReadFile(filepath.Join(d, "commits/11"))

@@ -436,6 +436,13 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			return pt, c.fail(dir, "%v", err)
 		}
 	}
+	// Eviction runs at the end of every batch, after its input: a key at
+	// or below the watermark the last committed batch evicted with cannot
+	// be in its state (spark-semantics §3.3, §4.3: event time, or
+	// expiresAtMicros, <= watermark is removed).
+	if pt.HasRange && c.evictMs > 0 && pt.MinUs <= c.evictMs*1000 {
+		return pt, c.fail(dir, "a key's %s %d µs is at or below the watermark %d ms that batch %d evicted with (offsets/%d): Spark removes it, so the state contradicts the logs", l.timeName(), pt.MinUs, c.evictMs, c.r.LastCommitBatch, c.r.LastCommitBatch)
+	}
 	if held := int64(groupBytes * len(c.groups)); held > maxHeld {
 		return pt, c.fail(dir, "the operator's keys take more than %d MiB to hold (%d keys): beyond inspect's memory bound", maxHeld>>20, len(c.groups))
 	}
@@ -664,11 +671,7 @@ func (l rowLayout) summarise(pt *Partition, k, v []byte, groups groupSet) error 
 		return nil
 	}
 	if t < row.MinEventTimeMicros || t > row.MaxEventTimeMicros {
-		what := "event time"
-		if l.expiry {
-			what = "expiresAtMicros"
-		}
-		return fmt.Errorf("a key's %s %d µs is outside years 0000-9999 [%d, %d]: corrupt", what, t, row.MinEventTimeMicros, row.MaxEventTimeMicros)
+		return fmt.Errorf("a key's %s %d µs is outside years 0000-9999 [%d, %d]: corrupt", l.timeName(), t, row.MinEventTimeMicros, row.MaxEventTimeMicros)
 	}
 	if !pt.HasRange {
 		pt.MinUs, pt.MaxUs, pt.HasRange = t, t, true
@@ -687,6 +690,13 @@ func (l rowLayout) summarise(pt *Partition, k, v []byte, groups groupSet) error 
 		}
 	}
 	return nil
+}
+
+func (l rowLayout) timeName() string {
+	if l.expiry {
+		return "expiresAtMicros"
+	}
+	return "event time"
 }
 
 // fixedField reads field i of an UnsafeRow with n fields as int64 (little
