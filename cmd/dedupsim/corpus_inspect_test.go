@@ -138,3 +138,19 @@ func fifo(t *testing.T, p string) {
 		t.Skipf("mkfifo: %v", err)
 	}
 }
+
+// TestRedteamRunFifo: run and sweep over a folder holding a named pipe
+// named *.yaml exit 2 naming it, instead of blocking for ever.
+func TestRedteamRunFifo(t *testing.T) {
+	bin := binary(t)
+	for _, args := range [][]string{{"run"}, {"sweep", "--seeds", "1"}} {
+		t.Run(args[0], func(t *testing.T) {
+			dir := t.TempDir()
+			fifo(t, filepath.Join(dir, "s.yaml"))
+			_, errOut, code := run(bin, append(args, "--out", filepath.Join(dir, "o"), dir)...)
+			if code != 2 || !strings.Contains(errOut, filepath.Join(dir, "s.yaml")+": not a regular file (a named pipe)") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+		})
+	}
+}

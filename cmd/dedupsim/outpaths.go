@@ -32,10 +32,15 @@ func writesFile(what, path string) namedPath { return namedPath{what: what, path
 // the same file when, made absolute with their symbolic links resolved
 // (for a file not there yet: its folder's), they are equal, or when both
 // exist and are the same inode on the same device (os.SameFile: hard
-// links, bind mounts). Empty paths (a flag not given) are skipped.
+// links, bind mounts). Empty paths (a flag not given) are skipped, and so
+// is an output that is a device or a pipe already (a terminal read and
+// written, /dev/null): nothing is replaced there.
 func refuseOverlap(verb string, inputs, outputs []namedPath) error {
 	for i, o := range outputs {
 		if o.path == "" {
+			continue
+		}
+		if fi, err := os.Stat(o.path); err == nil && fi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe|os.ModeSocket) != 0 {
 			continue
 		}
 		for _, r := range inputs {
