@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: diagnose-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
+.PHONY: redteam diagnose-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
@@ -177,6 +177,9 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+redteam:
+	$(GO) test -count=1 -run Redteam ./...
 
 # Short runs of every fuzz target (go test -fuzz takes one target at a time).
 fuzz:

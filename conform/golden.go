@@ -22,6 +22,12 @@ func GoldenCases(dir string) ([]*Case, error) {
 	slices.Sort(files)
 	var out []*Case
 	for _, f := range files {
+		// A named pipe or device named *.txt would block or never end.
+		if st, err := os.Stat(f); err != nil {
+			return nil, err
+		} else if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", f)
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err

@@ -28,6 +28,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+
+	"github.com/dedupsim/dedupsim/engine/row"
 )
 
 // Report is what inspect says about a checkpoint.
@@ -126,21 +129,83 @@ type reader struct {
 	root *os.Root
 	dir  string
 	r    *Report
+	// lastMeta is offsets/<last batch>.
+	lastMeta *offsetMeta
+	// groups holds, per key without its event time, the times seen
+	// (KeysWithSeveralTimes), across the partitions of one operator.
+	groups groupSet
+	// held is what the partition being rebuilt holds (maxHeld).
+	held int64
+	// evictMs is the watermark the last committed batch evicted with (its
+	// offsets' batchWatermarkMs), 0 when unknown or not yet moved.
+	evictMs int64
 }
 
 func (c *reader) fail(name string, format string, a ...any) error {
 	return &Error{c.dir + "/" + name, fmt.Errorf(format, a...)}
 }
 
+// wrap names the file of an error that does not name one yet.
+func (c *reader) wrap(name string, err error) error {
+	var ie *Error
+	if err == nil || errors.As(err, &ie) {
+		return err
+	}
+	return &Error{c.dir + "/" + name, err}
+}
+
+// open opens name for reading only if it is a regular file inside the
+// checkpoint: a named pipe, a device or a socket planted as a checkpoint
+// file is refused (opened without blocking, so that a FIFO cannot hang
+// inspect), and so is a symbolic link leading out of the checkpoint (the
+// os.Root refuses to follow it).
+func (c *reader) open(name string) (*os.File, error) {
+	f, err := c.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if fi, lerr := c.root.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if _, serr := c.root.Stat(name); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+				return nil, c.fail(name, "a symbolic link leading out of the checkpoint: refused (inspect reads only files inside it)")
+			}
+		}
+		return nil, c.wrap(name, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, c.wrap(name, err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, c.fail(name, "not a regular file (%s): inspect reads only regular files", kind(st.Mode()))
+	}
+	return f, nil
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0 || m&fs.ModeCharDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a folder"
+	}
+	return m.Type().String()
+}
+
+// readSmall reads a log, metadata or schema file whole, refusing one
+// over maxLogFile.
 func (c *reader) readSmall(name string) ([]byte, error) {
-	f, err := c.root.Open(name)
+	f, err := c.open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxLogFile+1))
 	if err != nil {
-		return nil, err
+		return nil, c.wrap(name, err)
 	}
 	if len(b) > maxLogFile {
 		return nil, c.fail(name, "larger than %d MiB: not a checkpoint log file", maxLogFile>>20)
@@ -154,7 +219,7 @@ func (c *reader) read() error {
 		return c.fail("metadata", "missing: not a Spark streaming checkpoint (no metadata file)")
 	}
 	if err != nil {
-		return &Error{c.dir, err}
+		return c.wrap("metadata", err)
 	}
 	var md struct {
 		ID *string `json:"id"`
@@ -173,15 +238,24 @@ func (c *reader) read() error {
 	}
 	if len(offs) > 0 {
 		c.r.LastOffsetBatch = offs[len(offs)-1]
-		if err := c.offsets(c.r.LastOffsetBatch); err != nil {
+		m, err := c.offsets(c.r.LastOffsetBatch)
+		if err != nil {
 			return err
 		}
+		c.r.SourceOffsets = m.sources
+		if m.present {
+			c.r.BatchWatermarkMs, c.r.BatchTimestampMs, c.r.Conf = m.BatchWatermarkMs, m.BatchTimestampMs, m.Conf
+		}
+		c.lastMeta = m
 	}
 	if len(commits) > 0 {
 		c.r.LastCommitBatch = commits[len(commits)-1]
 		if err := c.commit(c.r.LastCommitBatch); err != nil {
 			return err
 		}
+	}
+	if err := c.ordering(offs); err != nil {
+		return err
 	}
 	c.r.Pending = c.r.LastOffsetBatch > c.r.LastCommitBatch
 	if c.r.Pending {
@@ -234,34 +308,56 @@ func (c *reader) batchIDs(dir string) ([]int64, error) {
 	return ids, nil
 }
 
+// Domains of the times a checkpoint holds: a watermark starts at 0 and
+// only rises to an event time minus a delay; the trigger time is a wall
+// clock. Both lie in years 1970-9999 (docs/exit-codes.md: a watermark past
+// year 9999 is corrupt).
+var (
+	maxWatermarkMs = row.MaxEventTimeMicros / 1000
+	maxTimestampMs = row.MaxEventTimeMicros / 1000
+)
+
+// offsetMeta is what offsets/N holds: the OffsetSeqMetadata (present is
+// false when its line is empty, as in very old checkpoints) and the
+// source offsets.
+type offsetMeta struct {
+	present          bool
+	BatchWatermarkMs int64
+	BatchTimestampMs int64
+	Conf             map[string]string
+	sources          []string
+}
+
 // offsets reads offsets/N: "v1", the OffsetSeqMetadata JSON, one line per
 // source (B.2).
-func (c *reader) offsets(n int64) error {
+func (c *reader) offsets(n int64) (*offsetMeta, error) {
 	name := fmt.Sprintf("offsets/%d", n)
 	b, err := c.readSmall(name)
 	if err != nil {
-		return &Error{c.dir + "/" + name, err}
+		return nil, err
 	}
 	lines := strings.Split(string(b), "\n")
 	if len(lines) < 2 || lines[0] != "v1" {
-		return c.fail(name, "line 1: want v1 (the offset log version of Spark 3.5 to 4.1)")
+		return nil, c.fail(name, "line 1: want v1 (the offset log version of Spark 3.5 to 4.1)")
 	}
-	if lines[1] != "" {
-		var m struct {
-			BatchWatermarkMs *int64            `json:"batchWatermarkMs"`
-			BatchTimestampMs *int64            `json:"batchTimestampMs"`
-			Conf             map[string]string `json:"conf"`
-		}
-		if err := json.Unmarshal([]byte(lines[1]), &m); err != nil || m.BatchWatermarkMs == nil || m.BatchTimestampMs == nil {
-			return c.fail(name, "line 2: want the OffsetSeqMetadata JSON {\"batchWatermarkMs\":...,\"batchTimestampMs\":...,\"conf\":{...}}")
-		}
-		if *m.BatchWatermarkMs < 0 || *m.BatchTimestampMs < 0 {
-			return c.fail(name, "line 2: batchWatermarkMs and batchTimestampMs must be >= 0")
-		}
-		c.r.BatchWatermarkMs, c.r.BatchTimestampMs, c.r.Conf = *m.BatchWatermarkMs, *m.BatchTimestampMs, m.Conf
+	if lines[1] == "" {
+		return &offsetMeta{sources: lines[2:]}, nil
 	}
-	c.r.SourceOffsets = lines[2:]
-	return nil
+	var m struct {
+		BatchWatermarkMs *int64            `json:"batchWatermarkMs"`
+		BatchTimestampMs *int64            `json:"batchTimestampMs"`
+		Conf             map[string]string `json:"conf"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &m); err != nil || m.BatchWatermarkMs == nil || m.BatchTimestampMs == nil {
+		return nil, c.fail(name, "line 2: want the OffsetSeqMetadata JSON {\"batchWatermarkMs\":...,\"batchTimestampMs\":...,\"conf\":{...}}")
+	}
+	if w := *m.BatchWatermarkMs; w < 0 || w > maxWatermarkMs {
+		return nil, c.fail(name, "line 2: batchWatermarkMs %d is outside [0, %d] (ms since 1970, up to year 9999): corrupt", w, maxWatermarkMs)
+	}
+	if ts := *m.BatchTimestampMs; ts < 0 || ts > maxTimestampMs {
+		return nil, c.fail(name, "line 2: batchTimestampMs %d is outside [0, %d] (ms since 1970, up to year 9999): corrupt", ts, maxTimestampMs)
+	}
+	return &offsetMeta{true, *m.BatchWatermarkMs, *m.BatchTimestampMs, m.Conf, lines[2:]}, nil
 }
 
 // commit reads commits/N: "v1" (or v2) and {"nextBatchWatermarkMs":...}.
@@ -269,7 +365,7 @@ func (c *reader) commit(n int64) error {
 	name := fmt.Sprintf("commits/%d", n)
 	b, err := c.readSmall(name)
 	if err != nil {
-		return &Error{c.dir + "/" + name, err}
+		return err
 	}
 	lines := strings.Split(string(b), "\n")
 	if len(lines) < 2 || (lines[0] != "v1" && lines[0] != "v2") {
@@ -281,6 +377,48 @@ func (c *reader) commit(n int64) error {
 	if err := json.Unmarshal([]byte(lines[1]), &m); err != nil || m.Next == nil || *m.Next < 0 {
 		return c.fail(name, "line 2: want {\"nextBatchWatermarkMs\": N >= 0}")
 	}
+	if *m.Next > maxWatermarkMs {
+		return c.fail(name, "line 2: nextBatchWatermarkMs %d is outside [0, %d] (ms since 1970, up to year 9999): corrupt", *m.Next, maxWatermarkMs)
+	}
 	c.r.NextBatchWatermarkMs = *m.Next
+	return nil
+}
+
+// ordering checks the rules Spark keeps between the logs: batch N is
+// committed only after offsets/N is written, and offsets/N+1 only after
+// commits/N; the watermark never goes down, so a batch's commit holds a
+// nextBatchWatermarkMs at least its batchWatermarkMs, and the batch after
+// runs with at least that (spark-semantics §6.3, WatermarkTracker).
+func (c *reader) ordering(offs []int64) error {
+	last, lastOff := c.r.LastCommitBatch, c.r.LastOffsetBatch
+	if last < 0 {
+		if lastOff > 0 {
+			return c.fail(fmt.Sprintf("offsets/%d", lastOff), "batch %d is planned but no batch is committed: Spark plans batch N+1 only after committing N", lastOff)
+		}
+		return nil
+	}
+	i := sort.Search(len(offs), func(i int) bool { return offs[i] >= last })
+	if i == len(offs) || offs[i] != last {
+		return c.fail(fmt.Sprintf("commits/%d", last), "batch %d has a commit but no offsets/%d: Spark writes the offsets of a batch before its commit", last, last)
+	}
+	if lastOff > last+1 {
+		return c.fail(fmt.Sprintf("offsets/%d", lastOff), "batch %d is planned but the last commit is commits/%d: Spark plans batch N+1 only after committing N", lastOff, last)
+	}
+	m := c.lastMeta
+	if lastOff != last {
+		if m.present && m.BatchWatermarkMs < c.r.NextBatchWatermarkMs {
+			return c.fail(fmt.Sprintf("offsets/%d", lastOff), "line 2: batchWatermarkMs %d is below the nextBatchWatermarkMs %d of commits/%d: the watermark never goes down", m.BatchWatermarkMs, c.r.NextBatchWatermarkMs, last)
+		}
+		var err error
+		if m, err = c.offsets(last); err != nil {
+			return err
+		}
+	}
+	if m.present {
+		c.evictMs = m.BatchWatermarkMs
+	}
+	if m.present && c.r.NextBatchWatermarkMs < m.BatchWatermarkMs {
+		return c.fail(fmt.Sprintf("commits/%d", last), "line 2: nextBatchWatermarkMs %d is below the batchWatermarkMs %d of offsets/%d: the watermark never goes down", c.r.NextBatchWatermarkMs, m.BatchWatermarkMs, last)
+	}
 	return nil
 }

@@ -222,13 +222,29 @@ func FuzzReplay(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	// Issue 25: a key claiming 60 MiB (refused before allocating), a put
+	// then a remove of the same key.
+	f.Add(lz4Frame(f, []byte{0x03, 0xc0, 0, 0, 'k'}))
+	f.Add(lz4Frame(f, records([]byte("k"), []byte("v"), []byte("k"), nil)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		state := map[string][]byte{}
-		if err := replayBytes(b, state); err == nil {
+		var held int64
+		err := replayBytes(b, state, &held)
+		var sum int64
+		for k, v := range state {
+			if len(k) > maxRecordLen || len(v) > maxRecordLen {
+				t.Fatalf("a key or value over the bound: %d %d", len(k), len(v))
+			}
+			sum += int64(len(k) + len(v))
+		}
+		if err == nil && held != sum {
+			t.Fatalf("held %d, the state holds %d bytes", held, sum)
+		}
+		if err == nil {
 			l := rowLayout{key: schema{fields: make([]schemaFieldT, 2)}, timeField: 1}
 			for k, v := range state {
 				var p Partition
-				l.summarise(&p, []byte(k), v, map[string]map[int64]bool{})
+				l.summarise(&p, []byte(k), v, groupSet{})
 			}
 		}
 	})
@@ -251,6 +267,9 @@ func FuzzSchema(f *testing.F) {
 // inspect.Error, never a panic.
 func FuzzLogs(f *testing.F) {
 	f.Add([]byte(`{"id":"q"}`), []byte("v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":1,\"conf\":{}}\n{\"logOffset\":0}"), []byte("v1\n{\"nextBatchWatermarkMs\":0}"))
+	// Issue 25: a watermark past year 9999, one going down.
+	f.Add([]byte(`{"id":"q"}`), []byte("v1\n{\"batchWatermarkMs\":9000000000000000000,\"batchTimestampMs\":1,\"conf\":{}}\n-"), []byte("v1\n{\"nextBatchWatermarkMs\":9000000000000000000}"))
+	f.Add([]byte(`{"id":"q"}`), []byte("v1\n{\"batchWatermarkMs\":7,\"batchTimestampMs\":1,\"conf\":{\"spark.sql.shuffle.partitions\":\"0\"}}\n-"), []byte("v1\n{\"nextBatchWatermarkMs\":5}"))
 	f.Fuzz(func(t *testing.T, md, off, commit []byte) {
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, "offsets"), 0o755)
@@ -263,8 +282,9 @@ func FuzzLogs(f *testing.F) {
 		if err != nil && !errors.As(err, &ie) {
 			t.Fatalf("not an inspect.Error: %v", err)
 		}
-		if err == nil && (r.NextBatchWatermarkMs < 0 || r.BatchWatermarkMs < 0) {
-			t.Fatalf("negative watermark: %+v", r)
+		if err == nil && (r.NextBatchWatermarkMs < 0 || r.BatchWatermarkMs < 0 || r.NextBatchWatermarkMs > maxWatermarkMs || r.BatchWatermarkMs > maxWatermarkMs ||
+			r.BatchTimestampMs < 0 || r.BatchTimestampMs > maxTimestampMs || r.NextBatchWatermarkMs < r.BatchWatermarkMs) {
+			t.Fatalf("watermark or timestamp out of Spark's range or order: %+v", r)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -17,11 +18,42 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/diagnose/codec"
+	"github.com/dedupsim/dedupsim/engine/row"
 )
 
-// maxRecordLen bounds one key or value of a state file: dedup keys are a
-// few dozen bytes; 64 MiB is corruption.
-const maxRecordLen = 64 << 20
+// Memory and time bounds of reading state files (docs/diagnose.md, part
+// B): every length is checked against them before anything is allocated.
+const (
+	// maxRecordLen bounds one key or value: dedup keys are a few dozen
+	// bytes (an id and an event time; the value is empty or one long), so
+	// a key of more than 1 MiB is corruption.
+	maxRecordLen = 1 << 20
+	// maxStateFile bounds a delta, snapshot or changelog file as stored.
+	maxStateFile = 256 << 20
+	// maxPartitions bounds a partition count or id (Spark's default is
+	// 200; a count in the millions is corruption).
+	maxPartitions = 1 << 20
+)
+
+var (
+	// maxDecoded bounds what one state file decodes to.
+	maxDecoded int64 = 1 << 30
+	// maxHeld bounds the keys and values one partition's rebuilt state
+	// holds, with 64 bytes counted per key seen for the event-time groups.
+	maxHeld int64 = 1 << 30
+)
+
+// groupBytes is what one entry of a groupSet is counted as against maxHeld.
+const groupBytes = 64
+
+// groupSet holds, per key without its event time (a SHA-256 of the other
+// columns), the first event time seen and whether another one was.
+type groupSet map[[32]byte]groupTimes
+
+type groupTimes struct {
+	first   int64
+	several bool
+}
 
 // state reads every operator under state/.
 func (c *reader) state() error {
@@ -34,8 +66,11 @@ func (c *reader) state() error {
 	}
 	for _, e := range ents {
 		id, err := strconv.Atoi(e.Name())
-		if err != nil || !e.IsDir() {
+		if err != nil || id < 0 {
 			continue
+		}
+		if err := c.isDir("state/" + e.Name()); err != nil {
+			return err
 		}
 		op, err := c.operator(id)
 		if err != nil {
@@ -47,10 +82,34 @@ func (c *reader) state() error {
 	return nil
 }
 
+// isDir refuses a name that is not a folder inside the checkpoint (a file,
+// a FIFO, a symbolic link leading out of it).
+func (c *reader) isDir(name string) error {
+	fi, err := c.root.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c.fail(name, "missing")
+	}
+	if err != nil {
+		if li, lerr := c.root.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			return c.fail(name, "a symbolic link leading out of the checkpoint: refused (inspect reads only files inside it)")
+		}
+		return c.wrap(name, err)
+	}
+	if !fi.IsDir() {
+		return c.fail(name, "not a folder (%s)", kind(fi.Mode()))
+	}
+	return nil
+}
+
 func (c *reader) operator(id int) (Operator, error) {
 	op := Operator{ID: id, Version: c.r.LastCommitBatch + 1}
 	base := fmt.Sprintf("state/%d", id)
-	if b, err := c.readSmall(base + "/_metadata/metadata"); err == nil {
+	meta := base + "/_metadata/metadata"
+	b, err := c.readSmall(meta)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return op, err
+	}
+	if err == nil {
 		// 4.0+: "v1\n" + {"operatorInfo":{...},"stateStoreInfo":[...]} (B.5).
 		var m struct {
 			OperatorInfo struct {
@@ -68,6 +127,40 @@ func (c *reader) operator(id int) (Operator, error) {
 		op.Name = m.OperatorInfo.OperatorName
 		if len(m.StateStoreInfo) > 0 {
 			op.StoreName, op.NumPartitions = m.StateStoreInfo[0].StoreName, m.StateStoreInfo[0].NumPartitions
+			if op.NumPartitions < 1 || op.NumPartitions > maxPartitions {
+				return op, c.fail(meta, "stateStoreInfo numPartitions %d is outside [1, %d]", op.NumPartitions, maxPartitions)
+			}
+		}
+	}
+	// The partitions the metadata names (3.5 writes none: the pinned
+	// spark.sql.shuffle.partitions is the number of state partitions, B.2)
+	// must all be there; a missing one would be keys missing in silence.
+	named, by := op.NumPartitions, meta
+	if pinned := c.r.Conf["spark.sql.shuffle.partitions"]; pinned != "" {
+		n, err := strconv.Atoi(pinned)
+		if err != nil || n < 1 || n > maxPartitions {
+			return op, c.fail(fmt.Sprintf("offsets/%d", c.r.LastOffsetBatch), "line 2: conf spark.sql.shuffle.partitions %q is not a whole number in [1, %d]", pinned, maxPartitions)
+		}
+		if named == 0 {
+			named, by = n, fmt.Sprintf("offsets/%d (spark.sql.shuffle.partitions)", c.r.LastOffsetBatch)
+		}
+	}
+	parts, err := c.partitionIDs(base)
+	if err != nil {
+		return op, err
+	}
+	if named > 0 {
+		have := map[int]bool{}
+		for _, p := range parts {
+			if p >= named {
+				return op, c.fail(fmt.Sprintf("%s/%d", base, p), "a partition beyond the %d that %s names (0..%d)", named, by, named-1)
+			}
+			have[p] = true
+		}
+		for p := range named {
+			if !have[p] {
+				return op, c.fail(fmt.Sprintf("%s/%d", base, p), "missing: %s names %d partitions (0..%d); its keys would be missing from the count", by, named, named-1)
+			}
 		}
 	}
 	key, val, err := c.schema(base + "/0/_metadata/schema")
@@ -89,19 +182,16 @@ func (c *reader) operator(id int) (Operator, error) {
 	if layout.timeField < 0 && len(val.fields) == 1 && val.fields[0].Name == "expiresAtMicros" {
 		layout.expiry, op.EventTime = true, "expiresAtMicros"
 	}
-	parts, err := c.partitionIDs(base)
-	if err != nil {
-		return op, err
-	}
 	if op.NumPartitions == 0 {
 		op.NumPartitions = len(parts)
 	}
 	if pinned := c.r.Conf["spark.sql.shuffle.partitions"]; pinned != "" && pinned != strconv.Itoa(op.NumPartitions) {
 		c.warn("operator %d has %d state partitions but the offset log pins spark.sql.shuffle.partitions=%s", id, op.NumPartitions, pinned)
 	}
-	groups := map[string]map[int64]bool{}
+	c.groups = groupSet{}
+	defer func() { c.groups = nil }()
 	for _, p := range parts {
-		pt, err := c.partition(base, p, op.Version, layout, groups)
+		pt, err := c.partition(base, p, op.Version, layout)
 		if err != nil {
 			return op, err
 		}
@@ -110,8 +200,8 @@ func (c *reader) operator(id int) (Operator, error) {
 		}
 		op.Partitions = append(op.Partitions, pt)
 	}
-	for _, ts := range groups {
-		if len(ts) > 1 {
+	for _, g := range c.groups {
+		if g.several {
 			op.KeysWithSeveralTimes++
 		}
 	}
@@ -125,9 +215,19 @@ func (c *reader) partitionIDs(base string) ([]int, error) {
 	}
 	var ids []int
 	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && n >= 0 {
-			ids = append(ids, n)
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 0 || strconv.Itoa(n) != e.Name() {
+			continue
 		}
+		if n > maxPartitions {
+			return nil, c.fail(base+"/"+e.Name(), "partition id beyond %d", maxPartitions)
+		}
+		// A symbolic link, a file or a pipe in a partition's place is
+		// refused, not skipped.
+		if err := c.isDir(base + "/" + e.Name()); err != nil {
+			return nil, err
+		}
+		ids = append(ids, n)
 	}
 	sort.Ints(ids)
 	return ids, nil
@@ -250,7 +350,7 @@ type rowLayout struct {
 }
 
 // partition rebuilds one partition's state at version.
-func (c *reader) partition(base string, p int, version int64, l rowLayout, groups map[string]map[int64]bool) (Partition, error) {
+func (c *reader) partition(base string, p int, version int64, l rowLayout) (Partition, error) {
 	dir := fmt.Sprintf("%s/%d", base, p)
 	pt := Partition{ID: p, Keys: -1}
 	ents, err := fs.ReadDir(c.root.FS(), dir)
@@ -284,6 +384,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout, group
 		}
 	}
 	state := map[string][]byte{}
+	c.held = int64(groupBytes * len(c.groups))
 	switch {
 	case len(files["changelog"]) > 0:
 		l.prefix = 1
@@ -331,9 +432,19 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout, group
 	}
 	pt.Keys = int64(len(state))
 	for k, v := range state {
-		if err := l.summarise(&pt, []byte(k), v, groups); err != nil {
+		if err := l.summarise(&pt, []byte(k), v, c.groups); err != nil {
 			return pt, c.fail(dir, "%v", err)
 		}
+	}
+	// Eviction runs at the end of every batch, after its input: a key at
+	// or below the watermark the last committed batch evicted with cannot
+	// be in its state (spark-semantics §3.3, §4.3: event time, or
+	// expiresAtMicros, <= watermark is removed).
+	if pt.HasRange && c.evictMs > 0 && pt.MinUs <= c.evictMs*1000 {
+		return pt, c.fail(dir, "a key's %s %d µs is at or below the watermark %d ms that batch %d evicted with (offsets/%d): Spark removes it, so the state contradicts the logs", l.timeName(), pt.MinUs, c.evictMs, c.r.LastCommitBatch, c.r.LastCommitBatch)
+	}
+	if held := int64(groupBytes * len(c.groups)); held > maxHeld {
+		return pt, c.fail(dir, "the operator's keys take more than %d MiB to hold (%d keys): beyond inspect's memory bound", maxHeld>>20, len(c.groups))
 	}
 	return pt, nil
 }
@@ -347,9 +458,9 @@ func (c *reader) zipOnly(dir string, zips map[int64]string, version int64, pt Pa
 		pt.From = "unreadable without RocksDB"
 		return pt, nil
 	}
-	f, err := c.root.Open(dir + "/" + n)
+	f, err := c.open(dir + "/" + n)
 	if err != nil {
-		return pt, &Error{c.dir + "/" + dir + "/" + n, err}
+		return pt, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -395,16 +506,46 @@ func (c *reader) replay(name string, state map[string][]byte) error {
 	if err != nil {
 		return err
 	}
-	if err := replayBytes(raw, state); err != nil {
+	if err := replayBytes(raw, state, &c.held); err != nil {
 		return c.fail(name, "%v", err)
 	}
 	return nil
 }
 
-// replayBytes applies one state file's bytes to state.
-func replayBytes(raw []byte, state map[string][]byte) error {
+// errDecoded is a state file decoding to more than maxDecoded.
+var errDecoded = errors.New("decodes to more than the bound")
+
+// boundedReader fails with errDecoded past n bytes.
+type boundedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, errDecoded
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	k, err := b.r.Read(p)
+	b.n -= int64(k)
+	return k, err
+}
+
+// replayBytes applies one state file's bytes to state; held counts the
+// bytes of keys and values state holds, refused past maxHeld.
+func replayBytes(raw []byte, state map[string][]byte, held *int64) error {
 	zr := codec.NewLZ4BlockReader(bytes.NewReader(raw))
-	r := bufio.NewReader(zr)
+	br := &boundedReader{zr, maxDecoded}
+	err := replayRecords(bufio.NewReader(br), state, held)
+	if err != nil && br.n <= 0 {
+		return fmt.Errorf("the file decodes to more than %d MiB: beyond inspect's bound on one state file", maxDecoded>>20)
+	}
+	return err
+}
+
+func replayRecords(r *bufio.Reader, state map[string][]byte, held *int64) error {
 	for i := 0; ; i++ {
 		kl, err := readInt(r)
 		if err != nil {
@@ -414,7 +555,7 @@ func replayBytes(raw []byte, state map[string][]byte) error {
 			break
 		}
 		if kl < 0 || kl > maxRecordLen {
-			return fmt.Errorf("record %d: key length %d out of range [0, 64 MiB]", i, kl)
+			return fmt.Errorf("record %d: key length %d out of range [0, %d MiB]", i, kl, maxRecordLen>>20)
 		}
 		if i == 0 && kl >= 0x00027632 && kl <= 0x00027634 {
 			// writeUTF("v2".."v4"): a changelog with column families or
@@ -429,12 +570,19 @@ func replayBytes(raw []byte, state map[string][]byte) error {
 		if err != nil {
 			return fmt.Errorf("record %d: value length: %v", i, streamErr(err))
 		}
+		old, had := state[string(k)]
+		if had {
+			*held -= int64(len(k) + len(old))
+		}
 		if vl == -1 {
 			delete(state, string(k))
 			continue
 		}
 		if vl < 0 || vl > maxRecordLen {
-			return fmt.Errorf("record %d: value length %d out of range [0, 64 MiB]", i, vl)
+			return fmt.Errorf("record %d: value length %d out of range [0, %d MiB]", i, vl, maxRecordLen>>20)
+		}
+		if *held += int64(len(k)) + int64(vl); *held > maxHeld {
+			return fmt.Errorf("record %d: the partition's state holds more than %d MiB of keys and values: beyond inspect's memory bound", i, maxHeld>>20)
 		}
 		v := make([]byte, vl)
 		if _, err := io.ReadFull(r, v); err != nil {
@@ -469,16 +617,23 @@ func readInt(r io.Reader) (int32, error) {
 // readState reads a state file whole (one version's changes: small) and
 // checks Spark 4.1's checksum sidecar <name>.crc when present.
 func (c *reader) readState(name string) ([]byte, error) {
-	f, err := c.root.Open(name)
+	f, err := c.open(name)
 	if err != nil {
-		return nil, &Error{c.dir + "/" + name, err}
+		return nil, err
 	}
 	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, 1<<30))
+	raw, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
 	if err != nil {
-		return nil, &Error{c.dir + "/" + name, err}
+		return nil, c.wrap(name, err)
 	}
-	if side, err := c.readSmall(name + ".crc"); err == nil {
+	if len(raw) > maxStateFile {
+		return nil, c.fail(name, "larger than %d MiB: beyond inspect's bound on one state file", maxStateFile>>20)
+	}
+	side, err := c.readSmall(name + ".crc")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err == nil {
 		var m struct {
 			Algorithm    string `json:"algorithm"`
 			Value        int64  `json:"value"`
@@ -496,7 +651,7 @@ func (c *reader) readState(name string) ([]byte, error) {
 
 // summarise adds one key's event time (or expiry) to the partition's range
 // and to the groups of keys by their other columns.
-func (l rowLayout) summarise(pt *Partition, k, v []byte, groups map[string]map[int64]bool) error {
+func (l rowLayout) summarise(pt *Partition, k, v []byte, groups groupSet) error {
 	k, v = k[min(l.prefix, len(k)):], v[min(l.prefix, len(v)):]
 	var t int64
 	var ok bool
@@ -515,6 +670,9 @@ func (l rowLayout) summarise(pt *Partition, k, v []byte, groups map[string]map[i
 	if !ok {
 		return nil
 	}
+	if t < row.MinEventTimeMicros || t > row.MaxEventTimeMicros {
+		return fmt.Errorf("a key's %s %d µs is outside years 0000-9999 [%d, %d]: corrupt", l.timeName(), t, row.MinEventTimeMicros, row.MaxEventTimeMicros)
+	}
 	if !pt.HasRange {
 		pt.MinUs, pt.MaxUs, pt.HasRange = t, t, true
 	}
@@ -524,12 +682,21 @@ func (l rowLayout) summarise(pt *Partition, k, v []byte, groups map[string]map[i
 		if err != nil {
 			return err
 		}
-		if groups[g] == nil {
-			groups[g] = map[int64]bool{}
+		h := sha256.Sum256([]byte(g))
+		if e, seen := groups[h]; !seen {
+			groups[h] = groupTimes{first: t}
+		} else if e.first != t {
+			groups[h] = groupTimes{first: e.first, several: true}
 		}
-		groups[g][t] = true
 	}
 	return nil
+}
+
+func (l rowLayout) timeName() string {
+	if l.expiry {
+		return "expiresAtMicros"
+	}
+	return "event time"
 }
 
 // fixedField reads field i of an UnsafeRow with n fields as int64 (little

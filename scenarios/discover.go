@@ -83,10 +83,22 @@ func expand(arg string) ([]string, error) {
 		if d.IsDir() || (ext != ".yaml" && ext != ".yml") {
 			return nil
 		}
-		if d.Type()&fs.ModeSymlink != 0 { // a link to a scenario file counts; to a folder, not
-			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		mode := d.Type()
+		if mode&fs.ModeSymlink != 0 { // a link to a scenario file counts; to a folder, not
+			st, err := os.Stat(p)
+			if err != nil {
+				return &Error{File: p, Msg: "a symbolic link that cannot be followed: " + err.Error()}
+			}
+			if st.IsDir() {
 				return nil
 			}
+			mode = st.Mode().Type()
+		}
+		if !mode.IsRegular() {
+			// A named pipe, a device or a socket named *.yaml in a folder
+			// would block the run or read without end: refused, never
+			// opened (a pipe given by name, as <(cat s.yaml), is read).
+			return &Error{File: p, Msg: "not a regular file (" + fileKind(mode) + "): a scenario file in a folder must be one"}
 		}
 		files = append(files, p)
 		return nil
@@ -133,4 +145,17 @@ func knownName(arg string) error {
 		}
 	}
 	return &Error{File: arg, Msg: "no such file or folder, and no catalogue scenario of that name" + suggest.Phrase(near, strconv.Quote) + "; `dedupsim list` lists the catalogue"}
+}
+
+// fileKind names a file mode that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
 }

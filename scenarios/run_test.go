@@ -2,11 +2,13 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/reports"
@@ -198,5 +200,42 @@ func TestDiscover(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Discover(%q): %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestRedteamDiscover: a named pipe named *.yaml in a folder is refused
+// with the file named, never opened (it would block the run for ever); a
+// link that leads nowhere is refused, not skipped.
+func TestRedteamDiscover(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		plant      func(t *testing.T, p string)
+	}{
+		{"fifo", "not a regular file (a named pipe)", func(t *testing.T, p string) {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}},
+		{"link to a fifo", "not a regular file (a named pipe)", func(t *testing.T, p string) {
+			f := filepath.Join(t.TempDir(), "pipe")
+			if err := syscall.Mkfifo(f, 0o600); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			os.Symlink(f, p)
+		}},
+		{"dangling link", "a symbolic link that cannot be followed", func(t *testing.T, p string) {
+			os.Symlink(filepath.Join(t.TempDir(), "gone.yaml"), p)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "planted.yaml")
+			tc.plant(t, p)
+			_, err := Discover([]string{dir})
+			var se *Error
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("got %v, want a scenarios.Error naming %s with %q", err, p, tc.want)
+			}
+		})
 	}
 }

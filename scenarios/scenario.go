@@ -626,3 +626,15 @@ func (s *Scenario) Duration() time.Duration {
 	}
 	return time.Duration(fp + hp)
 }
+
+// ExpectationHolds says whether the finding expectation cond ("present",
+// "absent", ">= 1", "3", ...) holds for a count got: merge re-judges each
+// expectation of a shard manifest with it. A cond that is none is an
+// error.
+func ExpectationHolds(cond string, got int) (bool, error) {
+	op, n, err := parseCond(cond)
+	if err != nil {
+		return false, err
+	}
+	return holds(op, n, got), nil
+}

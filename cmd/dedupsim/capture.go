@@ -90,6 +90,11 @@ func runCapture(ctx context.Context, w io.Writer, o captureOptions, changed func
 	case o.asSteps && o.trigger == 0 && o.maxOffsets == 0:
 		return bad("--as-steps needs --trigger (a processing-time trigger) or --max-offsets (maxOffsetsPerTrigger)")
 	}
+	if err := refuseOverlap("capture",
+		[]namedPath{readsFile("--tls-ca", o.kafka.auth.TLSCA), readsFile("--tls-cert", o.kafka.auth.TLSCert), readsFile("--tls-key", o.kafka.auth.TLSKey)},
+		[]namedPath{writesFile("--out", o.out)}); err != nil {
+		return badInput(err)
+	}
 	src, err := o.kafka.source("capture")
 	if err != nil {
 		return err

@@ -82,8 +82,30 @@ func (o *conformOptions) check() error {
 			return bad("--python %s: not a file", o.python)
 		}
 	}
+	if o.traces == 0 {
+		// Nothing to compare is no agreement (issue 25): refused before
+		// pyspark is installed or Spark started.
+		if o.golden == "" {
+			return bad("--traces 0 without --golden: nothing to compare (give --traces N > 0 or --golden DIR)")
+		}
+	}
+	if o.golden != "" {
+		cases, err := conform.GoldenCases(o.golden)
+		if err != nil {
+			return bad("--golden %s: %v", o.golden, err)
+		}
+		if len(cases) == 0 {
+			return bad("--golden %s: no golden case (*.txt with an exec) in this folder: nothing of it to compare", o.golden)
+		}
+	}
 	if o.out == "" {
 		o.out = filepath.Join("out", "conform-"+o.version)
+	}
+	if err := refuseOverlap("conform", []namedPath{readsDir("--golden", o.golden), readsFile("--python", o.python)}, []namedPath{writesFile("--out", o.out)}); err != nil {
+		return badInput(err)
+	}
+	if o.golden != "" && inside(o.golden, o.out) {
+		return bad("--golden %s is inside --out %s, which this run writes: give another --out", o.golden, o.out)
 	}
 	if st, err := os.Lstat(o.out); err == nil && (!st.IsDir() || st.Mode()&os.ModeSymlink != 0) {
 		return bad("--out %s: not a folder (a symbolic link or a file)", o.out)

@@ -73,7 +73,7 @@ func TestCaptureBadInput(t *testing.T) {
 		{name: "exec/check repeated", files: with("e.jsonl", `{"batch": 0, "batch": 0}`), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{`duplicate object member name "batch"`}},
 		{name: "exec/check bad utf8", files: with("e.jsonl", "{\"batch\": 0, \"emitted\": [\"\xff\"]}"), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{"e.jsonl:1:", "invalid UTF-8"}},
 		{name: "exec/check not met", files: with("e.jsonl", `{"batch": 0, "emitted": [2]}`), args: ex("--check", "$DIR/e.jsonl"), code: 1, want: []string{"batch 0 ($DIR/e.jsonl:1): emitted keys: missing 2", "unexpected 1", "exec: --check $DIR/e.jsonl: 2 differences"}},
-		{name: "exec/record is check", files: with("e.jsonl", ""), args: ex("--check", "$DIR/e.jsonl", "--record", "$DIR/e.jsonl"), code: 2, want: []string{"--record $DIR/e.jsonl is also --check or --out"}},
+		{name: "exec/record is check", files: with("e.jsonl", ""), args: ex("--check", "$DIR/e.jsonl", "--record", "$DIR/e.jsonl"), code: 2, want: []string{"--record $DIR/e.jsonl is the same file as --check $DIR/e.jsonl"}},
 		{name: "exec/record folder missing", files: exp, args: ex("--record", "$DIR/none/r.jsonl"), code: 2, want: []string{"exec: --record $DIR/none/r.jsonl: folder $DIR/none does not exist"}},
 		{name: "exec/record a folder", files: with("d/x", ""), args: ex("--record", "$DIR/d"), code: 2, want: []string{"exec: --record $DIR/d is a symbolic link or not a regular file"}},
 	}

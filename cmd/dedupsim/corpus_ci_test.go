@@ -222,7 +222,10 @@ func TestMergeBadInput(t *testing.T) {
 		{name: "a shard missing", files: m(half(0)), args: g, code: 1, want: []string{"shards missing: 1/2"}},
 		{name: "a seed missing", files: m(func(m *manifest) { m.Runs = m.Runs[1:] }), args: g, code: 1, want: []string{"x: 1 of 2 seeds missing, the first 1"}},
 		{name: "stopped early", files: m(func(m *manifest) { m.Stopped = "sim: seed 2 at 5ms: boom" }), args: g, code: 1, want: []string{"stopped before its last seed: sim: seed 2 at 5ms: boom"}},
-		{name: "failed run", files: m(func(m *manifest) { m.Runs[1].Passed = false }), args: g, code: 1, want: []string{"1 of 2 runs did not meet their expectations: x (seed 2)"}},
+		{name: "failed run", files: m(func(m *manifest) {
+			m.Runs[1].Passed = false
+			m.Runs[1].Expect = []result.Expectation{{Finding: "exactly-once", Want: "true", Got: 0, OK: false}}
+		}), args: g, code: 1, want: []string{"1 of 2 runs did not meet their expectations: x (seed 2)"}},
 	}
 	t.Logf("merge: %d bad inputs", badInputCorpus(t, cases))
 }

@@ -29,6 +29,14 @@ func conformCorpus() []badCase {
 		c("python is a folder", []string{"--python", "$DIR"}, "not a file"),
 		c("misspelt flag", []string{"--trace", "5"}, "unknown flag: --trace", "--traces"),
 		c("argument", []string{"extra"}, "unknown command \"extra\""),
+		// Issue 25: nothing to compare is refused, not "agree 0, disagree 0".
+		c("traces 0 without golden", []string{"--traces", "0"}, "--traces 0 without --golden: nothing to compare"),
+		{name: "conform/traces 0 with an empty golden", files: map[string]string{"g/README.md": "no golden files"}, args: []string{"conform", "--traces", "0", "--golden", "$DIR/g"}, code: 2,
+			want: []string{"--golden $DIR/g: no golden case (*.txt with an exec) in this folder"}},
+		{name: "conform/golden without an exec", files: map[string]string{"g/a.txt": "# only a comment\n"}, args: []string{"conform", "--golden", "$DIR/g"}, code: 2,
+			want: []string{"--golden $DIR/g: no golden case"}},
+		{name: "conform/golden malformed", files: map[string]string{"g/a.txt": "exec\nno end\n"}, args: []string{"conform", "--traces", "0", "--golden", "$DIR/g"}, code: 2,
+			want: []string{"--golden $DIR/g: a.txt:1: exec without ----"}},
 		{name: "conform/out is a file", files: map[string]string{"f": "x"}, args: []string{"conform", "--out", "$DIR/f"}, code: 2,
 			want: []string{"--out $DIR/f: not a folder"}},
 	}

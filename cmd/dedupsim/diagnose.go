@@ -69,6 +69,9 @@ func newDiagnoseCmd() *cobra.Command {
 }
 
 func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
+	if err := diagnoseOverlap(logs, o); err != nil {
+		return badInput(err)
+	}
 	opt, q, err := o.options()
 	if err != nil {
 		return badInput(fmt.Errorf("diagnose: %w", err))

@@ -77,6 +77,11 @@ func runExec(o execOptions) (err error) {
 	case o.format != "jsonl" && o.format != "table":
 		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.format))
 	}
+	if err := refuseOverlap("exec",
+		[]namedPath{readsFile("--query", o.queryPath), readsFile("--input", o.inputPath), readsFile("--check", o.checkPath), readsDir("--checkpoint", o.ckptDir)},
+		[]namedPath{writesFile("--out", o.outPath), writesFile("--record", o.recordPath)}); err != nil {
+		return badInput(err)
+	}
 	if err := checkEngine(o.engine); err != nil {
 		return err
 	} else if o.engine == "spark" {

@@ -34,9 +34,8 @@ func newExpectHook(o execOptions, q *query.Query) (*expectHook, error) {
 		}
 	}
 	if o.recordPath != "" {
-		if o.recordPath == o.checkPath || o.recordPath == o.outPath {
-			return nil, badInput(fmt.Errorf("exec: --record %s is also --check or --out: give another file", o.recordPath))
-		}
+		// --record naming --check, --out or an input is refused first, by
+		// refuseOverlap (outpaths.go).
 		rec, err := createRecord(o.recordPath)
 		if err != nil {
 			return nil, err

@@ -15,7 +15,9 @@ import (
 
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
+	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/spf13/cobra"
 )
 
@@ -56,6 +58,14 @@ func runMerge(w io.Writer, dirs []string, out string) error {
 	shards, problems, err := loadShards(dirs, out) // problems: missing shards and seeds, exit 1
 	if err != nil {
 		return err
+	}
+	// Nothing is written yet: the reports must not land inside a shard.
+	var shardDirs []namedPath
+	for _, d := range dirs {
+		shardDirs = append(shardDirs, readsDir("the shard folder", d))
+	}
+	if err := refuseOverlap("merge", shardDirs, writesInFolder("--out", out, "index.html", "junit.xml", "summary.md")); err != nil {
+		return badInput(err)
 	}
 	if len(shards) == 0 {
 		return &exitError{code: 1, err: fmt.Errorf("merge: no shard to merge: %s", strings.Join(problems, "; "))}
@@ -334,6 +344,7 @@ func (m *manifest) checkScenarios(bad fieldError) (map[string]int, error) {
 // (a scenario in pos, a seed of the shard, each once) in its report folder.
 func (m *manifest) checkRuns(bad fieldError, pos map[string]int) error {
 	seen := map[string]bool{}
+	perScenario := map[string]int{}
 	for i, r := range m.Runs {
 		field := fmt.Sprintf("runs[%d]", i)
 		if _, ok := pos[r.Scenario]; !ok {
@@ -354,6 +365,77 @@ func (m *manifest) checkRuns(bad fieldError, pos map[string]int) error {
 		if r.ElapsedMs < 0 || r.ElapsedMs != r.ElapsedMs {
 			return bad(field+".elapsedMs", "%v: want a duration >= 0", r.ElapsedMs)
 		}
+		if err := checkVerdict(bad, field, &r.Run); err != nil {
+			return err
+		}
+		perScenario[r.Scenario]++
+	}
+	for i, s := range m.Scenarios {
+		if n := perScenario[s.Name]; uint64(n) > s.Expected {
+			return bad(fmt.Sprintf("scenarios[%d].expected", i), "%d, but the manifest holds %d runs of %s", s.Expected, n, s.Name)
+		}
+	}
+	return nil
+}
+
+// checkVerdict refuses a run whose verdict contradicts its own record
+// (issue 25: a run saying passed while one of its expectations says not
+// ok was merged green): passed is exactly "every expectation ok"; each
+// expectation's ok is re-judged from its want and got; a finding's got is
+// the count of that finding in the run's check report, the exactly-once
+// got the report's verdict.
+func checkVerdict(bad fieldError, field string, r *result.Run) error {
+	all := true
+	for j, e := range r.Expect {
+		ef := fmt.Sprintf("%s.expect[%d]", field, j)
+		if e.Got < 0 {
+			return bad(ef+".got", "%d: want a count >= 0", e.Got)
+		}
+		var ok bool
+		switch {
+		case e.Finding == "exactly-once":
+			if e.Want != "true" && e.Want != "false" {
+				return bad(ef+".want", "%q: want true or false", e.Want)
+			}
+			got := 0
+			if r.Report.Verdict.ExactlyOnce {
+				got = 1
+			}
+			if e.Got != got {
+				return bad(ef+".got", "%d, but the run's check verdict says exactlyOnce %v", e.Got, r.Report.Verdict.ExactlyOnce)
+			}
+			ok = (e.Got == 1) == (e.Want == "true")
+		case e.Finding == scenarios.StrictExpectation:
+			if tb := r.Report.Table; e.Got != tb.MoreThanOnce+tb.NeverLost {
+				return bad(ef+".got", "%d, but the run's table has %d events more than once and %d lost", e.Got, tb.MoreThanOnce, tb.NeverLost)
+			}
+			ok = e.Got == 0
+		case strings.HasPrefix(e.Finding, "fault-fired:"):
+			ok = false // listed only for a fault that never fired
+		default:
+			h, err := scenarios.ExpectationHolds(e.Want, e.Got)
+			if err != nil {
+				return bad(ef+".want", "%v", err)
+			}
+			got := 0
+			if f := r.Report.Find(check.Kind(e.Finding)); f != nil {
+				got = f.Count
+			}
+			if e.Got != got {
+				return bad(ef+".got", "%d, but the run's check report counts %d %s", e.Got, got, e.Finding)
+			}
+			ok = h
+		}
+		if e.OK != ok {
+			return bad(ef+".ok", "%v, but %s want %s got %d is %v", e.OK, e.Finding, e.Want, e.Got, ok)
+		}
+		all = all && ok
+	}
+	if r.Passed != all {
+		if r.Passed {
+			return bad(field+".passed", "true, but an expectation of the run is not ok: a contradiction, not merged")
+		}
+		return bad(field+".passed", "false, but every expectation of the run is ok: a contradiction, not merged")
 	}
 	return nil
 }

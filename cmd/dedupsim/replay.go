@@ -101,6 +101,9 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 // replayScenario checks replay's flags and loads its one scenario: every
 // error is bad input.
 func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
+	if err := refuseOverlap("replay", []namedPath{readsFile("the scenario", arg)}, writesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl")); err != nil {
+		return nil, err
+	}
 	if err := checkOut("replay", o.out); err != nil {
 		return nil, err
 	}

@@ -108,6 +108,9 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err := checkRunFlags(cmd, o); err != nil {
 		return badInput(err)
 	}
+	if err := refuseOverlap("run", scenarioArgs(args), batchOutputs(o.out)); err != nil {
+		return badInput(err)
+	}
 	list, err := runScenarios(args)
 	if err != nil {
 		return badInput(err)

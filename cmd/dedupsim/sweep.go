@@ -77,6 +77,9 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if err := refuseOverlap("sweep", scenarioArgs(args), batchOutputs(o.out)); err != nil {
+		return badInput(err)
+	}
 	list, err := scenarios.Discover(args)
 	if err != nil {
 		return badInput(err)

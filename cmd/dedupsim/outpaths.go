@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The one home of the rule that no verb writes over a file it reads in the
+// same run, nor one of its outputs over another (docs/exit-codes.md):
+// every verb with an output flag lists what it reads and what it writes
+// and calls refuseOverlap before it reads or writes anything.
+
+// namedPath is a path with the flag (or argument) that gave it, for the
+// error.
+type namedPath struct {
+	what string // "--out", "--input", "the log", "--out (report.json)"
+	path string
+	// dir: a folder read (a checkpoint, a golden folder): an output
+	// anywhere inside it is refused too.
+	dir bool
+}
+
+// readsFile, readsDir and writesFile build namedPaths.
+func readsFile(what, path string) namedPath  { return namedPath{what: what, path: path} }
+func readsDir(what, path string) namedPath   { return namedPath{what: what, path: path, dir: true} }
+func writesFile(what, path string) namedPath { return namedPath{what: what, path: path} }
+
+// refuseOverlap returns a one-line error (for exit 2) when an output is an
+// input, lies inside an input folder, or is another output. Two paths are
+// the same file when, made absolute with their symbolic links resolved
+// (for a file not there yet: its folder's), they are equal, or when both
+// exist and are the same inode on the same device (os.SameFile: hard
+// links, bind mounts). Empty paths (a flag not given) are skipped, and so
+// is an output that is a device or a pipe already (a terminal read and
+// written, /dev/null): nothing is replaced there.
+func refuseOverlap(verb string, inputs, outputs []namedPath) error {
+	for i, o := range outputs {
+		if o.path == "" {
+			continue
+		}
+		if fi, err := os.Stat(o.path); err == nil && fi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe|os.ModeSocket) != 0 {
+			continue
+		}
+		for _, r := range inputs {
+			if r.path == "" {
+				continue
+			}
+			if r.dir && inside(o.path, r.path) {
+				return fmt.Errorf("%s: %s %s is inside %s %s, which this run reads: refusing to write there", verb, o.what, o.path, r.what, r.path)
+			}
+			if samePath(o.path, r.path) {
+				return fmt.Errorf("%s: %s %s is the same file as %s %s, which this run reads: refusing to write over it", verb, o.what, o.path, r.what, r.path)
+			}
+		}
+		for _, p := range outputs[:i] {
+			if p.path != "" && samePath(o.path, p.path) {
+				return fmt.Errorf("%s: %s %s is the same file as %s %s: one run cannot write both", verb, o.what, o.path, p.what, p.path)
+			}
+		}
+	}
+	return nil
+}
+
+// resolve makes p absolute with its symbolic links resolved; for a path
+// not there yet, its deepest existing folder's links are resolved.
+func resolve(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for cur := abs; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// samePath says whether a and b name one file.
+func samePath(a, b string) bool {
+	if resolve(a) == resolve(b) {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// inside says whether p is the folder dir or lies under it.
+func inside(p, dir string) bool {
+	if samePath(p, dir) {
+		return true
+	}
+	rp, rd := resolve(p), resolve(dir)
+	if strings.HasPrefix(rp, rd+string(filepath.Separator)) {
+		return true
+	}
+	// The same folder reached by another path (a bind mount): walk up p's
+	// folders comparing inodes.
+	fd, err := os.Stat(dir)
+	if err != nil || !fd.IsDir() {
+		return false
+	}
+	for cur := filepath.Dir(rp); ; cur = filepath.Dir(cur) {
+		if fc, err := os.Stat(cur); err == nil && os.SameFile(fc, fd) {
+			return true
+		}
+		if filepath.Dir(cur) == cur {
+			return false
+		}
+	}
+}
+
+// writesInFolder is the outputs a verb writes into folder dir: one per
+// name.
+func writesInFolder(what, dir string, names ...string) []namedPath {
+	if dir == "" {
+		return nil
+	}
+	var ps []namedPath
+	for _, n := range names {
+		ps = append(ps, writesFile(fmt.Sprintf("%s (%s)", what, n), filepath.Join(dir, n)))
+	}
+	return ps
+}
+
+// diagnoseOverlap: diagnose's outputs (--emit-scenario, --out's
+// report.html, report.json and junit.xml) against the logs it reads (a
+// rolling event log is a folder) and --query.
+func diagnoseOverlap(logs []string, o diagnoseOptions) error {
+	inputs := []namedPath{readsFile("--query", o.queryFile)}
+	for _, l := range logs {
+		if fi, err := os.Stat(l); err == nil && fi.IsDir() {
+			inputs = append(inputs, readsDir("the log", l))
+		} else {
+			inputs = append(inputs, readsFile("the log", l))
+		}
+	}
+	outputs := append([]namedPath{writesFile("--emit-scenario", o.emit)}, writesInFolder("--out", o.out, "report.html", "report.json", "junit.xml")...)
+	return refuseOverlap("diagnose", inputs, outputs)
+}
+
+// scenarioArgs are run's and sweep's scenario arguments as inputs (files;
+// a folder argument is no folder input: the default --out may well lie
+// inside the folder of scenarios given).
+func scenarioArgs(args []string) []namedPath {
+	var ps []namedPath
+	for _, a := range args {
+		ps = append(ps, readsFile("the scenario", a))
+	}
+	return ps
+}
+
+// batchOutputs are what run and sweep write at the top of --out.
+func batchOutputs(dir string) []namedPath {
+	return writesInFolder("--out", dir, "index.html", "summary.md", "junit.xml", "shard.json")
+}
