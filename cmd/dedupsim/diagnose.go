@@ -26,7 +26,8 @@ wrong with its deduplication, with the evidence and what to change (docs/diagnos
   bare or as {"progress": {...}}, with its started/idle/terminated events); a JSON array
   (query.recentProgress); a driver log with "Streaming query made progress:" and the
   pretty-printed JSON among other lines; a Spark event log, one file or a rolling eventlog_v2_*
-  folder, plain or lz4/snappy/zstd (read from the bytes). Several LOGs are read as one: queries
+  folder, plain or lz4/snappy/zstd, or any of them in gzip, bzip2, an lz4 frame or snappy framing
+  (told from the bytes, never the name). Several LOGs are read as one: queries
   are told apart by id, runs (restarts) by runId; a record seen in two inputs counts once.
 
 Findings, per query and stateful operator: no-watermark, state-unbounded (a fitted trend with
@@ -39,7 +40,8 @@ FILE writes a scenario fitted to the log that reproduces the finding on the simu
 run FILE). --query QUERY.yaml gives what the log lacks (the watermark delay, the keys).
 
 Exit status: 0 healthy, 1 a problem finding, 2 unreadable input (a missing file, a broken
-compressed stream, no progress record at all) or a bad flag. Bad lines are counted and quoted.`
+compressed stream, binary data, an input with no progress record) or a bad flag. Bad lines are
+counted and quoted; the records read per input are printed.`
 
 // diagnoseOptions are diagnose's flags.
 type diagnoseOptions struct {

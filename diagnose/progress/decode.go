@@ -116,8 +116,10 @@ func (r rawProgress) check() (Progress, error) {
 			return p, bad("durationMs."+k, "%d ms is negative", v)
 		}
 	}
+	if len(r.DurationMs) == 0 {
+		return p, bad("durationMs", "missing: Spark writes it for every trigger (an idle one has latestOffset and triggerExecution), so this record cannot be told an executed batch or an idle trigger")
+	}
 	_, ran := r.DurationMs["addBatch"]
-	p.Idle = !ran
 	switch {
 	case r.BatchDuration != nil && *r.BatchDuration < 0:
 		return p, bad("batchDuration", "%d ms is negative", *r.BatchDuration)
@@ -179,6 +181,21 @@ func (r rawProgress) check() (Progress, error) {
 			return p, bad("numInputRows", "%d is not the sum of sources[].numInputRows (%d)", *r.NumInputRows, sum)
 		}
 		p.NumInputRows = *r.NumInputRows
+	}
+	if !ran {
+		// Spark's idle trigger (no batch run, no addBatch phase) has no
+		// rows in and resets numRowsUpdated and numRowsDroppedByWatermark
+		// to 0 (A.1); a record with any of them is not idle, and without
+		// addBatch it is not a whole executed batch either.
+		if p.NumInputRows > 0 {
+			return p, bad("durationMs.addBatch", "missing while numInputRows is %d: an idle trigger has no rows in, and an executed batch has an addBatch phase", p.NumInputRows)
+		}
+		for i, s := range p.StateOperators {
+			if s.NumRowsUpdated > 0 || s.NumRowsDroppedByWatermark > 0 {
+				return p, bad("durationMs.addBatch", "missing while stateOperators[%d] updated %d and dropped %d rows: an idle trigger has 0 of both", i, s.NumRowsUpdated, s.NumRowsDroppedByWatermark)
+			}
+		}
+		p.Idle = true
 	}
 	if r.Sink != nil && r.Sink.NumOutputRows != nil {
 		if *r.Sink.NumOutputRows < -1 {

@@ -208,10 +208,15 @@ func TestWrappedAndStructuredAndInterleaved(t *testing.T) {
 	if fmt.Sprint(ids) != "[3 4 5]" || l.Files[0].Other != 2 || l.Files[0].Shape != DriverLog {
 		t.Errorf("batches %v, other lines %d, shape %s; want [3 4 5], 2, driver-log", ids, l.Files[0].Other, l.Files[0].Shape)
 	}
-	// A progress cut off at the end of the file is a bad line, not lost silently.
-	l, err = ReadFrom("cut.log", strings.NewReader("x INFO P: Streaming query made progress: {\n  \"id\" : \"a\",\n"))
+	// A progress cut off at the end of the file is a bad line, not lost
+	// silently (and an input of no record is refused, quoting it).
+	l, err = ReadFrom("cut.log", strings.NewReader(good+"\nx INFO P: Streaming query made progress: {\n  \"id\" : \"a\",\n"))
 	if err != nil || l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, "cut off") {
 		t.Errorf("cut progress: %v %+v", err, l)
+	}
+	_, err = ReadFrom("cut.log", strings.NewReader("x INFO P: Streaming query made progress: {\n  \"id\" : \"a\",\n"))
+	if err == nil || !strings.Contains(err.Error(), "cut off") {
+		t.Errorf("cut progress alone: %v", err)
 	}
 }
 
@@ -306,8 +311,8 @@ func TestListenerEvents(t *testing.T) {
 		t.Errorf("query %+v, file %+v", q, l.Files[0])
 	}
 	// A started event without a timestamp is refused, with the field named.
-	l, _ = ReadFrom("e.jsonl", strings.NewReader(`{"event":"started","id":"`+id+`","runId":"`+run+`"}`+"\n"))
-	if l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, "timestamp: missing") {
-		t.Errorf("%+v", l.Bad)
+	l, _ = ReadFrom("e.jsonl", strings.NewReader(`{"event":"started","id":"`+id+`","runId":"`+run+`"}`+"\n"+good+"\n"))
+	if l == nil || l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, "timestamp: missing") {
+		t.Errorf("%+v", l)
 	}
 }

@@ -38,11 +38,18 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// Read reads every input and groups the records per query and run.
+// Read reads every input and groups the records per query and run. An
+// input that yields no progress record is an InputError: a verdict is only
+// given over records read, and one input read as nothing (a format not
+// recognised, a log of another kind) would leave the verdict to the others.
 func Read(paths []string) (*Log, error) {
 	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
 	for _, p := range paths {
+		c.firstBad = ""
 		f, err := c.readPath(p)
+		if err == nil {
+			err = c.noRecord(f)
+		}
 		if err != nil {
 			return nil, &InputError{Path: p, Err: err}
 		}
@@ -52,12 +59,33 @@ func Read(paths []string) (*Log, error) {
 	return &c.log, nil
 }
 
+// noRecord refuses an input that yielded no progress record, saying what
+// it was read as.
+func (c *collector) noRecord(f File) error {
+	if f.Records > 0 {
+		return nil
+	}
+	what := fmt.Sprintf("read as %s", f.Shape)
+	if f.Codec != "" {
+		what += " (" + f.Codec + ")"
+	}
+	what += fmt.Sprintf(": %d lines, %d bad lines, %d listener events, %d other lines", f.Lines, f.Bad, f.Events, f.Other)
+	if c.firstBad != "" {
+		what += "; the first bad line: " + c.firstBad
+	}
+	return fmt.Errorf("no StreamingQueryProgress record in this input (%s)", what)
+}
+
 // ReadFrom reads one input from r, named name in its messages (a file's
 // bytes, for tests and fuzzing; Read opens files and folders).
 func ReadFrom(name string, r io.Reader) (*Log, error) {
 	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
 	f := File{Path: name}
-	if err := c.readStream(&f, name, r); err != nil {
+	err := c.readStream(&f, name, r)
+	if err == nil {
+		err = c.noRecord(f)
+	}
+	if err != nil {
 		return nil, &InputError{Path: name, Err: err}
 	}
 	c.log.Files = append(c.log.Files, f)
@@ -79,6 +107,8 @@ type collector struct {
 	events  []Event
 	seen    map[recordKey]bool
 	strs    map[string]string
+	// firstBad is the current input's first bad line (where: reason).
+	firstBad string
 }
 
 func (c *collector) readPath(path string) (File, error) {
@@ -152,33 +182,54 @@ func (c *collector) readRolling(dir string) (File, error) {
 	return f, nil
 }
 
-// sniff is the codec the first bytes say (the name is only a hint: a
-// renamed or downloaded file keeps its bytes).
-func sniff(br *bufio.Reader) codec.Codec {
-	head, _ := br.Peek(8)
-	switch {
-	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		return codec.Zstd
-	case bytes.HasPrefix(head, []byte("LZ4Block")):
-		return codec.LZ4
-	case bytes.HasPrefix(head, []byte("\x82SNAPPY\x00")):
-		return codec.Snappy
-	case bytes.HasPrefix(head, []byte("ZV")):
-		return codec.LZF
-	}
-	return codec.None
-}
+// maxLayers bounds the codecs stacked on one input (a gzip of a zstd
+// event log is two; more is no log anyone keeps).
+const maxLayers = 3
+
+// sniffLen is how many bytes are looked at to tell a codec or binary data.
+const sniffLen = 4096
 
 func (c *collector) readStream(f *File, path string, raw io.Reader) error {
-	br := bufio.NewReaderSize(raw, 1<<16)
-	cd := sniff(br)
-	f.Codec = string(cd)
-	dr, err := codec.NewReader(br, cd)
-	if err != nil {
+	in := bufio.NewReaderSize(raw, 1<<16)
+	var names []string
+	for layer := 0; ; layer++ {
+		head, err := in.Peek(16)
+		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return err
+		}
+		cd, err := codec.Sniff(head)
+		if err != nil {
+			return err
+		}
+		if cd == codec.None {
+			break
+		}
+		if layer == maxLayers {
+			return fmt.Errorf("more than %d layers of compression (%s): not a log", maxLayers, strings.Join(names, "+"))
+		}
+		names = append(names, string(cd))
+		dr, err := codec.NewReader(in, cd)
+		if err != nil {
+			return err
+		}
+		defer dr.Close()
+		in = bufio.NewReaderSize(dr, 1<<16)
+	}
+	f.Codec = strings.Join(names, "+")
+	// Text logs and JSON hold no NUL byte: one in the first bytes is a
+	// binary or unknown compressed format (or UTF-16), never read as a
+	// driver log of no records.
+	head, err := in.Peek(sniffLen)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return err
 	}
-	defer dr.Close()
-	in := bufio.NewReaderSize(dr, 1<<16)
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		what := "the file"
+		if f.Codec != "" {
+			what = "the " + f.Codec + " stream's content"
+		}
+		return fmt.Errorf("binary data (a NUL byte at byte %d of %s): not a text log or JSON; an unknown compressed or binary format, or UTF-16, is not read", i, what)
+	}
 	first, ok, err := firstByte(in)
 	if err != nil {
 		return err
@@ -255,6 +306,9 @@ func (l *lineReader) next() ([]byte, error) {
 func (c *collector) badLine(f *File, where, reason string, text []byte) {
 	f.Bad++
 	c.log.BadTotal++
+	if c.firstBad == "" {
+		c.firstBad = where + ": " + reason
+	}
 	if len(c.log.Bad) < MaxBad {
 		c.log.Bad = append(c.log.Bad, BadLine{Where: where, Reason: reason, Text: quote(text)})
 	}
