@@ -29,6 +29,7 @@ type Kind string
 // The kinds, in report order.
 const (
 	QueryFailed          Kind = "query-failed"
+	ConflictingCopies    Kind = "conflicting-copies"
 	NoWatermark          Kind = "no-watermark"
 	StateUnbounded       Kind = Kind(check.StateUnbounded)
 	StateOverBound       Kind = Kind(check.StateOverBound)
@@ -44,7 +45,7 @@ const (
 )
 
 // Kinds lists every kind in report order.
-var Kinds = []Kind{QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
+var Kinds = []Kind{ConflictingCopies, QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
 	LateDropped, BatchDurationGrowing, TooFewPartitions, DuplicatesDropped, EventTimeInKey, QueryRestarted, BadLines}
 
 // Severity: a problem fails the diagnosis (exit 1); info is evidence.
@@ -169,6 +170,7 @@ type Report struct {
 	Bad        []progress.BadLine `json:"badLines"`
 	BadTotal   int                `json:"badLinesTotal"`
 	Duplicates int                `json:"duplicateRecords"`
+	Conflicts  int                `json:"conflictingCopies"`
 	Queries    []QueryReport      `json:"queries"`
 	Problems   int                `json:"problems"`
 	Summary    string             `json:"summary"`
@@ -192,9 +194,12 @@ func (r Report) Find(k Kind) *Finding {
 // Diagnose judges every query of log.
 func Diagnose(log *progress.Log, opt Options) Report {
 	opt = opt.withDefaults()
-	r := Report{Files: log.Files, Bad: log.Bad, BadTotal: log.BadTotal, Duplicates: log.Duplicates}
+	r := Report{Files: log.Files, Bad: log.Bad, BadTotal: log.BadTotal, Duplicates: log.Duplicates, Conflicts: log.ConflictTotal}
 	for _, q := range log.Queries {
 		qr := diagnoseQuery(q, opt)
+		if n := log.ConflictsPerQuery[q.ID]; n > 0 {
+			qr.Finding = append([]Finding{conflictFinding(q.ID, n, log.Conflicts)}, qr.Finding...)
+		}
 		r.Queries = append(r.Queries, qr)
 	}
 	if log.BadTotal > 0 && len(r.Queries) > 0 {
@@ -227,6 +232,30 @@ func Diagnose(log *progress.Log, opt Options) Report {
 	}
 	r.Summary = strings.Join(parts, "; ")
 	return r
+}
+
+// conflictFinding: copies of one executed batch that differ. Spark writes
+// one progress per executed batch of a run, so the inputs contradict each
+// other and no verdict over them can be trusted: a problem, naming both
+// copies. The copy judged is chosen by content (progress.Conflict), so the
+// report does not depend on the order of the inputs.
+func conflictFinding(id string, n int, all []progress.Conflict) Finding {
+	f := Finding{Kind: ConflictingCopies, Severity: Problem, Query: id, Operator: -1, FromBatch: -1, Confidence: 1,
+		Message: fmt.Sprintf("%d executed batch(es) have two copies with different figures (same query id, run id and batch id): the inputs contradict each other", n),
+		Advice:  "give only the logs of this query's own runs: a hand-edited log, or logs of two checkpoints copied together under one query id, make every other finding doubtful"}
+	for _, c := range all {
+		if c.ID != id {
+			continue
+		}
+		if f.FromBatch < 0 || c.BatchID < f.FromBatch {
+			f.FromBatch = c.BatchID
+		}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("run %s batch %d: %s %s at %s, %s at %s", c.RunID, c.BatchID, c.Field, c.A, c.WhereA, c.B, c.WhereB))
+	}
+	if len(f.Evidence) < n {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("(%d more not listed)", n-len(f.Evidence)))
+	}
+	return f
 }
 
 // series is one query's executed batches in order, with the run index.

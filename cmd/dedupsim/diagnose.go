@@ -28,12 +28,13 @@ wrong with its deduplication, with the evidence and what to change (docs/diagnos
   pretty-printed JSON among other lines; a Spark event log, one file or a rolling eventlog_v2_*
   folder, plain or lz4/snappy/zstd, or any of them in gzip, bzip2, an lz4 frame or snappy framing
   (told from the bytes, never the name). Several LOGs are read as one: queries
-  are told apart by id, runs (restarts) by runId; a record seen in two inputs counts once.
+  are told apart by id, runs (restarts) by runId; a batch seen twice with the same figures counts
+  once, with different figures it is conflicting-copies.
 
 Findings, per query and stateful operator: no-watermark, state-unbounded (a fitted trend with
 its R², and the time until --memory-budget), state-over-bound, watermark-stalled, watermark-jump
 (future event times), late-dropped, batch-duration-growing, state-partitions-too-few,
-query-failed (problems); duplicates-dropped, event-time-in-key, query-restarted, bad-lines (info).
+query-failed, conflicting-copies (problems); duplicates-dropped, event-time-in-key, query-restarted, bad-lines (info).
 
 --out DIR writes report.html (the query's charts), report.json and junit.xml. --emit-scenario
 FILE writes a scenario fitted to the log that reproduces the finding on the simulator (dedupsim

@@ -54,3 +54,41 @@ func TestRedteamDiagnose(t *testing.T) {
 	n := badInputCorpus(t, cases)
 	t.Logf("%d diagnose red-team cases", n)
 }
+
+// TestRedteamDiagnoseConflicts: two inputs with the same batches and
+// different figures give the same verdict in either order, a problem naming
+// both files and lines; identical copies count once.
+func TestRedteamDiagnoseConflicts(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	grow := sparkRecords(8, func(i int, l string) string {
+		return strings.Replace(l, `"stateOperators":[]`, fmt.Sprintf(`"stateOperators":[{"operatorName":"dedupe","numRowsTotal":%d,"numRowsUpdated":5}]`, 20+30*i), 1)
+	})
+	flatOp := sparkRecords(8, func(i int, l string) string {
+		return strings.Replace(l, `"stateOperators":[]`, `"stateOperators":[{"operatorName":"dedupe","numRowsTotal":20,"numRowsUpdated":5}]`, 1)
+	})
+	a := write(t, dir, "a.jsonl", flatOp)
+	b := write(t, dir, "b.jsonl", grow)
+	var outs []string
+	for _, order := range [][]string{{a, b}, {b, a}} {
+		out, errOut, code := run(bin, append([]string{"diagnose"}, order...)...)
+		if code != 1 || !strings.Contains(errOut, "conflicting-copies") {
+			t.Errorf("%v: exit %d, want 1 with conflicting-copies\n%s\n%s", order, code, out, errOut)
+		}
+		for _, w := range []string{a + ":2", b + ":2", "stateOperators[0].numRowsTotal 20 at " + a + ":2, 50 at " + b + ":2"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: the report lacks %q:\n%s", order, w, out)
+			}
+		}
+		outs = append(outs, out[strings.Index(out, "\n"):])
+	}
+	if len(outs) == 2 && outs[0] != outs[1] {
+		t.Errorf("the order of the inputs changed the report:\n%s\n----\n%s", outs[0], outs[1])
+	}
+	// Identical copies: one batch each, the verdict of one input.
+	c := write(t, dir, "c.jsonl", flatOp)
+	out, errOut, code := run(bin, "diagnose", a, c)
+	if code != 0 || !strings.Contains(out, "records seen in two inputs: 8") || !strings.Contains(out, "healthy over 8 batches") {
+		t.Errorf("identical copies: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -7,6 +7,7 @@ import (
 // group sorts the records into queries and runs (A.3: within one id, order
 // by run start, then batch id; file order means nothing).
 func (c *collector) group() {
+	c.log.sortConflicts()
 	byID := map[string]*Query{}
 	runs := map[[2]string]*Run{}
 	var order []string

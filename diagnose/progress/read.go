@@ -43,7 +43,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 // given over records read, and one input read as nothing (a format not
 // recognised, a log of another kind) would leave the verdict to the others.
 func Read(paths []string) (*Log, error) {
-	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
+	c := newCollector()
 	for _, p := range paths {
 		c.firstBad = ""
 		f, err := c.readPath(p)
@@ -57,6 +57,10 @@ func Read(paths []string) (*Log, error) {
 	}
 	c.group()
 	return &c.log, nil
+}
+
+func newCollector() *collector {
+	return &collector{seen: map[recordKey]bool{}, batches: map[batchKey]int{}, strs: map[string]string{}}
 }
 
 // noRecord refuses an input that yielded no progress record, saying what
@@ -79,7 +83,7 @@ func (c *collector) noRecord(f File) error {
 // ReadFrom reads one input from r, named name in its messages (a file's
 // bytes, for tests and fuzzing; Read opens files and folders).
 func ReadFrom(name string, r io.Reader) (*Log, error) {
-	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
+	c := newCollector()
 	f := File{Path: name}
 	err := c.readStream(&f, name, r)
 	if err == nil {
@@ -106,6 +110,7 @@ type collector struct {
 	records []Progress
 	events  []Event
 	seen    map[recordKey]bool
+	batches map[batchKey]int // executed batch -> its index in records
 	strs    map[string]string
 	// firstBad is the current input's first bad line (where: reason).
 	firstBad string
@@ -459,6 +464,18 @@ func (c *collector) progressJSON(f *File, where string, js []byte) {
 	p.Where = where
 	p.ID, p.RunID, p.Name = c.intern(p.ID), c.intern(p.RunID), c.intern(p.Name)
 	f.Records++
+	if !p.Idle {
+		// One executed batch of a run has one progress: a second copy is
+		// a duplicate or a conflict, whatever its timestamp.
+		k := batchKey{p.ID, p.RunID, p.BatchID}
+		if i, ok := c.batches[k]; ok {
+			c.copyOf(i, p)
+			return
+		}
+		c.batches[k] = len(c.records)
+		c.records = append(c.records, p)
+		return
+	}
 	k := recordKey{p.ID, p.RunID, p.BatchID, p.TimestampMs, p.Idle}
 	if c.seen[k] {
 		c.log.Duplicates++

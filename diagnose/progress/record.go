@@ -197,9 +197,15 @@ type Log struct {
 	Bad     []BadLine
 	// BadTotal counts every bad line; Bad keeps the first MaxBad.
 	BadTotal int
-	// Duplicates counts records seen twice (the same id, run id, batch id
-	// and timestamp in two inputs, e.g. a listener log and a driver log).
+	// Duplicates counts records seen twice with the same figures (the same
+	// executed batch of a run in two inputs, e.g. a listener log and a
+	// driver log; an idle trigger: the same batch id and timestamp).
 	Duplicates int
+	// Conflicts are copies of one executed batch with different figures
+	// (the first MaxConflicts, sorted); ConflictTotal counts them all.
+	Conflicts         []Conflict
+	ConflictTotal     int
+	ConflictsPerQuery map[string]int
 }
 
 // MaxBad bounds the bad lines a Log quotes.

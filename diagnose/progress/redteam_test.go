@@ -166,3 +166,38 @@ func TestRedteamMissingAddBatch(t *testing.T) {
 
 // bzip2GoodHex is good + "\n" through bzip2 -9 (1.0.8).
 const bzip2GoodHex = "425a68393141592653593462ac3d0001085f80445010077ff01223de1a3fefdfca30014cd6d686a64994f49e989340d0000680d341b506a3537a9278901a3d4000d00000f504a6a688d35349ea610f210da8006868322eb6699d1d425b7df3a158c2398ef5b2c6244abf093482acc289871a5a60c1124cc9410cadbf3665034a6d8bd4965d11e80e90c9ab51eeb76daac69ecf84ed46c5a0d88541ec18c5ae9cc442b079a905984a93626101dda01c9345cb0d9cdba1ab051489db058281841b84380a9b32538596804d39c62db64e3a2b043177e6dc7ec83f3bf67e8408de0f12fcada0ea217e0cecf3755913446f216dc2d9cd4c17e805f7bc092cccfab4390b24c10ba5d67547cbefa7835344288667533837b6bdd13300551bbc2414c6b040222494572127202a76a9012040e6107fe089ed73ad6896843d44b2052384f229e35a1f3f176722256052be52c6258153b27a86a604eb0b6ec9390ca9c7984626756db9c06afe2ee48a70a12068c5587a"
+
+// TestRedteamConflictingCopies: the same executed batch with different
+// figures in two inputs is a Conflict naming both copies, and what is kept
+// is the same in either order; identical copies count once.
+func TestRedteamConflictingCopies(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	b := filepath.Join(dir, "b.jsonl")
+	os.WriteFile(a, []byte(good+"\n"), 0o644)
+	// Same batch, another timestamp and more state: still the same batch.
+	other := strings.Replace(strings.Replace(good, `"numRowsTotal":7`, `"numRowsTotal":9`, 1), "08:45:12.123Z", "08:45:13.000Z", 1)
+	os.WriteFile(b, []byte(other+"\n"), 0o644)
+	var sigs []string
+	for _, order := range [][]string{{a, b}, {b, a}} {
+		l, err := Read(order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.ConflictTotal != 1 || len(l.Conflicts) != 1 || len(l.Queries[0].Records()) != 1 {
+			t.Fatalf("%v: %+v", order, l)
+		}
+		c := l.Conflicts[0]
+		if c.WhereA != a+":1" || c.WhereB != b+":1" || c.Field != "timestamp" {
+			t.Errorf("%v: conflict %+v", order, c)
+		}
+		sigs = append(sigs, signature(l))
+	}
+	if sigs[0] != sigs[1] {
+		t.Errorf("the order decided what is kept:\n%s\n%s", sigs[0], sigs[1])
+	}
+	l, err := Read([]string{a, a})
+	if err != nil || l.Duplicates != 1 || l.ConflictTotal != 0 {
+		t.Errorf("identical copies: %v %+v", err, l)
+	}
+}
