@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -49,6 +52,8 @@ func TestRedteamDiagnose(t *testing.T) {
 		{name: "binary beside good", files: map[string]string{"p.bin": "\x00\x01\x02binary", "q.jsonl": good}, args: d("$DIR/q.jsonl", "$DIR/p.bin"), code: 2, want: []string{"diagnose: $DIR/p.bin", "binary data"}},
 		{name: "empty beside good", files: map[string]string{"e.log": "", "q.jsonl": good}, args: d("$DIR/e.log", "$DIR/q.jsonl"), code: 2, want: []string{"diagnose: $DIR/e.log", "no StreamingQueryProgress record"}},
 		{name: "other log beside good", files: map[string]string{"o.log": "INFO a\nINFO b\n", "q.jsonl": good}, args: d("$DIR/q.jsonl", "$DIR/o.log"), code: 2, want: []string{"diagnose: $DIR/o.log", "no StreamingQueryProgress record", "2 other lines"}},
+		// Hangs: a device is refused, not read forever.
+		{name: "device as input", files: map[string]string{"q.jsonl": good}, args: d("$DIR/q.jsonl", "/dev/zero"), code: 2, want: []string{"diagnose: /dev/zero: not a regular file (a character device)"}},
 		{name: "no addBatch with rows", files: map[string]string{"p.jsonl": noAddBatch}, args: d("$DIR/p.jsonl"), code: 2, want: []string{"durationMs.addBatch", "$DIR/p.jsonl:1"}},
 	}
 	n := badInputCorpus(t, cases)
@@ -90,5 +95,26 @@ func TestRedteamDiagnoseConflicts(t *testing.T) {
 	out, errOut, code := run(bin, "diagnose", a, c)
 	if code != 0 || !strings.Contains(out, "records seen in two inputs: 8") || !strings.Contains(out, "healthy over 8 batches") {
 		t.Errorf("identical copies: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestRedteamDiagnoseFIFO: a named pipe with no writer as an input, or as
+// a rolling event log's part, is refused at once (it blocked forever). A
+// hang fails by go test's -timeout.
+func TestRedteamDiagnoseFIFO(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "p.jsonl")
+	roll := filepath.Join(dir, "eventlog_v2_local-1")
+	os.Mkdir(roll, 0o755)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipes: %v", err)
+	}
+	syscall.Mkfifo(filepath.Join(roll, "events_1_local-1"), 0o644)
+	for _, p := range []string{fifo, roll} {
+		_, errOut, code := run(bin, "diagnose", p)
+		if code != 2 || !strings.Contains(errOut, "a named pipe") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%s: exit %d, %s", p, code, errOut)
+		}
 	}
 }

@@ -125,7 +125,7 @@ func (c *collector) readPath(path string) (File, error) {
 	if st.IsDir() {
 		return c.readRolling(path)
 	}
-	r, err := os.Open(path)
+	r, err := openRegular(path)
 	if err != nil {
 		return f, err
 	}
@@ -168,9 +168,9 @@ func (c *collector) readRolling(dir string) (File, error) {
 			return f, fmt.Errorf("event log part %d is missing (found %s)", i+1, p.name)
 		}
 		sub := File{Path: filepath.Join(dir, p.name)}
-		r, err := os.Open(sub.Path)
+		r, err := openRegular(sub.Path)
 		if err != nil {
-			return f, err
+			return f, fmt.Errorf("%s: %w", p.name, err)
 		}
 		err = c.readStream(&sub, sub.Path, r)
 		r.Close()

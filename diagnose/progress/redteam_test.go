@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
@@ -199,5 +200,38 @@ func TestRedteamConflictingCopies(t *testing.T) {
 	l, err := Read([]string{a, a})
 	if err != nil || l.Duplicates != 1 || l.ConflictTotal != 0 {
 		t.Errorf("identical copies: %v %+v", err, l)
+	}
+}
+
+// TestRedteamNoHangOnPipesOrDevices: a named pipe (no writer: reading
+// would block forever) or a device given as an input, or as a part of a
+// rolling event log, is refused at once. The guard below is a liveness
+// check (a hang would otherwise last until go test's -timeout), not a
+// speed assertion: the refusal takes microseconds.
+func TestRedteamNoHangOnPipesOrDevices(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "p.jsonl")
+	if err := mkfifo(fifo); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	roll := filepath.Join(dir, "eventlog_v2_local-1")
+	os.Mkdir(roll, 0o755)
+	mkfifo(filepath.Join(roll, "events_1_local-1"))
+	for _, tc := range []struct{ path, want string }{
+		{fifo, "named pipe"},
+		{roll, "named pipe"},
+		{"/dev/zero", "device"},
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := Read([]string{tc.path}); done <- err }()
+		select {
+		case err := <-done:
+			var ie *InputError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: want it refused as a %s, got %v", tc.path, tc.want, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: Read blocked", tc.path)
+		}
 	}
 }
