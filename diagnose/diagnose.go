@@ -326,7 +326,7 @@ func (s *series) shape() Facts {
 	var rates []float64
 	var rows, dups, updated int64
 	var minEv, maxEv int64 = math.MaxInt64, math.MinInt64
-	for _, p := range s.recs {
+	for k, p := range s.recs {
 		for i, op := range p.StateOperators {
 			if i >= len(f.Operators) {
 				f.Operators = append(f.Operators, op.OperatorName)
@@ -338,7 +338,7 @@ func (s *series) shape() Facts {
 		}
 		f.HasWatermark = f.HasWatermark || p.EventTime.HasWatermark
 		if p.NumInputRows > 0 {
-			if p.InputRowsPerSecond >= 0 && !s.firstOfRunAt(p) {
+			if p.InputRowsPerSecond >= 0 && !s.firstOfRun[k] {
 				rates = append(rates, p.InputRowsPerSecond)
 			}
 			rows += p.NumInputRows
@@ -373,15 +373,6 @@ func (s *series) shape() Facts {
 	}
 	f.TriggerMs = s.medianGap()
 	return f
-}
-
-func (s *series) firstOfRunAt(p progress.Progress) bool {
-	for i := range s.recs {
-		if s.recs[i].RunID == p.RunID && s.recs[i].BatchID == p.BatchID {
-			return s.firstOfRun[i]
-		}
-	}
-	return false
 }
 
 // estimateDelay: the watermark is max event time seen minus the delay,

@@ -73,16 +73,20 @@ func bad(field, format string, a ...any) error {
 	return &fieldError{field, fmt.Sprintf(format, a...)}
 }
 
+// decodeRaw decodes one record's JSON (one object, nothing after it).
+func decodeRaw(b []byte, r *rawProgress) error {
+	if err := json.Unmarshal(b, r); err != nil {
+		return jsonReason(err)
+	}
+	return nil
+}
+
 // decodeProgress turns one record's JSON into a Progress, checking every
 // field against its domain.
 func decodeProgress(b []byte) (Progress, error) {
 	var r rawProgress
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&r); err != nil {
-		return Progress{}, jsonReason(err)
-	}
-	if dec.More() {
-		return Progress{}, bad("record", "trailing data after the JSON object")
+	if err := decodeRaw(b, &r); err != nil {
+		return Progress{}, err
 	}
 	return r.check()
 }

@@ -424,11 +424,13 @@ func (c *collector) jsonLine(f *File, where string, line []byte) {
 		c.badLine(f, where, fmt.Sprintf("a JSON object larger than %d MiB", maxRecord>>20), line)
 		return
 	}
+	// One decoding serves both: the line's own fields as a progress, and
+	// the fields that say what else it might be.
 	var probe struct {
+		rawProgress
 		Event    *string         `json:"Event"`
 		Kind     *string         `json:"event"`
 		Progress json.RawMessage `json:"progress"`
-		BatchID  json.RawMessage `json:"batchId"`
 		Msg      *string         `json:"msg"`
 		Level    *string         `json:"level"`
 	}
@@ -446,8 +448,8 @@ func (c *collector) jsonLine(f *File, where string, line []byte) {
 		}
 	case len(probe.Progress) > 0:
 		c.progressJSON(f, where, probe.Progress)
-	case len(probe.BatchID) > 0:
-		c.progressJSON(f, where, line)
+	case probe.BatchID != nil:
+		c.progress(f, where, line, probe.rawProgress)
 	case probe.Event != nil || probe.Kind != nil:
 		c.eventJSON(f, where, line, probe.Event, probe.Kind)
 	default:
@@ -456,7 +458,17 @@ func (c *collector) jsonLine(f *File, where string, line []byte) {
 }
 
 func (c *collector) progressJSON(f *File, where string, js []byte) {
-	p, err := decodeProgress(js)
+	var r rawProgress
+	if err := decodeRaw(js, &r); err != nil {
+		c.badLine(f, where, err.Error(), js)
+		return
+	}
+	c.progress(f, where, js, r)
+}
+
+// progress checks one decoded record and keeps it.
+func (c *collector) progress(f *File, where string, js []byte, r rawProgress) {
+	p, err := r.check()
 	if err != nil {
 		c.badLine(f, where, err.Error(), js)
 		return
@@ -561,36 +573,160 @@ func (c *collector) eventJSON(f *File, where string, line []byte, jackson, kind 
 	c.events = append(c.events, e)
 }
 
-// readArray streams a top-level JSON array of progress objects.
-func (c *collector) readArray(f *File, path string, in io.Reader) error {
-	dec := json.NewDecoder(in)
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("%s: not a JSON array: %v", path, err)
+// readArray streams a top-level JSON array of progress objects. Each
+// element is cut out lexically (strings, escapes and nesting followed byte
+// by byte) and held only up to the record limit: a larger one is skipped
+// to its end as it streams in, never held or decoded, and the elements
+// after it are still read.
+func (c *collector) readArray(f *File, path string, in *bufio.Reader) error {
+	if b, err := in.ReadByte(); err != nil || b != '[' {
+		return fmt.Errorf("%s: not a JSON array", path)
 	}
-	for i := 0; dec.More(); i++ {
+	var buf []byte
+	for i := 0; ; i++ {
+		b, err := skipSpace(in)
+		if err == io.EOF {
+			c.badLine(f, path+": end", "the array is not closed", nil)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if i == 0 && b == ']' {
+			break
+		}
 		where := fmt.Sprintf("%s: element %d", path, i)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			c.badLine(f, where, jsonReason(err).Error(), nil)
-			return nil // the rest of the array cannot be found again
+		in.UnreadByte()
+		var long bool
+		buf, long, err = scanValue(in, buf[:0], maxRecord)
+		if err != nil && err != io.EOF {
+			return err
 		}
 		f.Lines++
-		if len(raw) > maxRecord {
-			c.badLine(f, where, "element larger than 4 MiB", raw)
-			continue
+		switch {
+		case err == io.EOF:
+			c.badLine(f, where, "the element is cut off at the end of the file", buf)
+			return nil
+		case long:
+			c.badLine(f, where, fmt.Sprintf("element larger than %d MiB", maxRecord>>20), buf)
+		case buf[0] == '{':
+			c.jsonLine(f, where, buf)
+		default:
+			c.badLine(f, where, "not a JSON object", buf)
 		}
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-			c.jsonLine(f, where, raw)
-		} else {
-			c.badLine(f, where, "not a JSON object", raw)
+		b, err = skipSpace(in)
+		if err == io.EOF {
+			c.badLine(f, path+": end", "the array is not closed", nil)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if b == ']' {
+			break
+		}
+		if b != ',' {
+			c.badLine(f, where, fmt.Sprintf("want , or ] after the element, got %q", b), nil)
+			return nil // the rest of the array cannot be found again
 		}
 	}
-	if _, err := dec.Token(); err != nil {
-		c.badLine(f, path+": end", "the array is not closed", nil)
-		return nil
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := skipSpace(in); err != io.EOF {
 		c.badLine(f, path+": end", "data after the JSON array", nil)
 	}
 	return nil
+}
+
+// skipSpace reads up to the first byte that is not JSON white space.
+func skipSpace(in *bufio.Reader) (byte, error) {
+	for {
+		b, err := in.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+			return b, nil
+		}
+	}
+}
+
+// scanValue reads one JSON value's bytes: an object or array to its
+// closing bracket, a string to its closing quote, anything else to the
+// next delimiter. At most limit bytes are kept in buf (long: there were
+// more, read and dropped). io.EOF: the value was cut off.
+func scanValue(in *bufio.Reader, buf []byte, limit int) ([]byte, bool, error) {
+	long := false
+	keep := func(b byte) {
+		if len(buf) < limit {
+			buf = append(buf, b)
+		} else {
+			long = true
+		}
+	}
+	first, err := in.ReadByte()
+	if err != nil {
+		return buf, false, err
+	}
+	keep(first)
+	if first != '{' && first != '[' && first != '"' {
+		for {
+			b, err := in.ReadByte()
+			if err != nil {
+				return buf, long, nil // a scalar may end the file; the caller sees the array unclosed
+			}
+			if b == ',' || b == ']' || b == '}' || b == ' ' || b == '\t' || b == '\r' || b == '\n' {
+				in.UnreadByte()
+				return buf, long, nil
+			}
+			keep(b)
+		}
+	}
+	depth, str, esc := 1, first == '"', false
+	if str {
+		depth = 0
+	}
+	for {
+		// Scan what is buffered in place (Peek, then Discard what was
+		// used): only quotes, backslashes and brackets change the state.
+		if in.Buffered() == 0 {
+			if _, err := in.Peek(1); err != nil {
+				if err == io.EOF {
+					return buf, long, io.EOF
+				}
+				return buf, long, err
+			}
+		}
+		chunk, _ := in.Peek(in.Buffered())
+		used, done := len(chunk), false
+		for k, b := range chunk {
+			switch {
+			case esc:
+				esc = false
+			case str && b == '\\':
+				esc = true
+			case b == '"':
+				str = !str
+				done = !str && depth == 0
+			case str:
+			case b == '{' || b == '[':
+				depth++
+			case b == '}' || b == ']':
+				depth--
+				done = depth == 0
+			}
+			if done {
+				used = k + 1
+				break
+			}
+		}
+		if room := max(limit-len(buf), 0); used > room {
+			buf = append(buf, chunk[:room]...)
+			long = true
+		} else {
+			buf = append(buf, chunk[:used]...)
+		}
+		in.Discard(used)
+		if done {
+			return buf, long, nil
+		}
+	}
 }

@@ -1,13 +1,17 @@
 package progress
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -234,4 +238,91 @@ func TestRedteamNoHangOnPipesOrDevices(t *testing.T) {
 			t.Fatalf("%s: Read blocked", tc.path)
 		}
 	}
+}
+
+// hugeArray streams [good, {one element of size bytes}, good] without
+// holding it.
+func hugeArray(size int) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		io.WriteString(pw, "[\n"+good+",\n{\"id\": \"")
+		chunk := []byte(strings.Repeat("x", 1<<16))
+		for n := 0; n < size; n += len(chunk) {
+			if _, err := pw.Write(chunk); err != nil {
+				return
+			}
+		}
+		io.WriteString(pw, "\", \"batchId\": 1, \"s\": \"a]}\\\"[{\"},\n"+strings.Replace(good, `"batchId":3`, `"batchId":4`, 1)+"\n]\n")
+		pw.Close()
+	}()
+	return pr
+}
+
+// TestRedteamHugeArrayElement: one element of a JSON array far above the
+// 4 MiB record limit is refused as it streams in, without being held or
+// decoded (it was decoded whole: 1.48 GB for 300 MB), and the elements
+// after it are still read.
+func TestRedteamHugeArrayElement(t *testing.T) {
+	read := func(size int) uint64 {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		l, err := ReadFrom("a.json", hugeArray(size))
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Files[0].Records != 2 || l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, "larger than 4 MiB") || l.Bad[0].Where != "a.json: element 1" {
+			t.Errorf("file %+v, bad %+v", l.Files[0], l.Bad)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	// What is allocated is the record limit's buffer (grown to 4 MiB),
+	// not the element: it does not grow with the element's size.
+	small, big := read(32<<20), read(128<<20)
+	t.Logf("allocated: %d MiB for a 32 MiB element, %d MiB for a 128 MiB one", small>>20, big>>20)
+	if big > 64<<20 || big > small+8<<20 {
+		t.Errorf("%d MiB allocated for a 32 MiB element, %d MiB for a 128 MiB one: the element was held", small>>20, big>>20)
+	}
+}
+
+// FuzzArrayElements: on any valid JSON array, the streaming element
+// scanner finds exactly the elements encoding/json finds, each with the
+// same bytes (so no element is merged, split or lost).
+func FuzzArrayElements(f *testing.F) {
+	f.Add([]byte(`[` + good + `, 5, "a]", {"b": "}\"{"}, [1, [2]], null]`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(` [ {"a" : "\\"} ] `))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want []json.RawMessage
+		if json.Unmarshal(data, &want) != nil {
+			return
+		}
+		in := bufio.NewReader(bytes.NewReader(bytes.TrimLeft(data, " \t\r\n")))
+		in.ReadByte() // '['
+		var got [][]byte
+		for {
+			b, err := skipSpace(in)
+			if err != nil || b == ']' {
+				break
+			}
+			if b == ',' {
+				continue
+			}
+			in.UnreadByte()
+			v, long, err := scanValue(in, nil, maxRecord)
+			if err != nil || long {
+				t.Fatalf("element %d: %v long=%v", len(got), err, long)
+			}
+			got = append(got, v)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d elements, encoding/json finds %d", len(got), len(want))
+		}
+		for i := range got {
+			if !bytes.Equal(bytes.TrimSpace(got[i]), bytes.TrimSpace(want[i])) {
+				t.Fatalf("element %d: %q, encoding/json: %q", i, got[i], want[i])
+			}
+		}
+	})
 }
