@@ -35,6 +35,7 @@ const (
 	StateOverBound       Kind = Kind(check.StateOverBound)
 	WatermarkStalled     Kind = Kind(check.WatermarkStalled)
 	WatermarkJump        Kind = "watermark-jump"
+	WatermarkRegressed   Kind = "watermark-regressed"
 	LateDropped          Kind = Kind(check.LateDropped)
 	BatchDurationGrowing Kind = "batch-duration-growing"
 	TooFewPartitions     Kind = "state-partitions-too-few"
@@ -46,7 +47,7 @@ const (
 
 // Kinds lists every kind in report order.
 var Kinds = []Kind{ConflictingCopies, QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
-	LateDropped, BatchDurationGrowing, TooFewPartitions, DuplicatesDropped, EventTimeInKey, QueryRestarted, BadLines}
+	WatermarkRegressed, LateDropped, BatchDurationGrowing, TooFewPartitions, DuplicatesDropped, EventTimeInKey, QueryRestarted, BadLines}
 
 // Severity: a problem fails the diagnosis (exit 1); info is evidence.
 type Severity string
@@ -292,6 +293,7 @@ func diagnoseQuery(q progress.Query, opt Options) QueryReport {
 	qr.Facts = s.facts
 	qr.Points = s.points()
 	s.failed()
+	s.regressed()
 	s.watermark()
 	for i := range s.facts.Operators {
 		s.operator(i)

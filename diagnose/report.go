@@ -128,7 +128,7 @@ type junitFailure struct {
 // problemKinds are the kinds junit.xml has a test case for, per query, so
 // that a nightly job can alert on each by name.
 var problemKinds = []Kind{ConflictingCopies, QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
-	LateDropped, BatchDurationGrowing, TooFewPartitions}
+	WatermarkRegressed, LateDropped, BatchDurationGrowing, TooFewPartitions}
 
 // JUnit is junit.xml: one test case per query and problem kind, failed
 // when the finding is there.

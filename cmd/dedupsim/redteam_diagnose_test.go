@@ -43,7 +43,24 @@ func TestRedteamDiagnose(t *testing.T) {
 	noAddBatch := sparkRecords(12, func(i int, l string) string {
 		return strings.Replace(l, `"durationMs":{"addBatch":10}`, `"durationMs":{"triggerExecution":10}`, 1)
 	})
+	withWM := func(wm func(i int) string) string {
+		return sparkRecords(6, func(i int, l string) string {
+			return strings.Replace(l, `"stateOperators"`, `"eventTime":{"watermark":"`+wm(i)+`"},"stateOperators"`, 1)
+		})
+	}
+	regress := withWM(func(i int) string {
+		if i == 4 {
+			i = 1
+		}
+		return fmt.Sprintf("2026-12-01T08:%02d:00.000Z", i)
+	})
+	year0 := withWM(func(i int) string { return "0000-12-01T08:00:00.000Z" })
+	year10000 := withWM(func(i int) string { return "9999-12-31T23:30:00.000-01:00" })
 	cases := []badCase{
+		// 8. watermarks in Spark's range and order.
+		{name: "watermark year 0", files: map[string]string{"p.jsonl": year0}, args: d("$DIR/p.jsonl"), code: 2, want: []string{"eventTime.watermark", "years 1 to 9999", "$DIR/p.jsonl:1"}},
+		{name: "watermark past 9999 by its offset", files: map[string]string{"p.jsonl": year10000}, args: d("$DIR/p.jsonl"), code: 2, want: []string{"year 10000", "years 1 to 9999"}},
+		{name: "watermark goes back in a run", files: map[string]string{"p.jsonl": regress}, args: d("$DIR/p.jsonl"), code: 1, want: []string{"watermark-regressed"}},
 		// 1. every input read as what it is, or refused.
 		{name: "gzip progress is read", files: map[string]string{"p.jsonl.gz": gzipText(good)}, args: d("$DIR/p.jsonl.gz"), code: 0},
 		{name: "gzip beside plain is read", files: map[string]string{"p.jsonl.gz": gzipText(good), "q.jsonl": good}, args: d("$DIR/q.jsonl", "$DIR/p.jsonl.gz"), code: 0},

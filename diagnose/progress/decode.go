@@ -334,7 +334,11 @@ func eventTime(m map[string]string) (EventTime, error) {
 }
 
 // minYear and maxYear bound the timestamps accepted: Spark's timestamps
-// span years 1 to 9999; anything outside is corruption.
+// span years 1 to 9999 (its DateTimeUtils; docs/exit-codes.md: a watermark
+// beyond 9999 is corrupt); anything outside is corruption. The bound is on
+// the UTC year, so an offset cannot carry a time past it.
+const minYear, maxYear = 1, 9999
+
 func parseTime(field, s string) (int64, error) {
 	t, err := time.Parse(timeLayout, s)
 	if err != nil {
@@ -343,6 +347,9 @@ func parseTime(field, s string) (int64, error) {
 		if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
 			return 0, bad(field, "%q is not a time like 2026-12-01T08:45:12.123Z", truncate(s, 40))
 		}
+	}
+	if y := t.UTC().Year(); y < minYear || y > maxYear {
+		return 0, bad(field, "%q is year %d in UTC, outside Spark's timestamps (years 1 to 9999): corrupt", truncate(s, 40), y)
 	}
 	return t.UnixMilli(), nil
 }

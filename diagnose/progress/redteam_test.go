@@ -326,3 +326,21 @@ func FuzzArrayElements(f *testing.F) {
 		}
 	})
 }
+
+// TestRedteamTimesInSparkRange: Spark's timestamps span years 1 to 9999
+// (exit-codes.md: a watermark past 9999 is corrupt); a time outside, in any
+// field and any accepted layout, is a bad line naming the field.
+func TestRedteamTimesInSparkRange(t *testing.T) {
+	for _, tc := range []struct{ from, to, field string }{
+		{`"watermark":"2026-12-01T08:40:00.000Z"`, `"watermark":"0000-12-01T08:40:00.000Z"`, "eventTime.watermark"},
+		{`"watermark":"2026-12-01T08:40:00.000Z"`, `"watermark":"9999-12-31T23:00:00-05:00"`, "eventTime.watermark"},
+		{`"max":"2026-12-01T08:45:00.000Z"`, `"max":"0000-01-01T00:00:00Z"`, "eventTime.max"},
+		{`"timestamp":"2026-12-01T08:45:12.123Z"`, `"timestamp":"0000-01-01T00:00:00.000Z"`, "timestamp"},
+	} {
+		rec := strings.Replace(good, tc.from, tc.to, 1)
+		l, err := ReadFrom("p.jsonl", strings.NewReader(good+"\n"+strings.Replace(rec, `"batchId":3`, `"batchId":4`, 1)+"\n"))
+		if err != nil || l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, tc.field+": ") || !strings.Contains(l.Bad[0].Reason, "years 1 to 9999") {
+			t.Errorf("%s: want one bad line naming %s and Spark's range, got %v %+v", tc.to, tc.field, err, l)
+		}
+	}
+}
