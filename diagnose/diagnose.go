@@ -261,8 +261,10 @@ func conflictFinding(id string, n int, all []progress.Conflict) Finding {
 
 // series is one query's executed batches in order, with the run index.
 type series struct {
-	recs []progress.Progress
-	run  []int
+	// recs point into the log's records (a year of triggers is a million
+	// records: they are not copied).
+	recs []*progress.Progress
+	run  []int32
 	// firstOfRun marks a run's first batch (its planning skews durations).
 	firstOfRun []bool
 	q          progress.Query
@@ -276,13 +278,14 @@ func diagnoseQuery(q progress.Query, opt Options) QueryReport {
 	qr := QueryReport{ID: q.ID, Name: q.Name, Runs: len(q.Runs)}
 	for ri, run := range q.Runs {
 		first := true
-		for _, p := range run.Records {
+		for i := range run.Records {
+			p := &run.Records[i]
 			if p.Idle {
 				qr.Idle++
 				continue
 			}
 			s.recs = append(s.recs, p)
-			s.run = append(s.run, ri)
+			s.run = append(s.run, int32(ri))
 			s.firstOfRun = append(s.firstOfRun, first)
 			first = false
 			qr.Rows += p.NumInputRows
@@ -425,7 +428,7 @@ func (s *series) medianGap() int64 {
 func (s *series) points() []Point {
 	var out []Point
 	for i, p := range s.recs {
-		pt := Point{BatchID: p.BatchID, Run: s.run[i], AtMs: p.TimestampMs, InputRows: p.NumInputRows,
+		pt := Point{BatchID: p.BatchID, Run: int(s.run[i]), AtMs: p.TimestampMs, InputRows: p.NumInputRows,
 			DurationMs: p.BatchDurationMs, InputPerSecond: p.InputRowsPerSecond,
 			WatermarkMs: p.EventTime.WatermarkMs, HasWatermark: p.EventTime.HasWatermark,
 			MaxEventMs: p.EventTime.MaxMs, HasMaxEvent: p.EventTime.HasMax}

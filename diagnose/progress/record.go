@@ -46,6 +46,7 @@ type Progress struct {
 	Idle bool
 	// Where is FILE:LINE (or FILE:element N) of the record.
 	Where string
+	rank  int32 // the run's place in the order of runs (group)
 }
 
 // EventTime is the eventTime map, as ms UTC; Has* say which keys were
