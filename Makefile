@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: diagnose-fixtures all build demo test bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
+.PHONY: diagnose-fixtures all build demo test bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz redteam clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
@@ -175,6 +175,11 @@ lint:
 # Short runs of every fuzz target (go test -fuzz takes one target at a time).
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
+
+# The red-team suite: every TestRedteam* (issue 25's wrong or dangerous
+# answers, one test each), which a future change must pass.
+redteam:
+	$(GO) test -count=1 -run Redteam ./...
 
 clean:
 	rm -rf bin

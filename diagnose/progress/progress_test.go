@@ -269,15 +269,39 @@ func FuzzReadFrom(f *testing.F) {
 			f.Add(b[:min(len(b), 8192)])
 		}
 	}
+	// Issue 25's kinds: compressed, an array with brackets in strings, two
+	// copies of one batch that differ, a time out of Spark's range, a
+	// record with rows and no addBatch.
+	f.Add(gzipOf([]byte(good + "\n")))
+	f.Add([]byte(`[` + good + `, {"s": "]}\"[{"}, ` + strings.Replace(good, `"batchId":3`, `"batchId":4`, 1) + `]`))
+	f.Add([]byte(good + "\n" + strings.Replace(good, `"numRowsTotal":7`, `"numRowsTotal":8`, 1) + "\n"))
+	f.Add([]byte(strings.Replace(good, "2026-12-01T08:40", "0000-12-01T08:40", 1) + "\n"))
+	f.Add([]byte(strings.Replace(good, `"addBatch":10,`, "", 1) + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := ReadFrom("f", bytes.NewReader(data))
 		if err != nil {
 			return
 		}
+		if l.Files[0].Records == 0 {
+			t.Fatalf("an input of no record was not refused: %+v", l.Files[0])
+		}
+		if l.ConflictTotal < len(l.Conflicts) || len(l.Conflicts) > MaxConflicts {
+			t.Fatalf("conflicts %d / %d", l.ConflictTotal, len(l.Conflicts))
+		}
+		const minMs, maxMs = -62135596800000, 253402300799999 // years 1 and 9999, UTC
 		for _, q := range l.Queries {
 			for _, p := range q.Records() {
 				if p.BatchID < 0 || p.NumInputRows < 0 {
 					t.Fatalf("out of domain: %+v", p)
+				}
+				if p.Idle && p.NumInputRows > 0 {
+					t.Fatalf("an idle record with rows in: %+v", p)
+				}
+				et := p.EventTime
+				for _, ms := range []int64{p.TimestampMs, et.MinMs, et.MaxMs, et.AvgMs, et.WatermarkMs} {
+					if ms < minMs || ms > maxMs {
+						t.Fatalf("a time outside Spark's range: %d in %+v", ms, p)
+					}
 				}
 				for _, s := range p.StateOperators {
 					if s.NumRowsTotal < 0 || s.NumRowsDroppedByWatermark < 0 {
