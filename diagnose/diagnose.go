@@ -29,11 +29,13 @@ type Kind string
 // The kinds, in report order.
 const (
 	QueryFailed          Kind = "query-failed"
+	ConflictingCopies    Kind = "conflicting-copies"
 	NoWatermark          Kind = "no-watermark"
 	StateUnbounded       Kind = Kind(check.StateUnbounded)
 	StateOverBound       Kind = Kind(check.StateOverBound)
 	WatermarkStalled     Kind = Kind(check.WatermarkStalled)
 	WatermarkJump        Kind = "watermark-jump"
+	WatermarkRegressed   Kind = "watermark-regressed"
 	LateDropped          Kind = Kind(check.LateDropped)
 	BatchDurationGrowing Kind = "batch-duration-growing"
 	TooFewPartitions     Kind = "state-partitions-too-few"
@@ -44,8 +46,8 @@ const (
 )
 
 // Kinds lists every kind in report order.
-var Kinds = []Kind{QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
-	LateDropped, BatchDurationGrowing, TooFewPartitions, DuplicatesDropped, EventTimeInKey, QueryRestarted, BadLines}
+var Kinds = []Kind{ConflictingCopies, QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
+	WatermarkRegressed, LateDropped, BatchDurationGrowing, TooFewPartitions, DuplicatesDropped, EventTimeInKey, QueryRestarted, BadLines}
 
 // Severity: a problem fails the diagnosis (exit 1); info is evidence.
 type Severity string
@@ -169,6 +171,7 @@ type Report struct {
 	Bad        []progress.BadLine `json:"badLines"`
 	BadTotal   int                `json:"badLinesTotal"`
 	Duplicates int                `json:"duplicateRecords"`
+	Conflicts  int                `json:"conflictingCopies"`
 	Queries    []QueryReport      `json:"queries"`
 	Problems   int                `json:"problems"`
 	Summary    string             `json:"summary"`
@@ -192,9 +195,12 @@ func (r Report) Find(k Kind) *Finding {
 // Diagnose judges every query of log.
 func Diagnose(log *progress.Log, opt Options) Report {
 	opt = opt.withDefaults()
-	r := Report{Files: log.Files, Bad: log.Bad, BadTotal: log.BadTotal, Duplicates: log.Duplicates}
+	r := Report{Files: log.Files, Bad: log.Bad, BadTotal: log.BadTotal, Duplicates: log.Duplicates, Conflicts: log.ConflictTotal}
 	for _, q := range log.Queries {
 		qr := diagnoseQuery(q, opt)
+		if n := log.ConflictsPerQuery[q.ID]; n > 0 {
+			qr.Finding = append([]Finding{conflictFinding(q.ID, n, log.Conflicts)}, qr.Finding...)
+		}
 		r.Queries = append(r.Queries, qr)
 	}
 	if log.BadTotal > 0 && len(r.Queries) > 0 {
@@ -229,10 +235,36 @@ func Diagnose(log *progress.Log, opt Options) Report {
 	return r
 }
 
+// conflictFinding: copies of one executed batch that differ. Spark writes
+// one progress per executed batch of a run, so the inputs contradict each
+// other and no verdict over them can be trusted: a problem, naming both
+// copies. The copy judged is chosen by content (progress.Conflict), so the
+// report does not depend on the order of the inputs.
+func conflictFinding(id string, n int, all []progress.Conflict) Finding {
+	f := Finding{Kind: ConflictingCopies, Severity: Problem, Query: id, Operator: -1, FromBatch: -1, Confidence: 1,
+		Message: fmt.Sprintf("%d executed batch(es) have two copies with different figures (same query id, run id and batch id): the inputs contradict each other", n),
+		Advice:  "give only the logs of this query's own runs: a hand-edited log, or logs of two checkpoints copied together under one query id, make every other finding doubtful"}
+	for _, c := range all {
+		if c.ID != id {
+			continue
+		}
+		if f.FromBatch < 0 || c.BatchID < f.FromBatch {
+			f.FromBatch = c.BatchID
+		}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("run %s batch %d: %s %s at %s, %s at %s", c.RunID, c.BatchID, c.Field, c.A, c.WhereA, c.B, c.WhereB))
+	}
+	if len(f.Evidence) < n {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("(%d more not listed)", n-len(f.Evidence)))
+	}
+	return f
+}
+
 // series is one query's executed batches in order, with the run index.
 type series struct {
-	recs []progress.Progress
-	run  []int
+	// recs point into the log's records (a year of triggers is a million
+	// records: they are not copied).
+	recs []*progress.Progress
+	run  []int32
 	// firstOfRun marks a run's first batch (its planning skews durations).
 	firstOfRun []bool
 	q          progress.Query
@@ -246,13 +278,14 @@ func diagnoseQuery(q progress.Query, opt Options) QueryReport {
 	qr := QueryReport{ID: q.ID, Name: q.Name, Runs: len(q.Runs)}
 	for ri, run := range q.Runs {
 		first := true
-		for _, p := range run.Records {
+		for i := range run.Records {
+			p := &run.Records[i]
 			if p.Idle {
 				qr.Idle++
 				continue
 			}
 			s.recs = append(s.recs, p)
-			s.run = append(s.run, ri)
+			s.run = append(s.run, int32(ri))
 			s.firstOfRun = append(s.firstOfRun, first)
 			first = false
 			qr.Rows += p.NumInputRows
@@ -263,6 +296,7 @@ func diagnoseQuery(q progress.Query, opt Options) QueryReport {
 	qr.Facts = s.facts
 	qr.Points = s.points()
 	s.failed()
+	s.regressed()
 	s.watermark()
 	for i := range s.facts.Operators {
 		s.operator(i)
@@ -297,7 +331,7 @@ func (s *series) shape() Facts {
 	var rates []float64
 	var rows, dups, updated int64
 	var minEv, maxEv int64 = math.MaxInt64, math.MinInt64
-	for _, p := range s.recs {
+	for k, p := range s.recs {
 		for i, op := range p.StateOperators {
 			if i >= len(f.Operators) {
 				f.Operators = append(f.Operators, op.OperatorName)
@@ -309,7 +343,7 @@ func (s *series) shape() Facts {
 		}
 		f.HasWatermark = f.HasWatermark || p.EventTime.HasWatermark
 		if p.NumInputRows > 0 {
-			if p.InputRowsPerSecond >= 0 && !s.firstOfRunAt(p) {
+			if p.InputRowsPerSecond >= 0 && !s.firstOfRun[k] {
 				rates = append(rates, p.InputRowsPerSecond)
 			}
 			rows += p.NumInputRows
@@ -344,15 +378,6 @@ func (s *series) shape() Facts {
 	}
 	f.TriggerMs = s.medianGap()
 	return f
-}
-
-func (s *series) firstOfRunAt(p progress.Progress) bool {
-	for i := range s.recs {
-		if s.recs[i].RunID == p.RunID && s.recs[i].BatchID == p.BatchID {
-			return s.firstOfRun[i]
-		}
-	}
-	return false
 }
 
 // estimateDelay: the watermark is max event time seen minus the delay,
@@ -403,7 +428,7 @@ func (s *series) medianGap() int64 {
 func (s *series) points() []Point {
 	var out []Point
 	for i, p := range s.recs {
-		pt := Point{BatchID: p.BatchID, Run: s.run[i], AtMs: p.TimestampMs, InputRows: p.NumInputRows,
+		pt := Point{BatchID: p.BatchID, Run: int(s.run[i]), AtMs: p.TimestampMs, InputRows: p.NumInputRows,
 			DurationMs: p.BatchDurationMs, InputPerSecond: p.InputRowsPerSecond,
 			WatermarkMs: p.EventTime.WatermarkMs, HasWatermark: p.EventTime.HasWatermark,
 			MaxEventMs: p.EventTime.MaxMs, HasMaxEvent: p.EventTime.HasMax}

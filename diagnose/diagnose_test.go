@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -187,5 +188,35 @@ func TestEmittedScenarioReproduces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRedteamWatermarkRegressed: within one run Spark's watermark never
+// goes back (WatermarkTracker.updateWatermark only raises it, and a batch
+// runs with the watermark of its offsets/N); a record whose watermark is
+// below an earlier batch's of the same run is a problem naming both.
+func TestRedteamWatermarkRegressed(t *testing.T) {
+	op := progress.StateOperator{OperatorName: "dedupeWithinWatermark", NumRowsTotal: 10, NumRowsUpdated: 5, NumRowsRemoved: 5}
+	var recs []progress.Progress
+	for i := range 6 {
+		wm := int64(i) * 60_000
+		if i == 4 {
+			wm = 60_000
+		}
+		p := prog(int64(i), int64(i)*60_000+600_000, 5, op, progress.EventTime{WatermarkMs: wm, HasWatermark: true, MaxMs: int64(i)*60_000 + 120_000, HasMax: true}, 100)
+		p.Where = fmt.Sprintf("p.jsonl:%d", i+1)
+		recs = append(recs, p)
+	}
+	r := Diagnose(logOf(recs...), Options{})
+	f := r.Find(WatermarkRegressed)
+	if f == nil || f.Severity != Problem || f.FromBatch != 4 || !strings.Contains(strings.Join(f.Evidence, "\n"), "p.jsonl:4") || !strings.Contains(strings.Join(f.Evidence, "\n"), "p.jsonl:5") {
+		t.Fatalf("want watermark-regressed at batch 4 naming p.jsonl:4 and p.jsonl:5, got %+v", f)
+	}
+	// A watermark standing still is no regression.
+	for i := range recs {
+		recs[i].EventTime.WatermarkMs = 0
+	}
+	if r := Diagnose(logOf(recs...), Options{}); r.Find(WatermarkRegressed) != nil {
+		t.Errorf("a watermark standing still is no regression")
 	}
 }

@@ -27,8 +27,8 @@ func (r Report) WriteText(w io.Writer) {
 		shapes = append(shapes, s)
 	}
 	fmt.Fprintf(w, "inputs: %s\n", strings.Join(shapes, ", "))
-	if r.BadTotal > 0 || r.Duplicates > 0 {
-		fmt.Fprintf(w, "bad lines: %d; records seen in two inputs: %d\n", r.BadTotal, r.Duplicates)
+	if r.BadTotal > 0 || r.Duplicates > 0 || r.Conflicts > 0 {
+		fmt.Fprintf(w, "bad lines: %d; records seen in two inputs: %d; conflicting copies: %d\n", r.BadTotal, r.Duplicates, r.Conflicts)
 	}
 	for _, q := range r.Queries {
 		fmt.Fprintf(w, "\nquery %s (id %s): %d run(s), %d batches, %s rows in\n", nameOf(q), q.ID, q.Runs, q.Batches, num(q.Rows))
@@ -127,8 +127,8 @@ type junitFailure struct {
 
 // problemKinds are the kinds junit.xml has a test case for, per query, so
 // that a nightly job can alert on each by name.
-var problemKinds = []Kind{QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
-	LateDropped, BatchDurationGrowing, TooFewPartitions}
+var problemKinds = []Kind{ConflictingCopies, QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
+	WatermarkRegressed, LateDropped, BatchDurationGrowing, TooFewPartitions}
 
 // JUnit is junit.xml: one test case per query and problem kind, failed
 // when the finding is there.

@@ -324,6 +324,48 @@ func (s *series) partitions(i int, name string, o opSeries) {
 		Evidence: ev, Advice: advice})
 }
 
+// regressed: within one run the watermark never goes back. Spark's
+// WatermarkTracker.updateWatermark only ever raises the global watermark,
+// and a batch runs with (and its progress reports as eventTime.watermark)
+// the batchWatermarkMs of its offsets/N, taken from the tracker; so among
+// one run's executed batches in batch order it is non-decreasing. A record
+// below an earlier batch's watermark is a corrupt or hand-edited log, or
+// two logs mixed under one run id: a problem naming both records. Across
+// runs nothing is assumed (a checkpoint can be rebuilt under the same id).
+func (s *series) regressed() {
+	var ev []string
+	from, n := int64(-1), 0
+	prev := -1
+	for k, p := range s.recs {
+		if !p.EventTime.HasWatermark {
+			continue
+		}
+		if prev >= 0 && s.run[prev] != s.run[k] {
+			prev = -1
+		}
+		if prev >= 0 && p.EventTime.WatermarkMs < s.recs[prev].EventTime.WatermarkMs {
+			q := s.recs[prev]
+			n++
+			if from < 0 {
+				from = p.BatchID
+			}
+			if len(ev) < 10 {
+				ev = append(ev, fmt.Sprintf("batch %d (%s) ran with watermark %s, below batch %d's %s (%s)",
+					p.BatchID, p.Where, iso(p.EventTime.WatermarkMs), q.BatchID, iso(q.EventTime.WatermarkMs), q.Where))
+			}
+			continue // the higher watermark stays the one to compare with
+		}
+		prev = k
+	}
+	if n == 0 {
+		return
+	}
+	s.add(Finding{Kind: WatermarkRegressed, Severity: Problem, Operator: -1, FromBatch: from,
+		Message:  fmt.Sprintf("the watermark goes back within a run in %d batch(es), which Spark never does (it only raises it): the log is corrupt, edited, or two logs share a run id", n),
+		Evidence: ev,
+		Advice:   "give the query's own, unedited progress records; the other findings over these records are doubtful"})
+}
+
 // watermark: jumps (a future event time drags it) and stalls (it stands
 // still while data flows and the max event time moves on).
 func (s *series) watermark() {

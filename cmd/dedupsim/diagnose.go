@@ -26,20 +26,23 @@ wrong with its deduplication, with the evidence and what to change (docs/diagnos
   bare or as {"progress": {...}}, with its started/idle/terminated events); a JSON array
   (query.recentProgress); a driver log with "Streaming query made progress:" and the
   pretty-printed JSON among other lines; a Spark event log, one file or a rolling eventlog_v2_*
-  folder, plain or lz4/snappy/zstd (read from the bytes). Several LOGs are read as one: queries
-  are told apart by id, runs (restarts) by runId; a record seen in two inputs counts once.
+  folder, plain or lz4/snappy/zstd, or any of them in gzip, bzip2, an lz4 frame or snappy framing
+  (told from the bytes, never the name). Several LOGs are read as one: queries
+  are told apart by id, runs (restarts) by runId; a batch seen twice with the same figures counts
+  once, with different figures it is conflicting-copies.
 
 Findings, per query and stateful operator: no-watermark, state-unbounded (a fitted trend with
 its R², and the time until --memory-budget), state-over-bound, watermark-stalled, watermark-jump
 (future event times), late-dropped, batch-duration-growing, state-partitions-too-few,
-query-failed (problems); duplicates-dropped, event-time-in-key, query-restarted, bad-lines (info).
+query-failed, conflicting-copies, watermark-regressed (problems); duplicates-dropped, event-time-in-key, query-restarted, bad-lines (info).
 
 --out DIR writes report.html (the query's charts), report.json and junit.xml. --emit-scenario
 FILE writes a scenario fitted to the log that reproduces the finding on the simulator (dedupsim
 run FILE). --query QUERY.yaml gives what the log lacks (the watermark delay, the keys).
 
 Exit status: 0 healthy, 1 a problem finding, 2 unreadable input (a missing file, a broken
-compressed stream, no progress record at all) or a bad flag. Bad lines are counted and quoted.`
+compressed stream, binary data, an input with no progress record) or a bad flag. Bad lines are
+counted and quoted; the records read per input are printed.`
 
 // diagnoseOptions are diagnose's flags.
 type diagnoseOptions struct {

@@ -21,6 +21,8 @@ package codec
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,7 +45,48 @@ const (
 	Snappy Codec = "snappy"
 	Zstd   Codec = "zstd"
 	LZF    Codec = "lzf"
+	// Not Spark's event log codecs, but what users compress a copied log
+	// with (gzip, bzip2, the lz4 and snappy tools' own framings): read too,
+	// from their magic bytes.
+	Gzip         Codec = "gzip"
+	Bzip2        Codec = "bzip2"
+	LZ4Frame     Codec = "lz4-frame"
+	SnappyFramed Codec = "snappy-framed"
 )
+
+// Sniff is the codec head (the first bytes of a stream, 10 or more when
+// the stream has them) says: a renamed or downloaded file keeps its
+// bytes, so the name is never trusted. A format recognised and not read
+// (xz, zip, 7z) is an error naming it.
+func Sniff(head []byte) (Codec, error) {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return Zstd, nil
+	case bytes.HasPrefix(head, []byte("LZ4Block")):
+		return LZ4, nil
+	case bytes.HasPrefix(head, snappyMagic):
+		return Snappy, nil
+	case bytes.HasPrefix(head, []byte("ZV")) && len(head) >= 3 && head[2] <= 1:
+		return LZF, nil
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return Gzip, nil
+	case len(head) >= 4 && string(head[:3]) == "BZh" && head[3] >= '1' && head[3] <= '9':
+		return Bzip2, nil
+	case bytes.HasPrefix(head, []byte{0x04, 0x22, 0x4d, 0x18}):
+		return LZ4Frame, nil
+	case bytes.HasPrefix(head, []byte("\xff\x06\x00\x00sNaPpY")):
+		return SnappyFramed, nil
+	case bytes.HasPrefix(head, []byte{0x02, 0x21, 0x4c, 0x18}):
+		return None, errors.New("an lz4 legacy frame (lz4 -l): not read; decompress it first (lz4 -d)")
+	case bytes.HasPrefix(head, []byte("\xfd7zXZ\x00")):
+		return None, errors.New("an xz file: not read; decompress it first (xz -d)")
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
+		return None, errors.New("a zip archive: not read; unpack it and give the log inside")
+	case bytes.HasPrefix(head, []byte("7z\xbc\xaf\x27\x1c")):
+		return None, errors.New("a 7z archive: not read; unpack it and give the log inside")
+	}
+	return None, nil
+}
 
 // ErrCorrupt is wrapped by every error about a damaged stream.
 var ErrCorrupt = errors.New("corrupt stream")
@@ -83,16 +126,60 @@ func NewReader(r io.Reader, c Codec) (io.ReadCloser, error) {
 			return nil, err
 		}
 		return zstdCloser{d}, nil
+	case Gzip:
+		g, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("%w: gzip header: %v", ErrCorrupt, err)
+		}
+		return named{g, "gzip", g}, nil
+	case Bzip2:
+		return named{bzip2.NewReader(r), "bzip2", nil}, nil
+	case LZ4Frame:
+		return named{lz4.NewReader(r), "lz4 frame", nil}, nil
+	case SnappyFramed:
+		return named{snappy.NewReader(r), "snappy framed stream", nil}, nil
 	case LZF:
 		return nil, fmt.Errorf("the lzf codec is not supported (Spark's default is zstd; lz4, snappy and zstd are read): decompress the file first")
 	}
 	return nil, fmt.Errorf("unknown codec %q: want lz4, snappy or zstd", string(c))
 }
 
+// named names the codec in every error but EOF: a library's "unexpected
+// EOF" alone would not say that a compressed stream was cut.
+type named struct {
+	r    io.Reader
+	name string
+	c    io.Closer
+}
+
+func (n named) Read(p []byte) (int, error) {
+	k, err := n.r.Read(p)
+	if err != nil && err != io.EOF {
+		if errors.Is(err, ErrCorrupt) {
+			return k, err
+		}
+		err = fmt.Errorf("%w: %s: %v", ErrCorrupt, n.name, err)
+	}
+	return k, err
+}
+
+func (n named) Close() error {
+	if n.c != nil {
+		return n.c.Close()
+	}
+	return nil
+}
+
 type zstdCloser struct{ d *zstd.Decoder }
 
-func (z zstdCloser) Read(p []byte) (int, error) { return z.d.Read(p) }
-func (z zstdCloser) Close() error               { z.d.Close(); return nil }
+func (z zstdCloser) Read(p []byte) (int, error) {
+	n, err := z.d.Read(p)
+	if err != nil && err != io.EOF && !errors.Is(err, ErrCorrupt) {
+		err = fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+	}
+	return n, err
+}
+func (z zstdCloser) Close() error { z.d.Close(); return nil }
 
 // lz4-java's LZ4BlockOutputStream constants.
 const (

@@ -173,3 +173,35 @@ func FuzzSnappyJava(f *testing.F) {
 		io.ReadAll(NewSnappyJavaReader(bytes.NewReader(b)))
 	})
 }
+
+// FuzzSniffDecode: any bytes are either no codec, a codec refused by name,
+// or a stream whose every failure is a named ErrCorrupt (never a bare
+// "unexpected EOF" that would not say which stream was cut), and never a
+// panic. At most 1 MiB is decoded per input.
+func FuzzSniffDecode(f *testing.F) {
+	for _, s := range [][]byte{
+		{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, []byte("BZh91AY&SY"), {0x04, 0x22, 0x4d, 0x18, 0x64, 0x40, 0xa7},
+		[]byte("\xff\x06\x00\x00sNaPpY"), {0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0}, []byte("LZ4Block"), []byte("\xfd7zXZ\x00"),
+		lz4Block(f, []byte("seed")), snappyJava([]byte("seed")),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Sniff(b)
+		if err != nil || c == None || c == LZF {
+			return
+		}
+		r, err := NewReader(bytes.NewReader(b), c)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("%s: opening: %v is not ErrCorrupt", c, err)
+			}
+			return
+		}
+		defer r.Close()
+		_, err = io.Copy(io.Discard, io.LimitReader(r, 1<<20))
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: %v is not ErrCorrupt", c, err)
+		}
+	})
+}

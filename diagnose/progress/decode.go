@@ -73,16 +73,20 @@ func bad(field, format string, a ...any) error {
 	return &fieldError{field, fmt.Sprintf(format, a...)}
 }
 
+// decodeRaw decodes one record's JSON (one object, nothing after it).
+func decodeRaw(b []byte, r *rawProgress) error {
+	if err := json.Unmarshal(b, r); err != nil {
+		return jsonReason(err)
+	}
+	return nil
+}
+
 // decodeProgress turns one record's JSON into a Progress, checking every
 // field against its domain.
 func decodeProgress(b []byte) (Progress, error) {
 	var r rawProgress
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&r); err != nil {
-		return Progress{}, jsonReason(err)
-	}
-	if dec.More() {
-		return Progress{}, bad("record", "trailing data after the JSON object")
+	if err := decodeRaw(b, &r); err != nil {
+		return Progress{}, err
 	}
 	return r.check()
 }
@@ -116,8 +120,10 @@ func (r rawProgress) check() (Progress, error) {
 			return p, bad("durationMs."+k, "%d ms is negative", v)
 		}
 	}
+	if len(r.DurationMs) == 0 {
+		return p, bad("durationMs", "missing: Spark writes it for every trigger (an idle one has latestOffset and triggerExecution), so this record cannot be told an executed batch or an idle trigger")
+	}
 	_, ran := r.DurationMs["addBatch"]
-	p.Idle = !ran
 	switch {
 	case r.BatchDuration != nil && *r.BatchDuration < 0:
 		return p, bad("batchDuration", "%d ms is negative", *r.BatchDuration)
@@ -179,6 +185,21 @@ func (r rawProgress) check() (Progress, error) {
 			return p, bad("numInputRows", "%d is not the sum of sources[].numInputRows (%d)", *r.NumInputRows, sum)
 		}
 		p.NumInputRows = *r.NumInputRows
+	}
+	if !ran {
+		// Spark's idle trigger (no batch run, no addBatch phase) has no
+		// rows in and resets numRowsUpdated and numRowsDroppedByWatermark
+		// to 0 (A.1); a record with any of them is not idle, and without
+		// addBatch it is not a whole executed batch either.
+		if p.NumInputRows > 0 {
+			return p, bad("durationMs.addBatch", "missing while numInputRows is %d: an idle trigger has no rows in, and an executed batch has an addBatch phase", p.NumInputRows)
+		}
+		for i, s := range p.StateOperators {
+			if s.NumRowsUpdated > 0 || s.NumRowsDroppedByWatermark > 0 {
+				return p, bad("durationMs.addBatch", "missing while stateOperators[%d] updated %d and dropped %d rows: an idle trigger has 0 of both", i, s.NumRowsUpdated, s.NumRowsDroppedByWatermark)
+			}
+		}
+		p.Idle = true
 	}
 	if r.Sink != nil && r.Sink.NumOutputRows != nil {
 		if *r.Sink.NumOutputRows < -1 {
@@ -313,7 +334,11 @@ func eventTime(m map[string]string) (EventTime, error) {
 }
 
 // minYear and maxYear bound the timestamps accepted: Spark's timestamps
-// span years 1 to 9999; anything outside is corruption.
+// span years 1 to 9999 (its DateTimeUtils; docs/exit-codes.md: a watermark
+// beyond 9999 is corrupt); anything outside is corruption. The bound is on
+// the UTC year, so an offset cannot carry a time past it.
+const minYear, maxYear = 1, 9999
+
 func parseTime(field, s string) (int64, error) {
 	t, err := time.Parse(timeLayout, s)
 	if err != nil {
@@ -322,6 +347,9 @@ func parseTime(field, s string) (int64, error) {
 		if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
 			return 0, bad(field, "%q is not a time like 2026-12-01T08:45:12.123Z", truncate(s, 40))
 		}
+	}
+	if y := t.UTC().Year(); y < minYear || y > maxYear {
+		return 0, bad(field, "%q is year %d in UTC, outside Spark's timestamps (years 1 to 9999): corrupt", truncate(s, 40), y)
 	}
 	return t.UnixMilli(), nil
 }

@@ -1,81 +1,111 @@
 package progress
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 )
 
 // group sorts the records into queries and runs (A.3: within one id, order
-// by run start, then batch id; file order means nothing).
+// by run start, then batch id; file order means nothing). The records are
+// sorted in place and each run's Records is a part of that one slice: no
+// record is copied, so memory is the records read and little more.
 func (c *collector) group() {
-	byID := map[string]*Query{}
-	runs := map[[2]string]*Run{}
-	var order []string
-	query := func(id string) *Query {
-		q := byID[id]
-		if q == nil {
-			q = &Query{ID: id}
-			byID[id] = q
-			order = append(order, id)
-		}
-		return q
+	c.seen, c.batches = nil, nil // not needed any more
+	type runKey struct{ id, run string }
+	type runInfo struct {
+		start              int64
+		started, hasFirst  bool
+		firstBatch, firstT int64
+		stopped            bool
+		exception, name    string
+		rank               int32
 	}
-	run := func(id, runID string, ts int64) *Run {
-		k := [2]string{id, runID}
+	runs := map[runKey]*runInfo{}
+	names := map[string]string{}
+	get := func(id, run string) *runInfo {
+		k := runKey{id, run}
 		r := runs[k]
 		if r == nil {
-			r = &Run{RunID: runID, StartMs: ts}
+			r = &runInfo{}
 			runs[k] = r
 		}
 		return r
 	}
-	started := map[[2]string]bool{}
 	for _, e := range c.events {
-		if e.Kind == Started {
-			started[[2]string{e.ID, e.RunID}] = true
-		}
-		q := query(e.ID)
+		r := get(e.ID, e.RunID)
 		if e.Name != "" {
-			q.Name = e.Name
+			names[e.ID] = e.Name
 		}
-		r := run(e.ID, e.RunID, e.TimestampMs)
 		switch e.Kind {
 		case Started:
-			r.StartMs = e.TimestampMs
+			r.start, r.started = e.TimestampMs, true
 		case Terminated:
-			r.Stopped, r.Exception = true, e.Exception
+			r.stopped, r.exception = true, e.Exception
+		default:
+			if !r.started && !r.hasFirst && r.start == 0 {
+				r.start = e.TimestampMs
+			}
 		}
 	}
-	for _, p := range c.records {
-		q := query(p.ID)
+	for i := range c.records {
+		p := &c.records[i]
 		if p.Name != "" {
-			q.Name = p.Name
+			names[p.ID] = p.Name
 		}
-		r := run(p.ID, p.RunID, p.TimestampMs)
-		r.Records = append(r.Records, p)
+		r := get(p.ID, p.RunID)
+		if !r.hasFirst || p.BatchID < r.firstBatch || (p.BatchID == r.firstBatch && p.TimestampMs < r.firstT) {
+			r.hasFirst, r.firstBatch, r.firstT = true, p.BatchID, p.TimestampMs
+		}
 	}
+	keys := make([]runKey, 0, len(runs))
 	for k, r := range runs {
-		sort.SliceStable(r.Records, func(i, j int) bool {
-			a, b := r.Records[i], r.Records[j]
-			if a.BatchID != b.BatchID {
-				return a.BatchID < b.BatchID
-			}
-			return a.TimestampMs < b.TimestampMs
-		})
-		if len(r.Records) > 0 && !started[k] {
-			r.StartMs = r.Records[0].TimestampMs
+		if r.hasFirst && !r.started {
+			r.start = r.firstT
 		}
-		q := byID[k[0]]
-		q.Runs = append(q.Runs, *r)
+		keys = append(keys, k)
 	}
-	sort.Strings(order)
-	for _, id := range order {
-		q := byID[id]
-		sort.Slice(q.Runs, func(i, j int) bool {
-			if q.Runs[i].StartMs != q.Runs[j].StartMs {
-				return q.Runs[i].StartMs < q.Runs[j].StartMs
-			}
-			return q.Runs[i].RunID < q.Runs[j].RunID
-		})
-		c.log.Queries = append(c.log.Queries, *q)
+	slices.SortFunc(keys, func(a, b runKey) int {
+		if c := strings.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(runs[a].start, runs[b].start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.run, b.run)
+	})
+	for i, k := range keys {
+		runs[k].rank = int32(i)
 	}
+	for i := range c.records {
+		p := &c.records[i]
+		p.rank = runs[runKey{p.ID, p.RunID}].rank
+	}
+	slices.SortFunc(c.records, func(a, b Progress) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.BatchID, b.BatchID); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.TimestampMs, b.TimestampMs); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Where, b.Where)
+	})
+	at := 0
+	for _, k := range keys {
+		r := runs[k]
+		end := at
+		for end < len(c.records) && c.records[end].rank == r.rank {
+			end++
+		}
+		if n := len(c.log.Queries); n == 0 || c.log.Queries[n-1].ID != k.id {
+			c.log.Queries = append(c.log.Queries, Query{ID: k.id, Name: names[k.id]})
+		}
+		q := &c.log.Queries[len(c.log.Queries)-1]
+		q.Runs = append(q.Runs, Run{RunID: k.run, StartMs: r.start, Records: c.records[at:end:end], Stopped: r.stopped, Exception: r.exception})
+		at = end
+	}
+	c.records = nil
 }

@@ -208,10 +208,15 @@ func TestWrappedAndStructuredAndInterleaved(t *testing.T) {
 	if fmt.Sprint(ids) != "[3 4 5]" || l.Files[0].Other != 2 || l.Files[0].Shape != DriverLog {
 		t.Errorf("batches %v, other lines %d, shape %s; want [3 4 5], 2, driver-log", ids, l.Files[0].Other, l.Files[0].Shape)
 	}
-	// A progress cut off at the end of the file is a bad line, not lost silently.
-	l, err = ReadFrom("cut.log", strings.NewReader("x INFO P: Streaming query made progress: {\n  \"id\" : \"a\",\n"))
+	// A progress cut off at the end of the file is a bad line, not lost
+	// silently (and an input of no record is refused, quoting it).
+	l, err = ReadFrom("cut.log", strings.NewReader(good+"\nx INFO P: Streaming query made progress: {\n  \"id\" : \"a\",\n"))
 	if err != nil || l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, "cut off") {
 		t.Errorf("cut progress: %v %+v", err, l)
+	}
+	_, err = ReadFrom("cut.log", strings.NewReader("x INFO P: Streaming query made progress: {\n  \"id\" : \"a\",\n"))
+	if err == nil || !strings.Contains(err.Error(), "cut off") {
+		t.Errorf("cut progress alone: %v", err)
 	}
 }
 
@@ -264,15 +269,39 @@ func FuzzReadFrom(f *testing.F) {
 			f.Add(b[:min(len(b), 8192)])
 		}
 	}
+	// Issue 25's kinds: compressed, an array with brackets in strings, two
+	// copies of one batch that differ, a time out of Spark's range, a
+	// record with rows and no addBatch.
+	f.Add(gzipOf([]byte(good + "\n")))
+	f.Add([]byte(`[` + good + `, {"s": "]}\"[{"}, ` + strings.Replace(good, `"batchId":3`, `"batchId":4`, 1) + `]`))
+	f.Add([]byte(good + "\n" + strings.Replace(good, `"numRowsTotal":7`, `"numRowsTotal":8`, 1) + "\n"))
+	f.Add([]byte(strings.Replace(good, "2026-12-01T08:40", "0000-12-01T08:40", 1) + "\n"))
+	f.Add([]byte(strings.Replace(good, `"addBatch":10,`, "", 1) + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := ReadFrom("f", bytes.NewReader(data))
 		if err != nil {
 			return
 		}
+		if l.Files[0].Records == 0 {
+			t.Fatalf("an input of no record was not refused: %+v", l.Files[0])
+		}
+		if l.ConflictTotal < len(l.Conflicts) || len(l.Conflicts) > MaxConflicts {
+			t.Fatalf("conflicts %d / %d", l.ConflictTotal, len(l.Conflicts))
+		}
+		const minMs, maxMs = -62135596800000, 253402300799999 // years 1 and 9999, UTC
 		for _, q := range l.Queries {
 			for _, p := range q.Records() {
 				if p.BatchID < 0 || p.NumInputRows < 0 {
 					t.Fatalf("out of domain: %+v", p)
+				}
+				if p.Idle && p.NumInputRows > 0 {
+					t.Fatalf("an idle record with rows in: %+v", p)
+				}
+				et := p.EventTime
+				for _, ms := range []int64{p.TimestampMs, et.MinMs, et.MaxMs, et.AvgMs, et.WatermarkMs} {
+					if ms < minMs || ms > maxMs {
+						t.Fatalf("a time outside Spark's range: %d in %+v", ms, p)
+					}
 				}
 				for _, s := range p.StateOperators {
 					if s.NumRowsTotal < 0 || s.NumRowsDroppedByWatermark < 0 {
@@ -306,8 +335,8 @@ func TestListenerEvents(t *testing.T) {
 		t.Errorf("query %+v, file %+v", q, l.Files[0])
 	}
 	// A started event without a timestamp is refused, with the field named.
-	l, _ = ReadFrom("e.jsonl", strings.NewReader(`{"event":"started","id":"`+id+`","runId":"`+run+`"}`+"\n"))
-	if l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, "timestamp: missing") {
-		t.Errorf("%+v", l.Bad)
+	l, _ = ReadFrom("e.jsonl", strings.NewReader(`{"event":"started","id":"`+id+`","runId":"`+run+`"}`+"\n"+good+"\n"))
+	if l == nil || l.BadTotal != 1 || !strings.Contains(l.Bad[0].Reason, "timestamp: missing") {
+		t.Errorf("%+v", l)
 	}
 }

@@ -38,11 +38,18 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// Read reads every input and groups the records per query and run.
+// Read reads every input and groups the records per query and run. An
+// input that yields no progress record is an InputError: a verdict is only
+// given over records read, and one input read as nothing (a format not
+// recognised, a log of another kind) would leave the verdict to the others.
 func Read(paths []string) (*Log, error) {
-	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
+	c := newCollector()
 	for _, p := range paths {
+		c.firstBad = ""
 		f, err := c.readPath(p)
+		if err == nil {
+			err = c.noRecord(f)
+		}
 		if err != nil {
 			return nil, &InputError{Path: p, Err: err}
 		}
@@ -52,12 +59,37 @@ func Read(paths []string) (*Log, error) {
 	return &c.log, nil
 }
 
+func newCollector() *collector {
+	return &collector{seen: map[recordKey]bool{}, batches: map[batchKey]int{}, strs: map[string]string{}}
+}
+
+// noRecord refuses an input that yielded no progress record, saying what
+// it was read as.
+func (c *collector) noRecord(f File) error {
+	if f.Records > 0 {
+		return nil
+	}
+	what := fmt.Sprintf("read as %s", f.Shape)
+	if f.Codec != "" {
+		what += " (" + f.Codec + ")"
+	}
+	what += fmt.Sprintf(": %d lines, %d bad lines, %d listener events, %d other lines", f.Lines, f.Bad, f.Events, f.Other)
+	if c.firstBad != "" {
+		what += "; the first bad line: " + c.firstBad
+	}
+	return fmt.Errorf("no StreamingQueryProgress record in this input (%s)", what)
+}
+
 // ReadFrom reads one input from r, named name in its messages (a file's
 // bytes, for tests and fuzzing; Read opens files and folders).
 func ReadFrom(name string, r io.Reader) (*Log, error) {
-	c := &collector{seen: map[recordKey]bool{}, strs: map[string]string{}}
+	c := newCollector()
 	f := File{Path: name}
-	if err := c.readStream(&f, name, r); err != nil {
+	err := c.readStream(&f, name, r)
+	if err == nil {
+		err = c.noRecord(f)
+	}
+	if err != nil {
 		return nil, &InputError{Path: name, Err: err}
 	}
 	c.log.Files = append(c.log.Files, f)
@@ -78,7 +110,10 @@ type collector struct {
 	records []Progress
 	events  []Event
 	seen    map[recordKey]bool
+	batches map[batchKey]int // executed batch -> its index in records
 	strs    map[string]string
+	// firstBad is the current input's first bad line (where: reason).
+	firstBad string
 }
 
 func (c *collector) readPath(path string) (File, error) {
@@ -90,7 +125,7 @@ func (c *collector) readPath(path string) (File, error) {
 	if st.IsDir() {
 		return c.readRolling(path)
 	}
-	r, err := os.Open(path)
+	r, err := openRegular(path)
 	if err != nil {
 		return f, err
 	}
@@ -133,9 +168,9 @@ func (c *collector) readRolling(dir string) (File, error) {
 			return f, fmt.Errorf("event log part %d is missing (found %s)", i+1, p.name)
 		}
 		sub := File{Path: filepath.Join(dir, p.name)}
-		r, err := os.Open(sub.Path)
+		r, err := openRegular(sub.Path)
 		if err != nil {
-			return f, err
+			return f, fmt.Errorf("%s: %w", p.name, err)
 		}
 		err = c.readStream(&sub, sub.Path, r)
 		r.Close()
@@ -152,33 +187,54 @@ func (c *collector) readRolling(dir string) (File, error) {
 	return f, nil
 }
 
-// sniff is the codec the first bytes say (the name is only a hint: a
-// renamed or downloaded file keeps its bytes).
-func sniff(br *bufio.Reader) codec.Codec {
-	head, _ := br.Peek(8)
-	switch {
-	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		return codec.Zstd
-	case bytes.HasPrefix(head, []byte("LZ4Block")):
-		return codec.LZ4
-	case bytes.HasPrefix(head, []byte("\x82SNAPPY\x00")):
-		return codec.Snappy
-	case bytes.HasPrefix(head, []byte("ZV")):
-		return codec.LZF
-	}
-	return codec.None
-}
+// maxLayers bounds the codecs stacked on one input (a gzip of a zstd
+// event log is two; more is no log anyone keeps).
+const maxLayers = 3
+
+// sniffLen is how many bytes are looked at to tell a codec or binary data.
+const sniffLen = 4096
 
 func (c *collector) readStream(f *File, path string, raw io.Reader) error {
-	br := bufio.NewReaderSize(raw, 1<<16)
-	cd := sniff(br)
-	f.Codec = string(cd)
-	dr, err := codec.NewReader(br, cd)
-	if err != nil {
+	in := bufio.NewReaderSize(raw, 1<<16)
+	var names []string
+	for layer := 0; ; layer++ {
+		head, err := in.Peek(16)
+		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return err
+		}
+		cd, err := codec.Sniff(head)
+		if err != nil {
+			return err
+		}
+		if cd == codec.None {
+			break
+		}
+		if layer == maxLayers {
+			return fmt.Errorf("more than %d layers of compression (%s): not a log", maxLayers, strings.Join(names, "+"))
+		}
+		names = append(names, string(cd))
+		dr, err := codec.NewReader(in, cd)
+		if err != nil {
+			return err
+		}
+		defer dr.Close()
+		in = bufio.NewReaderSize(dr, 1<<16)
+	}
+	f.Codec = strings.Join(names, "+")
+	// Text logs and JSON hold no NUL byte: one in the first bytes is a
+	// binary or unknown compressed format (or UTF-16), never read as a
+	// driver log of no records.
+	head, err := in.Peek(sniffLen)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return err
 	}
-	defer dr.Close()
-	in := bufio.NewReaderSize(dr, 1<<16)
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		what := "the file"
+		if f.Codec != "" {
+			what = "the " + f.Codec + " stream's content"
+		}
+		return fmt.Errorf("binary data (a NUL byte at byte %d of %s): not a text log or JSON; an unknown compressed or binary format, or UTF-16, is not read", i, what)
+	}
 	first, ok, err := firstByte(in)
 	if err != nil {
 		return err
@@ -255,6 +311,9 @@ func (l *lineReader) next() ([]byte, error) {
 func (c *collector) badLine(f *File, where, reason string, text []byte) {
 	f.Bad++
 	c.log.BadTotal++
+	if c.firstBad == "" {
+		c.firstBad = where + ": " + reason
+	}
 	if len(c.log.Bad) < MaxBad {
 		c.log.Bad = append(c.log.Bad, BadLine{Where: where, Reason: reason, Text: quote(text)})
 	}
@@ -365,11 +424,13 @@ func (c *collector) jsonLine(f *File, where string, line []byte) {
 		c.badLine(f, where, fmt.Sprintf("a JSON object larger than %d MiB", maxRecord>>20), line)
 		return
 	}
+	// One decoding serves both: the line's own fields as a progress, and
+	// the fields that say what else it might be.
 	var probe struct {
+		rawProgress
 		Event    *string         `json:"Event"`
 		Kind     *string         `json:"event"`
 		Progress json.RawMessage `json:"progress"`
-		BatchID  json.RawMessage `json:"batchId"`
 		Msg      *string         `json:"msg"`
 		Level    *string         `json:"level"`
 	}
@@ -387,8 +448,8 @@ func (c *collector) jsonLine(f *File, where string, line []byte) {
 		}
 	case len(probe.Progress) > 0:
 		c.progressJSON(f, where, probe.Progress)
-	case len(probe.BatchID) > 0:
-		c.progressJSON(f, where, line)
+	case probe.BatchID != nil:
+		c.progress(f, where, line, probe.rawProgress)
 	case probe.Event != nil || probe.Kind != nil:
 		c.eventJSON(f, where, line, probe.Event, probe.Kind)
 	default:
@@ -397,7 +458,17 @@ func (c *collector) jsonLine(f *File, where string, line []byte) {
 }
 
 func (c *collector) progressJSON(f *File, where string, js []byte) {
-	p, err := decodeProgress(js)
+	var r rawProgress
+	if err := decodeRaw(js, &r); err != nil {
+		c.badLine(f, where, err.Error(), js)
+		return
+	}
+	c.progress(f, where, js, r)
+}
+
+// progress checks one decoded record and keeps it.
+func (c *collector) progress(f *File, where string, js []byte, r rawProgress) {
+	p, err := r.check()
 	if err != nil {
 		c.badLine(f, where, err.Error(), js)
 		return
@@ -405,6 +476,18 @@ func (c *collector) progressJSON(f *File, where string, js []byte) {
 	p.Where = where
 	p.ID, p.RunID, p.Name = c.intern(p.ID), c.intern(p.RunID), c.intern(p.Name)
 	f.Records++
+	if !p.Idle {
+		// One executed batch of a run has one progress: a second copy is
+		// a duplicate or a conflict, whatever its timestamp.
+		k := batchKey{p.ID, p.RunID, p.BatchID}
+		if i, ok := c.batches[k]; ok {
+			c.copyOf(i, p)
+			return
+		}
+		c.batches[k] = len(c.records)
+		c.records = append(c.records, p)
+		return
+	}
 	k := recordKey{p.ID, p.RunID, p.BatchID, p.TimestampMs, p.Idle}
 	if c.seen[k] {
 		c.log.Duplicates++
@@ -490,36 +573,160 @@ func (c *collector) eventJSON(f *File, where string, line []byte, jackson, kind 
 	c.events = append(c.events, e)
 }
 
-// readArray streams a top-level JSON array of progress objects.
-func (c *collector) readArray(f *File, path string, in io.Reader) error {
-	dec := json.NewDecoder(in)
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("%s: not a JSON array: %v", path, err)
+// readArray streams a top-level JSON array of progress objects. Each
+// element is cut out lexically (strings, escapes and nesting followed byte
+// by byte) and held only up to the record limit: a larger one is skipped
+// to its end as it streams in, never held or decoded, and the elements
+// after it are still read.
+func (c *collector) readArray(f *File, path string, in *bufio.Reader) error {
+	if b, err := in.ReadByte(); err != nil || b != '[' {
+		return fmt.Errorf("%s: not a JSON array", path)
 	}
-	for i := 0; dec.More(); i++ {
+	var buf []byte
+	for i := 0; ; i++ {
+		b, err := skipSpace(in)
+		if err == io.EOF {
+			c.badLine(f, path+": end", "the array is not closed", nil)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if i == 0 && b == ']' {
+			break
+		}
 		where := fmt.Sprintf("%s: element %d", path, i)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			c.badLine(f, where, jsonReason(err).Error(), nil)
-			return nil // the rest of the array cannot be found again
+		in.UnreadByte()
+		var long bool
+		buf, long, err = scanValue(in, buf[:0], maxRecord)
+		if err != nil && err != io.EOF {
+			return err
 		}
 		f.Lines++
-		if len(raw) > maxRecord {
-			c.badLine(f, where, "element larger than 4 MiB", raw)
-			continue
+		switch {
+		case err == io.EOF:
+			c.badLine(f, where, "the element is cut off at the end of the file", buf)
+			return nil
+		case long:
+			c.badLine(f, where, fmt.Sprintf("element larger than %d MiB", maxRecord>>20), buf)
+		case buf[0] == '{':
+			c.jsonLine(f, where, buf)
+		default:
+			c.badLine(f, where, "not a JSON object", buf)
 		}
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-			c.jsonLine(f, where, raw)
-		} else {
-			c.badLine(f, where, "not a JSON object", raw)
+		b, err = skipSpace(in)
+		if err == io.EOF {
+			c.badLine(f, path+": end", "the array is not closed", nil)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if b == ']' {
+			break
+		}
+		if b != ',' {
+			c.badLine(f, where, fmt.Sprintf("want , or ] after the element, got %q", b), nil)
+			return nil // the rest of the array cannot be found again
 		}
 	}
-	if _, err := dec.Token(); err != nil {
-		c.badLine(f, path+": end", "the array is not closed", nil)
-		return nil
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := skipSpace(in); err != io.EOF {
 		c.badLine(f, path+": end", "data after the JSON array", nil)
 	}
 	return nil
+}
+
+// skipSpace reads up to the first byte that is not JSON white space.
+func skipSpace(in *bufio.Reader) (byte, error) {
+	for {
+		b, err := in.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+			return b, nil
+		}
+	}
+}
+
+// scanValue reads one JSON value's bytes: an object or array to its
+// closing bracket, a string to its closing quote, anything else to the
+// next delimiter. At most limit bytes are kept in buf (long: there were
+// more, read and dropped). io.EOF: the value was cut off.
+func scanValue(in *bufio.Reader, buf []byte, limit int) ([]byte, bool, error) {
+	long := false
+	keep := func(b byte) {
+		if len(buf) < limit {
+			buf = append(buf, b)
+		} else {
+			long = true
+		}
+	}
+	first, err := in.ReadByte()
+	if err != nil {
+		return buf, false, err
+	}
+	keep(first)
+	if first != '{' && first != '[' && first != '"' {
+		for {
+			b, err := in.ReadByte()
+			if err != nil {
+				return buf, long, nil // a scalar may end the file; the caller sees the array unclosed
+			}
+			if b == ',' || b == ']' || b == '}' || b == ' ' || b == '\t' || b == '\r' || b == '\n' {
+				in.UnreadByte()
+				return buf, long, nil
+			}
+			keep(b)
+		}
+	}
+	depth, str, esc := 1, first == '"', false
+	if str {
+		depth = 0
+	}
+	for {
+		// Scan what is buffered in place (Peek, then Discard what was
+		// used): only quotes, backslashes and brackets change the state.
+		if in.Buffered() == 0 {
+			if _, err := in.Peek(1); err != nil {
+				if err == io.EOF {
+					return buf, long, io.EOF
+				}
+				return buf, long, err
+			}
+		}
+		chunk, _ := in.Peek(in.Buffered())
+		used, done := len(chunk), false
+		for k, b := range chunk {
+			switch {
+			case esc:
+				esc = false
+			case str && b == '\\':
+				esc = true
+			case b == '"':
+				str = !str
+				done = !str && depth == 0
+			case str:
+			case b == '{' || b == '[':
+				depth++
+			case b == '}' || b == ']':
+				depth--
+				done = depth == 0
+			}
+			if done {
+				used = k + 1
+				break
+			}
+		}
+		if room := max(limit-len(buf), 0); used > room {
+			buf = append(buf, chunk[:room]...)
+			long = true
+		} else {
+			buf = append(buf, chunk[:used]...)
+		}
+		in.Discard(used)
+		if done {
+			return buf, long, nil
+		}
+	}
 }

@@ -46,6 +46,7 @@ type Progress struct {
 	Idle bool
 	// Where is FILE:LINE (or FILE:element N) of the record.
 	Where string
+	rank  int32 // the run's place in the order of runs (group)
 }
 
 // EventTime is the eventTime map, as ms UTC; Has* say which keys were
@@ -197,9 +198,15 @@ type Log struct {
 	Bad     []BadLine
 	// BadTotal counts every bad line; Bad keeps the first MaxBad.
 	BadTotal int
-	// Duplicates counts records seen twice (the same id, run id, batch id
-	// and timestamp in two inputs, e.g. a listener log and a driver log).
+	// Duplicates counts records seen twice with the same figures (the same
+	// executed batch of a run in two inputs, e.g. a listener log and a
+	// driver log; an idle trigger: the same batch id and timestamp).
 	Duplicates int
+	// Conflicts are copies of one executed batch with different figures
+	// (the first MaxConflicts, sorted); ConflictTotal counts them all.
+	Conflicts         []Conflict
+	ConflictTotal     int
+	ConflictsPerQuery map[string]int
 }
 
 // MaxBad bounds the bad lines a Log quotes.

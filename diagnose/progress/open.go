@@ -1,0 +1,46 @@
+package progress
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// openRegular opens path for reading only if it is a regular file (or a
+// link to one). It opens without blocking (O_NONBLOCK: a named pipe with no
+// writer would block the open, and its reads, forever) and checks the file
+// it got, not the name, so a file swapped for a pipe between a stat and
+// the open is caught too. O_NONBLOCK changes nothing for a regular file.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("not a regular file (%s): diagnose reads files and rolling event log folders only", kindOf(st.Mode()))
+	}
+	return f, nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe, whose reads would block"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a folder"
+	}
+	return "mode " + m.String()
+}
