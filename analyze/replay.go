@@ -174,7 +174,7 @@ func (r *replay) add(hash uint64, et, clock int64) {
 		if s.within {
 			at = et + r.delayMs*1000
 		} else {
-			h = mix64(hash ^ mix64(uint64(et)))
+			h = mix(hash ^ mix(uint64(et)))
 		}
 		if _, ok := s.set[h]; ok {
 			s.st.DroppedDuplicates++
@@ -187,16 +187,6 @@ func (r *replay) add(hash uint64, et, clock int64) {
 		s.set[h] = struct{}{}
 		heap.Push(&s.exp, expiryItem{at: at, hash: h})
 	}
-}
-
-// mix64 is splitmix64's finaliser.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
 }
 
 // endBatch evicts, records the batch and moves the watermark.

@@ -31,6 +31,7 @@ import (
 	"syscall"
 
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/internal/filekind"
 )
 
 // Report is what inspect says about a checkpoint.
@@ -176,23 +177,9 @@ func (c *reader) open(name string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, c.fail(name, "not a regular file (%s): inspect reads only regular files", kind(st.Mode()))
+		return nil, c.fail(name, "not a regular file (%s): inspect reads only regular files", filekind.Name(st.Mode()))
 	}
 	return f, nil
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeDevice != 0 || m&fs.ModeCharDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a folder"
-	}
-	return m.Type().String()
 }
 
 // readSmall reads a log, metadata or schema file whole, refusing one

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/diagnose/codec"
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/internal/filekind"
 )
 
 // Memory and time bounds of reading state files (docs/diagnose.md, part
@@ -96,7 +97,7 @@ func (c *reader) isDir(name string) error {
 		return c.wrap(name, err)
 	}
 	if !fi.IsDir() {
-		return c.fail(name, "not a folder (%s)", kind(fi.Mode()))
+		return c.fail(name, "not a folder (%s)", filekind.Name(fi.Mode()))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/filekind"
 	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
@@ -98,7 +99,7 @@ func expand(arg string) ([]string, error) {
 			// A named pipe, a device or a socket named *.yaml in a folder
 			// would block the run or read without end: refused, never
 			// opened (a pipe given by name, as <(cat s.yaml), is read).
-			return &Error{File: p, Msg: "not a regular file (" + fileKind(mode) + "): a scenario file in a folder must be one"}
+			return &Error{File: p, Msg: "not a regular file (" + filekind.Name(mode) + "): a scenario file in a folder must be one"}
 		}
 		files = append(files, p)
 		return nil
@@ -145,17 +146,4 @@ func knownName(arg string) error {
 		}
 	}
 	return &Error{File: arg, Msg: "no such file or folder, and no catalogue scenario of that name" + suggest.Phrase(near, strconv.Quote) + "; `dedupsim list` lists the catalogue"}
-}
-
-// fileKind names a file mode that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "mode " + m.String()
 }

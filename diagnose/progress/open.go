@@ -2,9 +2,10 @@ package progress
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/dedupsim/dedupsim/internal/filekind"
 )
 
 // openRegular opens path for reading only if it is a regular file (or a
@@ -24,23 +25,7 @@ func openRegular(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("not a regular file (%s): diagnose reads files and rolling event log folders only", kindOf(st.Mode()))
+		return nil, fmt.Errorf("not a regular file (%s): diagnose reads files and rolling event log folders only", filekind.Name(st.Mode()))
 	}
 	return f, nil
-}
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe, whose reads would block"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a folder"
-	}
-	return "mode " + m.String()
 }
