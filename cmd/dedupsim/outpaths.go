@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/dedupsim/dedupsim/scenarios"
 )
 
 // The one home of the rule that no verb writes over a file it reads in the
@@ -165,4 +168,69 @@ func scenarioArgs(args []string) []namedPath {
 // batchOutputs are what run and sweep write at the top of --out.
 func batchOutputs(dir string) []namedPath {
 	return writesInFolder("--out", dir, "index.html", "summary.md", "junit.xml", "shard.json")
+}
+
+// refuseRunFolders refuses a scenario file that lies inside a report
+// folder the run writes: <out>/<scenario>-<seed>/ of any scenario of list
+// and any seed the run may give (seedIn), whose reports are replaced, whose
+// history is removed and whose live/ is emptied (runDir, writeRun,
+// freshLiveDir). batchOutputs covers the files at the top of --out; a
+// folder of scenarios inside --out stays allowed.
+func refuseRunFolders(verb, out string, list []*scenarios.Scenario, seedIn func(uint64) bool) error {
+	for _, s := range list {
+		if s.File == "" || strings.HasPrefix(s.File, "catalogue:") {
+			continue
+		}
+		first, ok := firstFolderUnder(out, s.File)
+		if !ok {
+			continue
+		}
+		for _, t := range list {
+			tail, ok := strings.CutPrefix(first, t.Name+"-")
+			if !ok {
+				continue
+			}
+			if seed, err := strconv.ParseUint(tail, 10, 64); err == nil && strconv.FormatUint(seed, 10) == tail && seedIn(seed) {
+				return fmt.Errorf("%s: the scenario %s lies inside %s, the report folder of %s seed %d that this run writes: refusing to write there", verb, s.File, filepath.Join(out, first), t.Name, seed)
+			}
+		}
+	}
+	return nil
+}
+
+// refuseExportFolders refuses a path that is, or lies inside, an entry
+// checkpoint-K (K >= 1) of replay's --export folder: an export writes the
+// pairs of later checkpoints there and removes those an earlier export left
+// (removeStaleCheckpoints), so whatever is there is replaced or deleted.
+func refuseExportFolders(exportDir string, paths ...namedPath) error {
+	if exportDir == "" {
+		return nil
+	}
+	for _, p := range paths {
+		if p.path == "" {
+			continue
+		}
+		rel, err := filepath.Rel(resolve(exportDir), resolve(p.path))
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		first, _, _ := strings.Cut(rel, string(filepath.Separator))
+		if k, ok := strings.CutPrefix(first, "checkpoint-"); ok {
+			if n, err := strconv.ParseUint(k, 10, 64); err == nil && n >= 1 {
+				return fmt.Errorf("replay: %s %s lies inside %s, which --export writes or removes: refusing", p.what, p.path, filepath.Join(exportDir, first))
+			}
+		}
+	}
+	return nil
+}
+
+// firstFolderUnder is the name of the folder directly in dir that holds p
+// (resolved), when p lies below such a folder.
+func firstFolderUnder(dir, p string) (string, bool) {
+	rel, err := filepath.Rel(resolve(dir), resolve(p))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	first, _, nested := strings.Cut(rel, string(filepath.Separator))
+	return first, nested
 }

@@ -101,7 +101,7 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 // replayScenario checks replay's flags and loads its one scenario: every
 // error is bad input.
 func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
-	if err := refuseOverlap("replay", []namedPath{readsFile("the scenario", arg)}, writesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl")); err != nil {
+	if err := refuseOverlap("replay", []namedPath{readsFile("the scenario", arg)}, append(writesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl"), batchOutputs(o.out)...)); err != nil {
 		return nil, err
 	}
 	if err := checkOut("replay", o.out); err != nil {
@@ -121,6 +121,15 @@ func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
 	}
 	if err := checkRunName(list[0].Name); err != nil {
 		return nil, fmt.Errorf("%s: %w", scenarios.Ref(list[0]), err)
+	}
+	if err := refuseRunFolders("replay", o.out, list, func(s uint64) bool { return s == o.seed }); err != nil {
+		return nil, err
+	}
+	if o.export {
+		report := filepath.Join(o.out, fmt.Sprintf("%s-%d", list[0].Name, o.seed))
+		if err := refuseExportFolders(o.exportDir, readsFile("the scenario", arg), namedPath{what: "the report folder", path: report}); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := checkMemory(list, o.memBudget, o.swarm, 1, true); err != nil {
 		return nil, err

@@ -115,6 +115,9 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if err := refuseRunFolders("run", o.out, list, func(s uint64) bool { return s == o.seed }); err != nil {
+		return badInput(err)
+	}
 	// A run against Kafka holds what the prediction does not model
 	// (kfake's records, the driver's buffers): no soft limit for it.
 	memLine, err := checkScenarios(list, o.memBudget, o.swarm, min(o.bf.jobs, len(list)), o.kafka == "")

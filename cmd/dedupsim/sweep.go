@@ -84,6 +84,12 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
+	// Every seed of the sweep, not only this shard's: shards often share
+	// one --out.
+	seedIn := func(s uint64) bool { return s >= o.first && s-o.first < o.seeds }
+	if err := refuseRunFolders("sweep", o.out, list, seedIn); err != nil {
+		return badInput(err)
+	}
 	// -j seeds run at once, of one scenario or several.
 	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs, true)
 	if err != nil {
