@@ -12,52 +12,17 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/OneOfOne/xxhash"
-	"github.com/pierrec/lz4/v4"
+	"github.com/dedupsim/dedupsim/diagnose/codec/codectest"
 )
 
-// lz4Frame frames data as lz4-java's LZ4BlockOutputStream does: one LZ4
-// block (level 15: up to 32 MiB) per chunk, then the end marker.
-func lz4Frame(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	hdr := func(token byte, clen, dlen int, sum uint32) {
-		out.WriteString("LZ4Block")
-		out.WriteByte(token)
-		binary.Write(&out, binary.LittleEndian, int32(clen))
-		binary.Write(&out, binary.LittleEndian, int32(dlen))
-		binary.Write(&out, binary.LittleEndian, sum)
-	}
-	for len(data) > 0 {
-		chunk := data[:min(len(data), 32<<20)]
-		data = data[len(chunk):]
-		buf := make([]byte, lz4.CompressBlockBound(len(chunk)))
-		n, err := lz4.CompressBlock(chunk, buf, nil)
-		if err != nil || n == 0 {
-			t.Fatalf("lz4: %d %v", n, err)
-		}
-		sum := xxhash.Checksum32S(chunk, 0x9747b28c) & 0x0FFFFFFF
-		hdr(0x2f, n, len(chunk), sum)
-		out.Write(buf[:n])
-	}
-	hdr(0x1f, 0, 0, 0)
-	return out.Bytes()
-}
+// lz4Frame frames data as Spark's lz4 codec with the largest block
+// (32 MiB), so a test's one file is a few blocks.
+func lz4Frame(_ testing.TB, data []byte) []byte { return codectest.LZ4Block(data, 32<<20) }
 
 var regexpWatermark = regexp.MustCompile(`"batchWatermarkMs":[0-9]+`)
 
 // records is a state file's decoded body: key, value pairs, the end mark.
-func records(kv ...[]byte) []byte {
-	var b bytes.Buffer
-	for i := 0; i+1 < len(kv); i += 2 {
-		binary.Write(&b, binary.BigEndian, int32(len(kv[i])))
-		b.Write(kv[i])
-		binary.Write(&b, binary.BigEndian, int32(len(kv[i+1])))
-		b.Write(kv[i+1])
-	}
-	binary.Write(&b, binary.BigEndian, int32(-1))
-	return b.Bytes()
-}
+func records(kv ...[]byte) []byte { return codectest.StateRecords(kv...) }
 
 // brokenCheckpoint copies a real fixture and applies break_; the 4.1
 // checksum sidecars of .delta files are removed when noCRC.

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/diagnose/codec/codectest"
 )
 
 // fixtureFiles is a real checkpoint fixture as a badCase's files, under
@@ -150,6 +154,62 @@ func TestRedteamRunFifo(t *testing.T) {
 			_, errOut, code := run(bin, append(args, "--out", filepath.Join(dir, "o"), dir)...)
 			if code != 2 || !strings.Contains(errOut, filepath.Join(dir, "s.yaml")+": not a regular file (a named pipe)") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+		})
+	}
+}
+
+// TestRedteamInspectBoundsCLI: the bounds on one state file hold at the
+// CLI, not only in the package: a key over 1 MiB and a stored file over
+// 256 MiB are refused with exit 2 and one line, and the red-team's 60 MiB
+// keys (a few MB of lz4 that once took 870 MB to inspect) are refused at
+// the first length. (The child's peak RSS is not asserted here: wait4
+// reports the test process's own pages shared before the exec; measured by
+// hand for the 1 MiB key: 43 MiB, as for a clean checkpoint.)
+func TestRedteamInspectBoundsCLI(t *testing.T) {
+	bin := binary(t)
+	const delta = "c/state/0/1/3.delta"
+	for _, tc := range []struct {
+		name, want string
+		plant      func(t *testing.T, p string)
+	}{
+		{"key over 1 MiB", "state/0/1/3.delta: record 0: key length 1048577 out of range [0, 1 MiB]", func(t *testing.T, p string) {
+			os.WriteFile(p, codectest.LZ4Block(codectest.StateRecords(make([]byte, 1<<20+1), nil), 32<<10), 0o644)
+		}},
+		{"value over 1 MiB", "value length 1048577 out of range [0, 1 MiB]", func(t *testing.T, p string) {
+			os.WriteFile(p, codectest.LZ4Block(codectest.StateRecords([]byte("k"), make([]byte, 1<<20+1)), 32<<10), 0o644)
+		}},
+		{"60 MiB keys", "key length 62914560 out of range", func(t *testing.T, p string) {
+			k := make([]byte, 60<<20)
+			os.WriteFile(p, codectest.LZ4Block(codectest.StateRecords(k, nil, k, nil), 32<<20), 0o644)
+		}},
+		{"stored file over 256 MiB", "state/0/1/3.delta: larger than 256 MiB", func(t *testing.T, p string) {
+			// A sparse file: its size is what is checked, before a read.
+			if err := os.Truncate(p, 256<<20+1); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := filepath.Join(dir, "c")
+			for name, content := range fixtureFiles(t, "unbounded-hdfs", "c", true) {
+				p := filepath.Join(dir, name)
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte(content), 0o644)
+			}
+			tc.plant(t, filepath.Join(dir, delta))
+			cmd := exec.Command(bin, "inspect", c)
+			var errOut bytes.Buffer
+			cmd.Stderr = &errOut
+			err := cmd.Run()
+			code := -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			msg := strings.TrimSpace(errOut.String())
+			if code != 2 || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+				t.Fatalf("exit %d (%v), stderr %q; want 2 and one line with %q", code, err, msg, tc.want)
 			}
 		})
 	}

@@ -10,41 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/OneOfOne/xxhash"
+	"github.com/dedupsim/dedupsim/diagnose/codec/codectest"
 	"github.com/golang/snappy"
-	"github.com/pierrec/lz4/v4"
 )
 
-// lz4Block frames data as lz4-java's LZ4BlockOutputStream does: one block
-// (compressed when it shrinks, else RAW) and the end marker.
-func lz4Block(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	hdr := func(token byte, clen, dlen int, sum uint32) {
-		out.WriteString("LZ4Block")
-		out.WriteByte(token)
-		binary.Write(&out, binary.LittleEndian, int32(clen))
-		binary.Write(&out, binary.LittleEndian, int32(dlen))
-		binary.Write(&out, binary.LittleEndian, sum)
-	}
-	if len(data) > 0 {
-		buf := make([]byte, lz4.CompressBlockBound(len(data)))
-		n, err := lz4.CompressBlock(data, buf, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := xxhash.Checksum32S(data, lz4Seed) & lz4ChecksumMsk
-		if n > 0 && n < len(data) {
-			hdr(0x25, n, len(data), sum)
-			out.Write(buf[:n])
-		} else {
-			hdr(0x15, len(data), len(data), sum)
-			out.Write(data)
-		}
-	}
-	hdr(0x15, 0, 0, 0)
-	return out.Bytes()
-}
+// lz4Block frames data as Spark's lz4 codec does by default (32 KiB
+// blocks).
+func lz4Block(_ testing.TB, data []byte) []byte { return codectest.LZ4Block(data, 32<<10) }
 
 func TestLZ4BlockRoundTrip(t *testing.T) {
 	for _, data := range [][]byte{nil, []byte("abc"), bytes.Repeat([]byte("dedupsim "), 3000)} {
