@@ -11,6 +11,8 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/dedupsim/dedupsim/diagnose"
+	"github.com/dedupsim/dedupsim/diagnose/progress"
 	"github.com/dedupsim/dedupsim/engine/query"
 )
 
@@ -359,5 +361,31 @@ func checkCalibration(t *testing.T, r calibrationResult) {
 	t.Logf("%s: Spark %s %.1f to %.1f B/key, size %.1f (%+.1f%% of the middle)", name, what, lo, hi, got, 100*(got-(lo+hi)/2)/((lo+hi)/2))
 	if got < lo || got > hi {
 		t.Errorf("%s: size %.1f B/key outside Spark's %s %.1f to %.1f", name, got, what, lo, hi)
+	}
+}
+
+// TestFromProgressIsDiagnoseFigure: size --from-progress and diagnose
+// report one bytes per key (progress.MeasureStateBytes) on every committed
+// real progress log, with what memoryUsedBytes counts on its store.
+func TestFromProgressIsDiagnoseFigure(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "diagnose", "testdata", "spark", "*-*"))
+	if len(dirs) < 10 {
+		t.Fatalf("want the 10 Spark fixtures, got %v", dirs)
+	}
+	for _, dir := range dirs {
+		path := filepath.Join(dir, "progress.jsonl")
+		fp, err := ReadProgress(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg, err := progress.Read([]string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := diagnose.Diagnose(lg, diagnose.Options{}).Queries[0].Facts.StateBytes
+		want := map[string]string{"hdfs": progress.MemoryHeap, "rocksdb": progress.MemoryNative}[fp.Store]
+		if sb == nil || sb.BytesPerKey != fp.BytesPerKey || sb.Plateau != fp.Plateau || sb.Memory != fp.Memory || fp.Memory != want || want == "" {
+			t.Errorf("%s: diagnose %+v, size --from-progress %.3f B/key over %d batches, store %q memory %q", dir, sb, fp.BytesPerKey, fp.Plateau, fp.Store, fp.Memory)
+		}
 	}
 }
