@@ -36,16 +36,20 @@ func TestStateBytesPerKey(t *testing.T) {
 		wantLine    string // "" : no line
 		wantMemory  string
 		wantPerKey  float64
+		wantPlateau int
 	}{
 		{"hdfs", "hdfs", totals,
 			"state bytes per key: 309.4 B (memoryUsedBytes / numRowsTotal of operator 0 over its 3 largest of 4 batches; at batch 3 330,000 B / 1,000 keys); JVM heap: the HDFS-backed store's versions in memory",
-			progress.MemoryHeap, 309.375},
+			progress.MemoryHeap, 309.375, 3},
 		{"rocksdb", "rocksdb", totals,
 			"state bytes per key: 309.4 B (memoryUsedBytes / numRowsTotal of operator 0 over its 3 largest of 4 batches; at batch 3 330,000 B / 1,000 keys); not heap: RocksDB's native memory",
-			progress.MemoryNative, 309.375},
+			progress.MemoryNative, 309.375, 3},
 		{"unknown store", "", totals,
-			"state bytes per key: 309.4 B (", progress.MemoryUnknown, 309.375},
-		{"empty state", "hdfs", []int64{0, 0, 0, 0}, "", "", 0},
+			"state bytes per key: 309.4 B (", progress.MemoryUnknown, 309.375, 3},
+		{"empty state", "hdfs", []int64{0, 0, 0, 0}, "", "", 0, 0},
+		{"thousands", "rocksdb", []int64{100, 100, 100, 100},
+			"state bytes per key: 2,525 B (memoryUsedBytes / numRowsTotal of operator 0 over its 4 largest of 4 batches; at batch 3 330,000 B / 100 keys); not heap",
+			progress.MemoryNative, 2525, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Diagnose(logFor(tc.store, tc.totals, mems), Options{})
@@ -80,8 +84,8 @@ func TestStateBytesPerKey(t *testing.T) {
 			if !strings.Contains(text.String(), "\n  "+tc.wantLine) {
 				t.Errorf("text: want a line starting %q in\n%s", tc.wantLine, text.String())
 			}
-			if got == nil || got.Memory != tc.wantMemory || got.BytesPerKey != tc.wantPerKey || got.Plateau != 3 || got.Store != tc.store {
-				t.Errorf("json stateBytesPerKey: got %+v, want memory %s, %v B/key over 3 batches", got, tc.wantMemory, tc.wantPerKey)
+			if got == nil || got.Memory != tc.wantMemory || got.BytesPerKey != tc.wantPerKey || got.Plateau != tc.wantPlateau || got.Store != tc.store {
+				t.Errorf("json stateBytesPerKey: got %+v, want memory %s, %v B/key over %d batches", got, tc.wantMemory, tc.wantPerKey, tc.wantPlateau)
 			}
 		})
 	}

@@ -116,8 +116,12 @@ func (f Facts) stateBytesText() string {
 		trim1(sb.BytesPerKey), sb.Plateau, sb.Batches, sb.LastBatchID, num(sb.LastMemoryUsedBytes), num(sb.LastNumRowsTotal), what)
 }
 
-// trim1 is v with one decimal, without a trailing ".0".
+// trim1 is v with one decimal, without a trailing ".0"; from 1,000 up a
+// whole number with thousands separators.
 func trim1(v float64) string {
+	if v >= 1000 {
+		return num(int64(math.Round(v)))
+	}
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0")
 }
 
