@@ -145,6 +145,10 @@ type Facts struct {
 	DuplicateRate float64 `json:"duplicateRate"`
 	// KeyRatePerSec is new keys per second of event time.
 	KeyRatePerSec float64 `json:"keyRatePerSecond"`
+	// StateBytes is the measured bytes per key of operator 0
+	// (memoryUsedBytes / numRowsTotal over its plateau batches, the figure
+	// size --from-progress sizes with); nil when no batch has state rows.
+	StateBytes *progress.StateBytes `json:"stateBytesPerKey,omitempty"`
 }
 
 // Point is one executed batch of operator 0, for the charts.
@@ -293,6 +297,9 @@ func diagnoseQuery(q progress.Query, opt Options) QueryReport {
 	}
 	qr.Batches = len(s.recs)
 	s.facts = s.shape()
+	if sb, ok := progress.MeasureStateBytes(s.recs); ok {
+		s.facts.StateBytes = &sb
+	}
 	qr.Facts = s.facts
 	qr.Points = s.points()
 	s.failed()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/diagnose/progress"
 	"github.com/dedupsim/dedupsim/reports"
 )
 
@@ -33,6 +34,9 @@ func (r Report) WriteText(w io.Writer) {
 	for _, q := range r.Queries {
 		fmt.Fprintf(w, "\nquery %s (id %s): %d run(s), %d batches, %s rows in\n", nameOf(q), q.ID, q.Runs, q.Batches, num(q.Rows))
 		fmt.Fprintf(w, "  %s\n", q.Facts.describe())
+		if t := q.Facts.stateBytesText(); t != "" {
+			fmt.Fprintf(w, "  %s\n", t)
+		}
 		for _, sev := range []Severity{Problem, Info} {
 			for _, f := range q.Finding {
 				if f.Severity != sev {
@@ -90,6 +94,35 @@ func (f Facts) describe() string {
 	}
 	s += fmt.Sprintf("; %.1f rows/s in, %.2f%% duplicates", f.InputRate, 100*f.DuplicateRate)
 	return s
+}
+
+// stateBytesText is the measured bytes per key, and what it counts on the
+// store ("" when no batch has state rows).
+func (f Facts) stateBytesText() string {
+	sb := f.StateBytes
+	if sb == nil {
+		return ""
+	}
+	var what string
+	switch sb.Memory {
+	case progress.MemoryHeap:
+		what = "JVM heap: the HDFS-backed store's versions in memory (size --from-progress sizes executors with it)"
+	case progress.MemoryNative:
+		what = "not heap: RocksDB's native memory (block cache, memtables), bounded per store instance by its confs, not per key"
+	default:
+		what = "store unknown (no custom metric names it): heap on the HDFS-backed store, native memory on RocksDB"
+	}
+	return fmt.Sprintf("state bytes per key: %s B (memoryUsedBytes / numRowsTotal of operator 0 over its %d largest of %d batches; at batch %d %s B / %s keys); %s",
+		trim1(sb.BytesPerKey), sb.Plateau, sb.Batches, sb.LastBatchID, num(sb.LastMemoryUsedBytes), num(sb.LastNumRowsTotal), what)
+}
+
+// trim1 is v with one decimal, without a trailing ".0"; from 1,000 up a
+// whole number with thousands separators.
+func trim1(v float64) string {
+	if v >= 1000 {
+		return num(int64(math.Round(v)))
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0")
 }
 
 // JSON is report.json.
@@ -179,7 +212,11 @@ func (r Report) HTML() []byte {
 	}
 	b.WriteString("</small></p>\n")
 	for _, q := range r.Queries {
-		fmt.Fprintf(&b, "<h2>%s</h2>\n<p><small>id %s, %d run(s), %d batches; %s</small></p>\n<ul>\n", e(nameOf(q)), e(q.ID), q.Runs, q.Batches, e(q.Facts.describe()))
+		fmt.Fprintf(&b, "<h2>%s</h2>\n<p><small>id %s, %d run(s), %d batches; %s</small></p>\n", e(nameOf(q)), e(q.ID), q.Runs, q.Batches, e(q.Facts.describe()))
+		if t := q.Facts.stateBytesText(); t != "" {
+			fmt.Fprintf(&b, "<p><small>%s</small></p>\n", e(t))
+		}
+		b.WriteString("<ul>\n")
 		for _, f := range q.Finding {
 			fmt.Fprintf(&b, "<li class=\"%s\"><b>%s</b> %s: %s<br><small>%s", f.Severity, e(string(f.Severity)), e(string(f.Kind)), e(f.Message), e(strings.Join(f.Evidence, "; ")))
 			if f.Severity == Problem {

@@ -48,16 +48,21 @@ const (
 	tableSlot = 8
 	// DefaultVersionsInMemory is spark.sql.streaming.maxBatchesToRetainInMemory.
 	DefaultVersionsInMemory = 2
-	// rocksEncodingByte is RocksDBStateStoreProvider's
-	// STATE_ENCODING_NUM_VERSION_BYTES, before each key and value.
-	rocksEncodingByte = 1
-	// sstEntryOverhead is RocksDB's block-based table cost of an entry
-	// beyond its key and value bytes: the 8-byte internal key suffix
-	// (sequence number and type), three varints (shared prefix, key and
-	// value lengths: 3 bytes for short entries) and the bloom filter's 10
-	// bits, before compression (lz4 by default:
-	// spark.sql.streaming.stateStore.rocksdb.compression).
-	sstEntryOverhead = 8 + 3 + 1.25
+	// The RocksDB disk model (docs/sizing.md, "RocksDB on disk"), fitted
+	// to rocksdbSstFileSize / numRowsTotal of real Spark 4.1.1 over random
+	// keys (sizing/testdata/spark-calibration.json): what a key costs in the
+	// SST files is its values' own bytes, which lz4 cannot shrink when the
+	// ids are random, times RocksLiteralFactor (lz4's literal-run tokens,
+	// the index block), plus RocksEntryBytes per entry (RocksDB's 8-byte
+	// internal key suffix, the shared-prefix and length varints and the
+	// bloom filter's 10 bits, less what prefix sharing and lz4 take off the
+	// UnsafeRow's constant bitset, slots, version byte and value row), plus
+	// RocksEventTimeBytes when the event time is a column of the key
+	// (dropDuplicates(id, ts)). The UnsafeRow's padding and constant words
+	// cost almost nothing on disk.
+	RocksLiteralFactor  = 1.08
+	RocksEntryBytes     = 7.8
+	RocksEventTimeBytes = 1.1
 )
 
 // RocksDB's native memory per state store instance when memory is not
@@ -358,20 +363,57 @@ type Layout struct {
 	Churn            float64 `json:"churnPerBatch,omitempty"`
 	MemoryUsedPerKey float64 `json:"memoryUsedPerKey,omitempty"`
 	HeapPerKey       float64 `json:"heapPerKey,omitempty"`
-	// RocksDB: DiskPerKey is the SST bytes of one entry before
-	// compression; its memory is per instance, not per key.
-	DiskPerKey float64 `json:"diskPerKey,omitempty"`
+	// RocksDB: KeyValueBytes is the key values' own bytes (a string's
+	// UTF-8 width, a fixed-width type's width; the event time apart:
+	// EventTimeInKey), DiskPerKey the SST bytes per key on local disk
+	// after lz4 (SetKeyColumns); its memory is per instance, not per key.
+	KeyValueBytes  float64 `json:"keyValueBytes,omitempty"`
+	EventTimeInKey bool    `json:"eventTimeInKey,omitempty"`
+	DiskPerKey     float64 `json:"diskPerKey,omitempty"`
+}
+
+// valueWidth is the bytes of a value of a fixed-width type.
+var valueWidth = map[string]float64{
+	"boolean": 1, "tinyint": 1, "byte": 1, "smallint": 2, "short": 2, "int": 4, "integer": 4, "date": 4,
+	"float": 4, "real": 4, "bigint": 8, "long": 8, "double": 8, "timestamp": 8, "timestamp_ntz": 8,
+}
+
+// SetKeyColumns records the key's values (cols, as KeyColumns gives them,
+// with their mean widths; timeCol the event time column) and, on RocksDB,
+// sets DiskPerKey from them: RocksLiteralFactor x KeyValueBytes +
+// RocksEntryBytes (+ RocksEventTimeBytes with the event time in the key).
+// For random ids (UUIDs, hashes, random longs) the figure is what Spark
+// writes; ids that share long prefixes or count up compress further, so it
+// is then an upper bound.
+func (l *Layout) SetKeyColumns(cols []Column, timeCol string) {
+	l.KeyValueBytes, l.EventTimeInKey = 0, false
+	for _, c := range cols {
+		switch {
+		case c.Name == timeCol && (c.Type == "timestamp" || c.Type == "timestamp_ntz"):
+			l.EventTimeInKey = true
+		case c.Type == "string" || c.Type == "binary" || c.Type == "decimal":
+			l.KeyValueBytes += c.Width
+		default:
+			l.KeyValueBytes += valueWidth[c.Type] // void, null and a column always null: 0
+		}
+	}
+	if l.Store != "rocksdb" {
+		return
+	}
+	l.DiskPerKey = RocksLiteralFactor*l.KeyValueBytes + RocksEntryBytes
+	if l.EventTimeInKey {
+		l.DiskPerKey += RocksEventTimeBytes
+	}
 }
 
 // StoreLayout is the layout of one key of keyRow bytes on store (hdfs or
-// rocksdb). churn is the share of the keys replaced between two batches
+// rocksdb; on RocksDB SetKeyColumns then gives the disk bytes). churn is the share of the keys replaced between two batches
 // (trigger / retention, at most 1): the versions in memory share the rows
 // of the keys they have in common, and each holds its own map entries.
 func StoreLayout(store string, keyRow, churn float64, versions int) Layout {
 	l := Layout{Store: store, KeyRowBytes: keyRow, ValueRow: ValueRowBytes}
 	if store == "rocksdb" {
-		l.DiskPerKey = rocksEncodingByte + keyRow + rocksEncodingByte + ValueRowBytes + sstEntryOverhead
-		return l
+		return l // DiskPerKey: SetKeyColumns
 	}
 	churn = math.Max(0, math.Min(churn, 1))
 	l.Versions, l.Churn = versions, churn

@@ -17,7 +17,10 @@ type FromProgress struct {
 	Name    string `json:"name,omitempty"`
 	// Store is "hdfs" or "rocksdb" as the custom metrics betray it, ""
 	// when they do not.
-	Store      string `json:"store"`
+	Store string `json:"store"`
+	// Memory is what memoryUsedBytes counts on that store:
+	// progress.MemoryHeap (HDFS), MemoryNative (RocksDB) or MemoryUnknown.
+	Memory     string `json:"memory"`
 	Partitions int64  `json:"partitions"`
 	// Batches is the non-idle records with a state operator; Plateau
 	// those whose numRowsTotal is at least half the largest, which the
@@ -25,7 +28,8 @@ type FromProgress struct {
 	Batches int `json:"batches"`
 	Plateau int `json:"plateauBatches"`
 	// BytesPerKey is sum(memoryUsedBytes) / sum(numRowsTotal) over the
-	// plateau batches: on the HDFS-backed store the heap of the versions
+	// plateau batches (progress.MeasureStateBytes, which diagnose prints
+	// too): on the HDFS-backed store the heap of the versions
 	// in memory per key; on RocksDB native memory (block cache, memtables)
 	// that is per instance, not per key.
 	BytesPerKey float64 `json:"bytesPerKey"`
@@ -84,38 +88,26 @@ func progressFigures(path string, lg *progress.Log) (FromProgress, error) {
 	case len(ids) > 1:
 		return out, fmt.Errorf("%s: progress of %d stateful queries (%v): give the log of one", path, len(ids), ids)
 	}
-	out.Batches = len(recs)
-	var most int64
+	ptrs := make([]*progress.Progress, len(recs))
+	for i := range recs {
+		ptrs[i] = &recs[i]
+	}
 	for _, r := range recs {
 		op := r.StateOperators[0]
-		most = max(most, op.NumRowsTotal)
-		if out.Store == "" {
-			out.Store = op.Provider()
-		}
 		if p := op.NumShufflePartitions; p > 0 {
 			out.Partitions = p
 		} else if out.Partitions == 0 {
 			out.Partitions = op.NumStateStoreInstances
 		}
 	}
-	if most == 0 {
+	sb, ok := progress.MeasureStateBytes(ptrs)
+	out.Store, out.Memory, out.Batches = sb.Store, sb.Memory, sb.Batches
+	if !ok {
 		return out, errors.New(path + ": every batch's state is empty (numRowsTotal 0): no bytes per key to read")
 	}
-	var mem, rows, updated float64
-	var churn float64
-	for _, r := range recs {
-		op := r.StateOperators[0]
-		if op.NumRowsTotal*2 < most {
-			continue
-		}
-		out.Plateau++
-		mem += float64(op.MemoryUsedBytes)
-		rows += float64(op.NumRowsTotal)
-		churn += float64(op.NumRowsRemoved) / float64(op.NumRowsTotal)
-		out.LastBatchID, out.LastNumRowsTotal, out.LastMemoryUsedBytes = r.BatchID, op.NumRowsTotal, op.MemoryUsedBytes
-	}
-	out.BytesPerKey = mem / rows
-	out.Churn = churn / float64(out.Plateau)
+	out.Plateau, out.BytesPerKey, out.Churn = sb.Plateau, sb.BytesPerKey, sb.Churn
+	out.LastBatchID, out.LastNumRowsTotal, out.LastMemoryUsedBytes = sb.LastBatchID, sb.LastNumRowsTotal, sb.LastMemoryUsedBytes
+	var updated float64
 	for _, r := range recs[1:] {
 		updated += float64(r.StateOperators[0].NumRowsUpdated)
 	}

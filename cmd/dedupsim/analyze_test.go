@@ -200,7 +200,7 @@ func TestSizeStores(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("rocksdb: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"bytes per key      86.3 B, Spark's layout on RocksDB", "local disk         2.89 GiB per executor",
+	for _, want := range []string{"bytes per key      46.7 B, Spark's layout on RocksDB", "local disk         1.57 GiB per executor",
 		"heap               not checked", "native memory      up to 1.33 GiB per executor unbounded: 10 state store instances", "maxMemoryUsageMB (500 MiB"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rocksdb: output lacks %q:\n%s", want, out)

@@ -201,6 +201,14 @@ func sizeInputs(f *pflag.FlagSet, o *sizeOptions) (spark, sim string, fp *sizing
 	return spark, sim, fp, ck, nil
 }
 
+// eventTimeText is the RocksDB figure's share for an event time in the key.
+func eventTimeText(lay *sizing.Layout) string {
+	if !lay.EventTimeInKey {
+		return ""
+	}
+	return fmt.Sprintf(" + %s B for the event time in the key", trimFloat(sizing.RocksEventTimeBytes))
+}
+
 // sizeFigure finds the bytes per key and says where they come from:
 // given, from a progress log, from Spark's layout, measured or assumed.
 // An on-disk figure is never labelled heap, so it never meets the heap
@@ -226,8 +234,8 @@ func sizeFigure(f *pflag.FlagSet, o sizeOptions, p sizing.Params, spark, sim str
 			trimFloat(math.Round(float64(lay.Versions)*(lay.RowsBytes+lay.EntryBytes))))
 	case lay != nil:
 		fig.Value, fig.Kind = lay.DiskPerKey, "disk"
-		fig.Source = fmt.Sprintf("Spark's layout on RocksDB: key UnsafeRow %s B + value %s B, each after a version byte, + %s B of SST entry overhead (internal key, lengths, bloom filter), before lz4 compression: bytes on local disk",
-			trimFloat(lay.KeyRowBytes), trimFloat(lay.ValueRow), trimFloat(12.25))
+		fig.Source = fmt.Sprintf("Spark's layout on RocksDB, calibrated on Spark 4.1.1's SST files: the key's values %s B x %s (lz4 cannot shrink random ids) + %s B per entry (internal key, lengths, bloom filter)%s: bytes on local disk for random ids (UUIDs, hashes); ids that count up or share prefixes compress to less (docs/sizing.md)",
+			trimFloat(math.Round(lay.KeyValueBytes*10)/10), trimFloat(sizing.RocksLiteralFactor), trimFloat(sizing.RocksEntryBytes), eventTimeText(lay))
 	case fp != nil && fp.Store == "rocksdb":
 		fig.Kind = "disk"
 		fig.Source = "assumed: seed 000's RocksDB figure; the progress's memoryUsedBytes is RocksDB's native memory (block cache, memtables), per instance, not per key: give --keys with --sample or --schema for the disk bytes"
@@ -316,12 +324,14 @@ func (o sizeOptions) layout(f *pflag.FlagSet, p sizing.Params, spark string) (*s
 		return nil, bad(err)
 	}
 	var keyRow float64
+	var keyCols []sizing.Column
 	if hasSchema {
 		cols, err := sizing.ParseSchema(o.schema)
 		if err != nil {
 			return nil, bad(err)
 		}
-		keyRow = sizing.RowBytes(sizing.KeyColumns(p.API, cols, o.timeCol, p.EventTimeInKey))
+		keyCols = sizing.KeyColumns(p.API, cols, o.timeCol, p.EventTimeInKey)
+		keyRow = sizing.RowBytes(keyCols)
 	} else {
 		if !f.Changed("keys") {
 			return nil, bad(errors.New("--sample needs --keys: the dedup columns to read from each row"))
@@ -346,13 +356,14 @@ func (o sizeOptions) layout(f *pflag.FlagSet, p sizing.Params, spark string) (*s
 		if err != nil {
 			return nil, badInput(fmt.Errorf("size: --sample %w", err))
 		}
-		keyRow = s.KeyRowBytes
+		keyRow, keyCols = s.KeyRowBytes, s.Columns
 	}
 	churn := 0.0
 	if ret, unbounded := sizing.Retention(p.API, p.Delay, p.EventTimeInKey); !unbounded && ret > 0 {
 		churn = math.Min(1, trig.Seconds()/ret)
 	}
 	l := sizing.StoreLayout(spark, keyRow, churn, o.versions)
+	l.SetKeyColumns(keyCols, o.timeCol)
 	return &l, nil
 }
 

@@ -1,4 +1,5 @@
-"""calibrate.py OUT.json: measure Spark's state bytes per key (issue 26).
+"""calibrate.py OUT.json [SHAPE/STORE/API ...]: measure Spark's state bytes
+per key (issue 26).
 
 For each key shape x state store x dedup API, one streaming query over a
 file source in a local[1] Spark application (one application for all of
@@ -7,11 +8,19 @@ with a watermark delay long enough that nothing is evicted. After each
 batch it records numRowsTotal, memoryUsedBytes, and for RocksDB
 customMetrics.rocksdbSstFileSize (changelog checkpointing off, so each
 commit flushes the memtable to SST files). The table goes to OUT.json;
-sizing's TestCalibration checks size's layout against it.
+sizing's TestCalibration checks size's layout against it. With
+SHAPE/STORE/API arguments (e.g. uuid36/rocksdb/dropDuplicates) only those
+cases run (the Spark suite's re-measurement, sizing's TestSparkCalibration).
+
+Key values are random (a seeded random.Random, so a rerun makes the same
+keys): random alphanumeric strings, random version-4 UUIDs, random 63-bit
+longs. Sequential ids ("k0000001", ...) share long prefixes and compress
+several times better in RocksDB's SST files than real ids do.
 
 Run through the project's venv (scripts/sizing/calibrate.sh).
 """
 import json
+import random
 import os
 import shutil
 import sys
@@ -28,17 +37,37 @@ STORES = {
 }
 
 # Key shapes: the dedup columns, and how to make the i-th key's values.
+# The i-th key is drawn from a random.Random seeded with (shape, i), so each
+# key is the same on every run and in any subset.
+ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def rng(shape, i):
+    return random.Random(f"{shape}/{i}")
+
+
+def rstr(r, n):
+    return "".join(r.choice(ALNUM) for _ in range(n))
+
+
 SHAPES = {
-    "string8": (["id"], lambda i: {"id": "k%07d" % i}),
-    "uuid36": (["id"], lambda i: {"id": str(uuid.UUID(int=i * 7919 + 1))}),
-    "bigint": (["n"], lambda i: {"n": 10_000_000_000 + i}),
-    "string12+bigint": (["id", "n"], lambda i: {"id": "acct-%07d" % (i // 3), "n": i}),
+    "string8": (["id"], lambda i: {"id": rstr(rng("string8", i), 8)}),
+    "uuid36": (["id"], lambda i: {"id": str(uuid.UUID(int=rng("uuid36", i).getrandbits(128), version=4))}),
+    "bigint": (["n"], lambda i: {"n": rng("bigint", i).getrandbits(63)}),
+    "string12+bigint": (["id", "n"], lambda i: (lambda r: {"id": rstr(r, 12), "n": r.getrandbits(63)})(rng("string12+bigint", i))),
 }
 APIS = ["dropDuplicates", "dropDuplicatesWithinWatermark"]
 
 
 def main():
     out = sys.argv[1]
+    only = set(sys.argv[2:])
+    for c in only:
+        parts = c.split("/")
+        if len(parts) != 3 or parts[0] not in SHAPES or parts[1] not in STORES or parts[2] not in APIS:
+            print(f"calibrate.py: case {c!r} is not SHAPE/STORE/API with SHAPE one of {sorted(SHAPES)}, "
+                  f"STORE one of {sorted(STORES)}, API one of {APIS}", file=sys.stderr)
+            sys.exit(2)
     from pyspark.sql import SparkSession, functions as F, types as T
 
     spark = (
@@ -62,6 +91,8 @@ def main():
     for shape, (keys, make) in SHAPES.items():
         for store, cls in STORES.items():
             for api in APIS:
+                if only and f"{shape}/{store}/{api}" not in only:
+                    continue
                 spark.conf.set("spark.sql.streaming.stateStore.providerClass", cls)
                 name = f"{shape}-{store}-{api}"
                 src = os.path.join(work, name, "src")
@@ -99,12 +130,13 @@ def main():
                 rows.append({"shape": shape, "keys": keys, "store": store, "api": api,
                              "sample": make(1), "batches": batches})
                 print(name, batches[-1], file=sys.stderr, flush=True)
+    version = spark.version
     spark.stop()
     shutil.rmtree(work, ignore_errors=True)
     with open(out, "w") as f:
-        json.dump({"sparkVersion": spark.version if hasattr(spark, "version") else "",
+        json.dump({"sparkVersion": version,
                    "partitions": 2, "batches": BATCHES, "keysPerBatch": PER_BATCH,
-                   "command": "scripts/sizing/calibrate.sh sizing/testdata/spark-calibration.json",
+                   "command": " ".join(["scripts/sizing/calibrate.sh", "sizing/testdata/spark-calibration.json"] + sys.argv[2:]),
                    "results": rows}, f, indent=1)
         f.write("\n")
 

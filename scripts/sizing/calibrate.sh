@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# calibrate.sh [OUT.json]: measure Spark's state bytes per key for 4 key
+# calibrate.sh [OUT.json [SHAPE/STORE/API ...]]: measure Spark's state bytes per key for 4 key
 # shapes x both stores x both dedup APIs (scripts/sizing/calibrate.py) in
 # one local[1] Spark application, through the project's pyspark venv
 # (scripts/spark/env.sh; set DEDUPSIM_SPARK_CACHE to share one).
@@ -7,4 +7,4 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/sizing/testdata/spark-calibration.json}
 py=$("$root/scripts/spark/env.sh" "${SPARK_VERSION:-4.1.1}" | tail -n 1)
-"$py" "$root/scripts/sizing/calibrate.py" "$out"
+"$py" "$root/scripts/sizing/calibrate.py" "$out" "${@:2}"
