@@ -102,7 +102,7 @@ func (q *Query) ResolveColumns(s *schema.Schema) error {
 		w.Column = col
 		if !q.SchemaInferred {
 			if t := s.Fields[s.Index(col)].Type; t.Kind != schema.Timestamp {
-				return &ResolveError{Field: "event-time", Name: w.Written, Msg: fmt.Sprintf("[EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time %s has the invalid type \"%s\", but expected \"TIMESTAMP\". (withWatermark needs a TIMESTAMP column: declare it TIMESTAMP, or leave the schema out and exec reads numbers as seconds and strings as RFC 3339)", sqlID(col), t.DDL())}
+				return &ResolveError{Field: "event-time", Name: w.Written, Msg: fmt.Sprintf("[EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time %s has the invalid type \"%s\", but expected \"TIMESTAMP\". (withWatermark needs a TIMESTAMP column: declare it TIMESTAMP, or leave the schema out and exec reads numbers as seconds and strings as RFC 3339)", sqlID(w.Written), t.DDL())}
 			}
 		}
 	}

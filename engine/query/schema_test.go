@@ -37,7 +37,7 @@ func TestSchemaErrors(t *testing.T) {
 		"dedup: {api: dropDuplicates}\nwatermark: {column: t, delay: 1s}\nschema: \"t BOOLEAN\"\n":        "q.yaml:3: schema: [EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time `t` has the invalid type \"BOOLEAN\", but expected \"TIMESTAMP\".",
 		"dedup: {api: dropDuplicates, keys: [a]}\nsink: {kind: merge, keys: [b]}\nschema: \"a STRING\"\n": "q.yaml:3: schema: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `b` cannot be resolved: the sink match column is not a column of the schema (a)",
 		"dedup: {api: dropDuplicates}\nwatermark: {column: ts, delay: 1s}\nschema: \"ts BIGINT\"\n":       "q.yaml:3: schema: [EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time `ts` has the invalid type \"BIGINT\", but expected \"TIMESTAMP\".",
-		"dedup: {api: dropDuplicates}\nwatermark: {column: TS, delay: 1s}\nschema: \"ts STRING\"\n":       "q.yaml:3: schema: [EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time `ts` has the invalid type \"STRING\"",
+		"dedup: {api: dropDuplicates}\nwatermark: {column: TS, delay: 1s}\nschema: \"ts STRING\"\n":       "q.yaml:3: schema: [EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time `TS` has the invalid type \"STRING\"",
 		"dedup: {api: dropDuplicates, keys: [ID]}\ncase_sensitive: true\nschema: \"id STRING\"\n":         `q.yaml:3: schema: Cannot resolve column name "ID" among (id) (case_sensitive is true: "ID" is not "id")`,
 		"dedup: {api: dropDuplicates}\nwatermark: {column: ıd, delay: 1s}\nschema: \"id TIMESTAMP\"\n":    "q.yaml:3: schema: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `ıd` cannot be resolved",
 	} {
