@@ -409,7 +409,8 @@ class Trace:
         """An approximation of the dedup key, for spotting copies only:
         numbers compare as numbers, the event-time column as its value."""
         keys = self.q.get("keys") or sorted(obj)
-        return json.dumps([obj.get(k) for k in keys], sort_keys=True)
+        low = {f.lower(): v for f, v in obj.items()}
+        return json.dumps([obj.get(k, low.get(k.lower())) for k in keys], sort_keys=True)
 
     def check_cross_source_copies(self):
         # Copies of one key arriving in one batch from two sources: Spark's
