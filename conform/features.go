@@ -62,6 +62,7 @@ func Describe(c *Case) (flavour string, features []string) {
 	add("1 partition", q.ShufflePartitions == 1)
 	add("2-8 partitions", q.ShufflePartitions > 1)
 	add("all-column keys", len(q.Keys) == 0)
+	add("case-varied names", caseVaried(q))
 	add("no-data batches off", !q.NoDataBatches)
 	add("two sources (min)", len(q.Sources) > 1 && q.WatermarkPolicy == query.PolicyMin)
 	add("two sources (max)", len(q.Sources) > 1 && q.WatermarkPolicy == query.PolicyMax)
@@ -114,4 +115,24 @@ func fieldText(row []byte, name string) string {
 		return ""
 	}
 	return string(obj[name])
+}
+
+// caseVaried reports whether the query writes a column name in another
+// case than the rows (the generator's names are lower case).
+func caseVaried(q *query.Query) bool {
+	names := q.KeyNames
+	if names == nil {
+		names = q.Keys
+	}
+	for _, s := range q.Sources {
+		if w := s.Watermark; w != nil {
+			names = append(append([]string(nil), names...), w.Column, w.Written)
+		}
+	}
+	for _, n := range names {
+		if n != strings.ToLower(n) {
+			return true
+		}
+	}
+	return false
 }

@@ -49,8 +49,12 @@ type genCase struct {
 	nullTS   bool
 	rfc      bool // event times also as RFC 3339 strings
 	absent   bool // a non-key field present in some rows only
-	n        int  // row counter: tells copies apart
-	history  []string
+	// names are the query's spellings of the columns id and ts: as the
+	// rows have them, or (one case in eight) in other cases, which Spark
+	// resolves ignoring case (spark-semantics.md §15.4).
+	names   [2]string
+	n       int // row counter: tells copies apart
+	history []string
 }
 
 // GenerateCase draws case i of seed: a query of one of the five flavours
@@ -117,6 +121,13 @@ func GenerateCase(seed uint64, index int) *Case {
 	g.rfc = g.hasWM || !g.allKeys
 	g.absent = r.IntN(25) == 0
 
+	// Drawn from a stream of its own, so that every other draw of a case
+	// stays what it was before names were varied.
+	g.names = [2]string{"id", "ts"}
+	if nr := rand.New(rand.NewPCG(seed^0x9e3779b97f4a7c15, uint64(index))); nr.IntN(8) == 0 {
+		spell := [][2]string{{"ID", "TS"}, {"Id", "Ts"}, {"iD", "tS"}, {"ID", "ts"}, {"id", "TS"}}
+		g.names = spell[nr.IntN(len(spell))]
+	}
 	c := &Case{Name: fmt.Sprintf("random seed=%d #%d", seed, index)}
 	c.Query = []byte(g.queryYAML())
 	var b strings.Builder
@@ -148,17 +159,17 @@ func (g *genCase) queryYAML() string {
 	case g.allKeys:
 		fmt.Fprintf(&b, "dedup: {api: %s}\n", api)
 	case g.flavour == FlavourKeyTime:
-		fmt.Fprintf(&b, "dedup: {api: %s, keys: [id, ts]}\n", api)
+		fmt.Fprintf(&b, "dedup: {api: %s, keys: [%s, %s]}\n", api, g.names[0], g.names[1])
 	default:
-		fmt.Fprintf(&b, "dedup: {api: %s, keys: [id]}\n", api)
+		fmt.Fprintf(&b, "dedup: {api: %s, keys: [%s]}\n", api, g.names[0])
 	}
 	if g.hasWM {
 		if len(g.sources) == 1 {
-			fmt.Fprintf(&b, "watermark: {column: ts, delay: %q}\n", g.delays[0])
+			fmt.Fprintf(&b, "watermark: {column: %s, delay: %q}\n", g.names[1], g.delays[0])
 		} else {
 			b.WriteString("sources:\n")
 			for i, s := range g.sources {
-				fmt.Fprintf(&b, "  - name: %s\n    watermark: {column: ts, delay: %q}\n", s, g.delays[i])
+				fmt.Fprintf(&b, "  - name: %s\n    watermark: {column: %s, delay: %q}\n", s, g.names[1], g.delays[i])
 			}
 		}
 	}

@@ -39,6 +39,8 @@ type sparkQuery struct {
 	Schema           any    `json:"schema,omitempty"`
 	Name             string `json:"name,omitempty"`
 	DropFutureEvents bool   `json:"dropFutureEvents,omitempty"`
+	// CaseSensitive is spark.sql.caseSensitive for the trace.
+	CaseSensitive bool `json:"caseSensitive,omitempty"`
 }
 
 type sparkSource struct {
@@ -71,13 +73,23 @@ func SparkQuery(q *query.Query, raw []byte) ([]byte, error) {
 		WatermarkPolicy: q.WatermarkPolicy, NoDataBatches: q.NoDataBatches, Sink: string(q.Sink.Kind),
 		StateStore: q.StateStore, Name: q.Name, DropFutureEvents: q.DropFutureEvents,
 	}
+	// Spark gets the names as the query wrote them, and resolves them
+	// itself.
+	if q.KeyNames != nil {
+		sq.Keys = q.KeyNames
+	}
 	if sq.Keys == nil {
 		sq.Keys = []string{}
 	}
+	sq.CaseSensitive = q.CaseSensitive
 	for _, s := range q.Sources {
 		src := sparkSource{Name: s.Name}
 		if s.Watermark != nil {
-			src.Watermark = &sparkWatermark{Column: s.Watermark.Column, DelayMs: s.Watermark.DelayMs}
+			col := s.Watermark.Column
+			if s.Watermark.Written != "" {
+				col = s.Watermark.Written
+			}
+			src.Watermark = &sparkWatermark{Column: col, DelayMs: s.Watermark.DelayMs}
 		}
 		sq.Sources = append(sq.Sources, src)
 	}

@@ -386,6 +386,11 @@ func (e *Engine) open() error {
 	if e.decoder, err = row.NewTypedDecoder(e.q.StateKeys(), e.q.EventTimeColumn(), e.q.Schema); err != nil {
 		return err
 	}
+	if e.q.API == query.BatchDropDuplicates && e.q.Schema != nil {
+		// spark-semantics.md §15.5: batch dedup is an aggregate, whose
+		// grouping keys Spark normalises.
+		e.decoder = e.decoder.NormalizedFloats()
+	}
 	e.op = e.operator()
 	if e.q.Stateful() {
 		newProvider := e.cfg.NewStateProvider

@@ -273,7 +273,7 @@ func execCorpus() []badCase {
 		badQuery("schema not a string or list", cq+"schema: 3\n", "q.yaml:3", "schema", "DDL string"),
 		badQuery("schema unknown type", cq+"schema: \"id STRNG, ts TIMESTAMP\"\n", "q.yaml:3", "unknown type", "did you mean STRING?"),
 		badQuery("schema type not modelled", cq+"schema: \"id DECIMAL(10,2), ts TIMESTAMP\"\n", "q.yaml:3", "not modelled"),
-		badQuery("schema without a key column", cq+"schema: \"idd STRING, ts TIMESTAMP\"\n", "q.yaml:3", `key column "id"`, `did you mean "idd"?`),
+		badQuery("schema without a key column", cq+"schema: \"idd STRING, ts TIMESTAMP\"\n", "q.yaml:3", `Cannot resolve column name "id" among (idd, ts)`, `did you mean "idd"?`),
 		badQuery("schema duplicate column", cq+"schema: [\"id STRING\", {ID: STRING}, {ts: TIMESTAMP}]\n", "q.yaml:3", "schema[1]", "differ only in case"),
 		badSteps("timestamp string not modelled", cq+"schema: \"id STRING, ts TIMESTAMP\"\n", `{"rows": [{"id":"a","ts":"2024-01-02"}]}`+"\n",
 			"s.jsonl:1", "rows[0]", `event-time column "ts"`, "RFC 3339"),

@@ -19,7 +19,7 @@ import (
 // The schema, one list of field names per mapping. The order is the order
 // used when listing known fields in an error.
 var (
-	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema"}
+	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema", "case_sensitive"}
 	dedupFields     = []string{"api", "keys"}
 	watermarkFields = []string{"column", "delay"}
 	sourceFields    = []string{"name", "watermark"}
@@ -542,6 +542,8 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 			q.WatermarkPolicy, err = p.enum(f.val, f.name, "watermark policy", policies)
 		case "no_data_batches":
 			q.NoDataBatches, err = p.boolean(f.val, f.name)
+		case "case_sensitive":
+			q.CaseSensitive, err = p.boolean(f.val, f.name)
 		case "sink":
 			sinkKey = f.key
 			sinkNodes, err = p.sink(f.val, &q.Sink)

@@ -34,6 +34,9 @@ const (
 // Watermark is one withWatermark(column, delay) call.
 type Watermark struct {
 	Column string
+	// Written is the column as the query wrote it, when ResolveColumns
+	// resolved Column to a column of the schema with another case.
+	Written string
 	// DelayMs is Spark's delayMs: the interval converted by
 	// IntervalUtils.getDuration (months of 31 days), truncated to ms.
 	DelayMs int64
@@ -75,6 +78,8 @@ type Sink struct {
 	// Keys are the merge match columns; empty means the dedup keys.
 	// Only for SinkMerge.
 	Keys []string
+	// KeyNames are Keys as written, once ResolveColumns has resolved them.
+	KeyNames []string
 }
 
 // DefaultSourceName names the only source of a query written in the
@@ -116,6 +121,15 @@ type Query struct {
 	// untyped rows, each read by its JSON fields as they are.
 	Schema         *schema.Schema
 	SchemaInferred bool
+	// CaseSensitive is spark.sql.caseSensitive (the query's
+	// case_sensitive, default false): whether column names resolve
+	// exactly or ignoring case (ResolveColumns).
+	CaseSensitive bool
+	// KeyNames are the dedup keys as written, once ResolveColumns has
+	// resolved Keys to the schema's names (nil before); stateKeys are the
+	// resolved keys in the state key's order.
+	KeyNames  []string
+	stateKeys []string
 }
 
 // Values of Query.StateStore and Query.WatermarkPolicy.

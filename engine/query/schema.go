@@ -3,7 +3,7 @@ package query
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -16,6 +16,8 @@ import (
 // all-columns key, whose columns are each row's fields in name order).
 func (q *Query) StateKeys() []string {
 	switch {
+	case q.KeyNames != nil:
+		return slices.Clone(q.stateKeys)
 	case len(q.Keys) > 0:
 		return StateKeyOrder(q.Keys)
 	case q.Schema != nil:
@@ -139,43 +141,16 @@ func unwrapOffset(err error) error {
 	return err
 }
 
-// checkSchema holds the query's columns to a declared schema: every key
-// column, the event-time column and the merge sink's match columns must be
-// in it, and the event-time column must be a type withWatermark can use
-// (a TIMESTAMP, or a number or string that exec reads as one).
+// checkSchema resolves the query's columns against a declared schema
+// (ResolveColumns): every key column, the event-time column and the merge
+// sink's match columns must resolve, and the event-time column must be a
+// TIMESTAMP.
 func (p *parser) checkSchema(q *Query, key *yaml.Node) error {
 	if q.Schema == nil {
 		return nil
 	}
-	names := q.Schema.Names()
-	need := func(col, what string) error {
-		if q.Schema.Index(col) >= 0 {
-			return nil
-		}
-		hint := ""
-		if s := suggest(col, names); s != "" {
-			hint = fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return p.errAt(key, "schema", "%s %q is not a column of the schema (%s)%s", what, col, strings.Join(names, ", "), hint)
-	}
-	for _, k := range q.Keys {
-		if err := need(k, "key column"); err != nil {
-			return err
-		}
-	}
-	for _, k := range q.Sink.Keys {
-		if err := need(k, "sink match column"); err != nil {
-			return err
-		}
-	}
-	if col := q.EventTimeColumn(); col != "" {
-		if err := need(col, "event-time column"); err != nil {
-			return err
-		}
-		switch t := q.Schema.Fields[q.Schema.Index(col)].Type; t.Kind {
-		case schema.Boolean, schema.Struct, schema.Array:
-			return p.errAt(key, "schema", "event-time column %q is %s: withWatermark needs a TIMESTAMP (or a number of seconds or a timestamp string, which exec converts)", col, t.DDL())
-		}
+	if err := q.ResolveColumns(q.Schema); err != nil {
+		return p.errAt(key, "schema", "%v", err)
 	}
 	return nil
 }

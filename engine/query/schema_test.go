@@ -7,10 +7,9 @@ import (
 
 func TestSchemaField(t *testing.T) {
 	for in, want := range map[string]string{
-		"dedup: {api: dropDuplicates, keys: [id]}\nschema: \"id STRING, ts TIMESTAMP\"\n":                                  "id STRING, ts TIMESTAMP",
-		"dedup: {api: dropDuplicates}\nschema: [\"id STRING\", {ts: TIMESTAMP}, {name: n, type: bigint}]\n":                "id STRING, ts TIMESTAMP, n BIGINT",
-		"dedup: {api: dropDuplicates}\nschema:\n  - {name: name, type: STRING}\n  - {type: DOUBLE}\n":                      "name STRING, type DOUBLE",
-		"dedup: {api: dropDuplicates, keys: [id]}\nwatermark: {column: ts, delay: 1s}\nschema: \"id STRING, ts BIGINT\"\n": "id STRING, ts BIGINT",
+		"dedup: {api: dropDuplicates, keys: [id]}\nschema: \"id STRING, ts TIMESTAMP\"\n":                   "id STRING, ts TIMESTAMP",
+		"dedup: {api: dropDuplicates}\nschema: [\"id STRING\", {ts: TIMESTAMP}, {name: n, type: bigint}]\n": "id STRING, ts TIMESTAMP, n BIGINT",
+		"dedup: {api: dropDuplicates}\nschema:\n  - {name: name, type: STRING}\n  - {type: DOUBLE}\n":       "name STRING, type DOUBLE",
 	} {
 		q, err := Parse("q.yaml", []byte(in))
 		if err != nil {
@@ -33,14 +32,49 @@ func TestSchemaErrors(t *testing.T) {
 		"dedup: {api: dropDuplicates}\nschema: [{name: a, typ: STRING}]\n":                                `q.yaml:2: schema[0]: unknown field "typ" (did you mean "type"?)`,
 		"dedup: {api: dropDuplicates}\nschema: [{name: a}]\n":                                             `q.yaml:2: schema[0].name: unknown type "a"`,
 		"dedup: {api: dropDuplicates}\nschema: [[a]]\n":                                                   `q.yaml:2: schema[0]: want a column: "name TYPE", {name: TYPE} or {name: N, type: T}, got a list`,
-		"dedup: {api: dropDuplicates, keys: [idd]}\nschema: \"id STRING\"\n":                              `q.yaml:2: schema: key column "idd" is not a column of the schema (id) (did you mean "id"?)`,
-		"dedup: {api: dropDuplicates}\nwatermark: {column: t, delay: 1s}\nschema: \"ts TIMESTAMP\"\n":     `q.yaml:3: schema: event-time column "t" is not a column of the schema (ts)`,
-		"dedup: {api: dropDuplicates}\nwatermark: {column: t, delay: 1s}\nschema: \"t BOOLEAN\"\n":        `q.yaml:3: schema: event-time column "t" is BOOLEAN: withWatermark needs a TIMESTAMP`,
-		"dedup: {api: dropDuplicates, keys: [a]}\nsink: {kind: merge, keys: [b]}\nschema: \"a STRING\"\n": `q.yaml:3: schema: sink match column "b" is not a column of the schema (a)`,
+		"dedup: {api: dropDuplicates, keys: [idd]}\nschema: \"id STRING\"\n":                              `q.yaml:2: schema: Cannot resolve column name "idd" among (id) (did you mean "id"?)`,
+		"dedup: {api: dropDuplicates}\nwatermark: {column: t, delay: 1s}\nschema: \"ts TIMESTAMP\"\n":     "q.yaml:3: schema: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `t` cannot be resolved: the event-time column is not a column of the schema (ts)",
+		"dedup: {api: dropDuplicates}\nwatermark: {column: t, delay: 1s}\nschema: \"t BOOLEAN\"\n":        "q.yaml:3: schema: [EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time `t` has the invalid type \"BOOLEAN\", but expected \"TIMESTAMP\".",
+		"dedup: {api: dropDuplicates, keys: [a]}\nsink: {kind: merge, keys: [b]}\nschema: \"a STRING\"\n": "q.yaml:3: schema: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `b` cannot be resolved: the sink match column is not a column of the schema (a)",
+		"dedup: {api: dropDuplicates}\nwatermark: {column: ts, delay: 1s}\nschema: \"ts BIGINT\"\n":       "q.yaml:3: schema: [EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time `ts` has the invalid type \"BIGINT\", but expected \"TIMESTAMP\".",
+		"dedup: {api: dropDuplicates}\nwatermark: {column: TS, delay: 1s}\nschema: \"ts STRING\"\n":       "q.yaml:3: schema: [EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time `TS` has the invalid type \"STRING\"",
+		"dedup: {api: dropDuplicates, keys: [ID]}\ncase_sensitive: true\nschema: \"id STRING\"\n":         `q.yaml:3: schema: Cannot resolve column name "ID" among (id) (case_sensitive is true: "ID" is not "id")`,
+		"dedup: {api: dropDuplicates}\nwatermark: {column: ıd, delay: 1s}\nschema: \"id TIMESTAMP\"\n":    "q.yaml:3: schema: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `ıd` cannot be resolved",
 	} {
 		_, err := Parse("q.yaml", []byte(in))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q:\n got %v\nwant %s", in, err, want)
+		}
+	}
+}
+
+// Resolution as Spark's analyzer (spark-semantics.md §15.4): the query's
+// names become the schema's, keys keep every column they match.
+func TestResolveColumns(t *testing.T) {
+	for _, c := range []struct {
+		in                  string
+		keys, state, sink   string
+		eventTime, keyNames string
+	}{
+		{in: "dedup: {api: dropDuplicates, keys: [ID]}\nschema: \"id STRING\"\n", keys: "id", state: "id", keyNames: "ID"},
+		{in: "dedup: {api: dropDuplicates, keys: [k, K]}\nschema: \"k STRING\"\n", keys: "k k", state: "k k", keyNames: "k K"},
+		{in: "dedup: {api: dropDuplicates, keys: [ID]}\nschema: \"id STRING, `İd` STRING\"\n", keys: "id İd", state: "id İd", keyNames: "ID"},
+		{in: "dedup: {api: dropDuplicates, keys: [ıd]}\nschema: \"id STRING\"\n", keys: "id", state: "id", keyNames: "ıd"},
+		{in: "dedup: {api: dropDuplicates, keys: [\"\u212a\"]}\nschema: \"k STRING\"\n", keys: "k", state: "k", keyNames: "\u212a"},
+		{in: "dedup: {api: dropDuplicates, keys: [A, B, C, D, E]}\nschema: \"a STRING, b STRING, c STRING, d STRING, e STRING\"\n",
+			keys: "a b c d e", state: strings.ToLower(strings.Join(StateKeyOrder([]string{"A", "B", "C", "D", "E"}), " ")), keyNames: "A B C D E"},
+		{in: "dedup: {api: dropDuplicates, keys: [id]}\nwatermark: {column: EVENT_TS, delay: 1s}\nschema: \"id STRING, event_ts TIMESTAMP\"\n", keys: "id", state: "id", eventTime: "event_ts", keyNames: "id"},
+		{in: "dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: merge, keys: [ID]}\nschema: \"id STRING\"\n", keys: "id", state: "id", sink: "id", keyNames: "id"},
+	} {
+		q, err := Parse("q.yaml", []byte(c.in))
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		got := []string{strings.Join(q.Keys, " "), strings.Join(q.StateKeys(), " "), strings.Join(q.Sink.Keys, " "), q.EventTimeColumn(), strings.Join(q.KeyNames, " ")}
+		want := []string{c.keys, c.state, c.sink, c.eventTime, c.keyNames}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%q: keys|state|sink|event time|written = %q, want %q", c.in, got, want)
 		}
 	}
 }

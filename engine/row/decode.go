@@ -29,6 +29,9 @@ type Decoder struct {
 	// types are the columns' types, by names' index, for a decoder that
 	// reads rows under a schema (NewTypedDecoder); nil for untyped rows.
 	types []schema.Type
+	// normFloats makes -0.0 the key of 0.0 in DOUBLE columns
+	// (NormalizedFloats).
+	normFloats bool
 }
 
 // linearMax is how many names are searched linearly; beyond it a map is
@@ -252,7 +255,7 @@ func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot, key []byte) err
 			continue
 		}
 		var err error
-		if key, err = appendTyped(key, data[s.start:s.end], s.kind, s.esc, d.types[i]); err != nil {
+		if key, err = appendTyped(key, data[s.start:s.end], s.kind, s.esc, d.types[i], d.normFloats); err != nil {
 			return fmt.Errorf("column %q: %w", d.names[i], err)
 		}
 	}

@@ -51,6 +51,19 @@ func NewTypedDecoder(keys []string, eventTimeColumn string, s *schema.Schema) (*
 	return d, nil
 }
 
+// NormalizedFloats is d with DOUBLE key values normalised as Spark's
+// optimizer normalises the grouping keys of an aggregate
+// (NormalizeFloatingNumbers: -0.0 becomes 0.0, every NaN one NaN, which
+// the key encoding already makes one): the plan of batchDropDuplicates,
+// which ReplaceDeduplicateWithAggregate turns into an aggregate. The
+// streaming dedup operators compare the key's UnsafeRow bytes, where
+// -0.0 and 0.0 differ, and must not use it. d itself is unchanged.
+func (d *Decoder) NormalizedFloats() *Decoder {
+	c := *d
+	c.normFloats = true
+	return &c
+}
+
 // Typed reports whether the decoder reads rows under a schema.
 func (d *Decoder) Typed() bool { return d.types != nil }
 
@@ -94,7 +107,7 @@ func timestampValue(raw []byte, kind valueKind, esc bool) (int64, bool, error) {
 }
 
 // appendTyped appends the key item of a value read under type t.
-func appendTyped(dst, raw []byte, kind valueKind, esc bool, t schema.Type) ([]byte, error) {
+func appendTyped(dst, raw []byte, kind valueKind, esc bool, t schema.Type, normFloats bool) ([]byte, error) {
 	if kind == kindNull {
 		return append(dst, tagNull), nil
 	}
@@ -130,6 +143,12 @@ func appendTyped(dst, raw []byte, kind valueKind, esc bool, t schema.Type) ([]by
 		switch kind {
 		case kindNumber:
 			f, _ = strconv.ParseFloat(string(raw), 64) // ErrRange: ±Inf or 0, as Java reads it
+			if f == 0 && isIntegerLiteral(raw) {
+				// Jackson reads -0 as the integer 0 (VALUE_NUMBER_INT), and
+				// getDoubleValue of it is +0.0; only -0.0 (a float
+				// literal) is the negative zero.
+				f = 0
+			}
 		case kindString:
 			var ok bool
 			if f, ok = nonNumericDouble(raw); !ok {
@@ -137,6 +156,9 @@ func appendTyped(dst, raw []byte, kind valueKind, esc bool, t schema.Type) ([]by
 			}
 		default:
 			return append(dst, tagNull), nil
+		}
+		if normFloats && f == 0 {
+			f = 0 // NormalizeFloatingNumbers: -0.0 is 0.0
 		}
 		var buf [32]byte
 		return appendItem(dst, tagNumber, doubleKey(buf[:0], f)), nil

@@ -84,7 +84,9 @@ func add(sc *Schema, f Field, fail func(string) error) error {
 		return fail(fmt.Sprintf("more than %d columns", MaxFields))
 	}
 	for _, g := range sc.Fields {
-		if strings.EqualFold(g.Name, f.Name) {
+		// Spark's duplicate check (SchemaUtils.checkColumnNameDuplication)
+		// compares the names lower-cased (Locale.ROOT).
+		if LowerRoot(g.Name) == LowerRoot(f.Name) {
 			if g.Name == f.Name {
 				return fail(fmt.Sprintf("column %q given twice", f.Name))
 			}

@@ -174,17 +174,17 @@ func SetInferred(filename string, inf *row.Inferrer, q *query.Query) error {
 	if s == nil || len(s.Fields) == 0 {
 		return nil // no rows, or only {}: nothing to type
 	}
-	cols := append([]string(nil), q.Keys...)
-	if c := q.EventTimeColumn(); c != "" {
-		cols = append(cols, c)
-	}
-	cols = append(cols, q.Sink.Keys...)
-	for _, c := range cols {
-		if s.Index(c) < 0 {
-			return &Error{File: filename, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", c, s)}
-		}
-	}
+	// The query's names resolve against the inferred schema as Spark's
+	// analyzer resolves them (query.ResolveColumns: ignoring case unless
+	// case_sensitive).
 	q.Schema, q.SchemaInferred = s, true
+	if err := q.ResolveColumns(s); err != nil {
+		var re *query.ResolveError
+		if errors.As(err, &re) && re.Unresolved {
+			return &Error{File: filename, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", re.Name, s)}
+		}
+		return &Error{File: filename, Msg: err.Error()}
+	}
 	return nil
 }
 
@@ -225,6 +225,9 @@ func NewReader(filename string, r io.Reader, q *query.Query) (*Reader, error) {
 		dec, err := row.NewTypedDecoder(q.StateKeys(), q.EventTimeColumn(), q.Schema)
 		if err != nil {
 			return nil, p.errorf(0, "", "%v", err)
+		}
+		if q.API == query.BatchDropDuplicates {
+			dec = dec.NormalizedFloats() // spark-semantics.md §15.5
 		}
 		p.dec = dec
 	}

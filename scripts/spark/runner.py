@@ -47,7 +47,8 @@ How a trace is driven (shared/spec/spark-oracle.md):
     raises; after-commit lets the batch commit, then fails the next planned
     batch before it reads and deletes its offsets file, or stops the query
     if no batch was due;
-  * shuffle partitions, no-data batches and the watermark policy are session
+  * shuffle partitions, no-data batches, the watermark policy and
+    spark.sql.caseSensitive are session
     confs set per trace; each worker thread has its own session
     (spark.newSession()) and runs traces concurrently with the others.
 """
@@ -114,7 +115,7 @@ def load_query(path):
     if not isinstance(q, dict):
         raise BadRequest(f"{path}: want a JSON object")
     known = {"api", "keys", "sources", "shufflePartitions", "watermarkPolicy", "noDataBatches", "sink", "schema", "name",
-             "stateStore", "dropFutureEvents"}
+             "stateStore", "dropFutureEvents", "caseSensitive"}
     for k in q:
         if k not in known:
             raise BadRequest(f"{path}: unknown field {k!r}")
@@ -293,6 +294,17 @@ def infer_ddl(spark, texts, tmpdir):
         os.unlink(path)
 
 
+def activate(spark):
+    """Makes spark the JVM's active session on this thread: the analyzer
+    reads its confs (spark.sql.caseSensitive among them) from the active
+    session, not from the DataFrame's (SQLConf.get)."""
+    from pyspark.sql import SparkSession
+
+    get = getattr(SparkSession, "_get_j_spark_session_class", None)
+    cls = get(spark._jvm) if get else spark._jvm.SparkSession
+    cls.setActiveSession(spark._jsparkSession)
+
+
 def version_tuple(v):
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
@@ -397,7 +409,8 @@ class Trace:
         """An approximation of the dedup key, for spotting copies only:
         numbers compare as numbers, the event-time column as its value."""
         keys = self.q.get("keys") or sorted(obj)
-        return json.dumps([obj.get(k) for k in keys], sort_keys=True)
+        low = {f.lower(): v for f, v in obj.items()}
+        return json.dumps([obj.get(k, low.get(k.lower())) for k in keys], sort_keys=True)
 
     def check_cross_source_copies(self):
         # Copies of one key arriving in one batch from two sources: Spark's
@@ -445,10 +458,13 @@ class Trace:
         q = self.q
         schema = self.schema()
         self.data_cols = schema.fieldNames()
-        et_col = None
+        et_written = None
         for s in q["sources"]:
             if s.get("watermark"):
-                et_col = s["watermark"]["column"]
+                et_written = s["watermark"]["column"]
+        # The watermark column as Spark's analyzer resolves it (the query
+        # may write it in another case); Spark's own error when it does not.
+        et_col = self.resolve_column(et_written, schema) if et_written is not None else None
         self.et_col = et_col
         frames = []
         lines = (
@@ -464,11 +480,21 @@ class Trace:
             # does not shadow it.
             df = src.select(F.col("value").alias(RAW))
             df = df.select(F.col(RAW), F.from_json(F.col(RAW), schema).alias("__dedupsim_d"))
-            cols = [F.col(RAW)] + [F.col("__dedupsim_d").getField(c).alias(c) for c in self.data_cols]
+            # The struct's fields by star expansion, not by name: getField
+            # resolves a name with the resolver, and under
+            # caseSensitive=false id matches both id and İd
+            # (AMBIGUOUS_REFERENCE_TO_FIELDS), where a reader's columns
+            # are simply there.
+            cols = [F.col(RAW), F.col("__dedupsim_d.*")]
             if et_col is not None:
                 cols.append(self.event_time_expr(schema, et_col).alias(ET))
             df = df.select(*cols)
             wm = s.get("watermark")
+            if wm and q.get("schema") is not None:
+                # withWatermark on the declared column itself, for Spark's
+                # analysis checks (EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE); the
+                # query runs on the derived column below.
+                df.withWatermark(wm["column"], f"{wm['delayMs']} milliseconds")
             if wm:
                 df = df.withWatermark(ET, f"{wm['delayMs']} milliseconds")
             frames.append(df)
@@ -496,13 +522,28 @@ class Trace:
         micros = (num * F.lit(1000000)).cast("long")
         return F.when(num.isNotNull(), F.timestamp_micros(micros)).otherwise(F.to_timestamp(txt))
 
+    def resolves(self, name, written):
+        """Spark's resolver under the trace's confs (equalsIgnoreCase unless
+        spark.sql.caseSensitive)."""
+        return bool(self.spark._jsparkSession.sessionState().analyzer().resolver().apply(name, written))
+
+    def resolve_column(self, written, schema):
+        """The column the analyzer resolves a name to (AttributeSeq: the
+        names that lower-case alike, kept when the resolver matches); for
+        none or several, Spark's own error from resolving it."""
+        cands = [c for c in self.data_cols if c.lower() == written.lower() and self.resolves(c, written)]
+        if len(cands) == 1:
+            return cands[0]
+        self.spark.createDataFrame([], schema).select(written)
+        raise BadRequest(f"column {written!r}: {len(cands)} columns match, and Spark resolved it")
+
     def key_columns(self):
         keys = list(self.q.get("keys") or [])
         if not keys:
             keys = list(self.data_cols)
         out = []
         for k in keys:
-            c = ET if (self.et_col is not None and k == self.et_col) else k
+            c = ET if (self.et_col is not None and self.resolves(self.et_col, k)) else k
             if c not in out:
                 out.append(c)
         return out
@@ -515,6 +556,8 @@ class Trace:
         s.conf.set("spark.sql.shuffle.partitions", str(q.get("shufflePartitions", 4)))
         s.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "true" if q.get("noDataBatches", True) else "false")
         s.conf.set("spark.sql.streaming.multipleWatermarkPolicy", q.get("watermarkPolicy", "min"))
+        s.conf.set("spark.sql.caseSensitive", "true" if q.get("caseSensitive") else "false")
+        activate(s)
         # exec's pebble store stands for Spark's RocksDB provider; results
         # must not depend on the store (spark-semantics.md §8.5).
         if q.get("stateStore") == "pebble":
@@ -582,6 +625,7 @@ class Trace:
             self.crashed = fire
             raise Crash(fire)
         if self.q["api"] == "batchDropDuplicates":
+            activate(self.spark)
             df = df.dropDuplicates(self.keys)
         rows = [r[0] for r in df.select(RAW).collect()]
         if fire == "after-state-commit":
