@@ -152,6 +152,9 @@ bench:
 	@mkdir -p out
 	$(GO) test -run '^$$' -bench 'Engine|Store|Sim' -benchtime 1x -benchmem ./engine/... ./sim/ | tee out/bench.txt
 	@$(GO) run scripts/benchtable.go < out/bench.txt
+	@# diagnose over 20 k, 80 k and 1 M progress records (a year of 30 s triggers):
+	@# ns/record must not grow with the count; cpu-s/op and peak-heap-MiB beside it
+	$(GO) test -run '^$$' -bench Diagnose -benchtime 1x -benchmem ./diagnose/ | tee out/bench-diagnose.txt
 	@if command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory bench-kafka; \
 	else \
@@ -165,6 +168,8 @@ bench:
 bench-smoke:
 	@mkdir -p out
 	DEDUPSIM_BENCH_KEYS=100000 $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./engine/... ./sim/... ./cmd/dedupsim/ > out/bench-smoke.txt 2>&1 || { grep -v '^ok\|^PASS\|^goos\|^goarch\|^pkg\|^cpu' out/bench-smoke.txt; exit 1; }
+	@# diagnose at 20 k and 80 k records (-short leaves out the 1 M run of make bench)
+	$(GO) test -count=1 -short -run '^$$' -bench Diagnose -benchtime 1x ./diagnose/ > out/bench-smoke-diagnose.txt 2>&1 || { cat out/bench-smoke-diagnose.txt; exit 1; }
 
 # End to end through the local real Kafka broker with the transactional sink.
 bench-kafka: kafka-fetch
