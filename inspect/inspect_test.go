@@ -229,7 +229,7 @@ func FuzzReplay(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		state := map[string][]byte{}
 		var held int64
-		err := replayBytes(b, state, &held)
+		_, err := replayBytes(b, headV1, state, &held)
 		var sum int64
 		for k, v := range state {
 			if len(k) > maxRecordLen || len(v) > maxRecordLen {

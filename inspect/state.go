@@ -191,8 +191,21 @@ func (c *reader) operator(id int) (Operator, error) {
 	}
 	c.groups = groupSet{}
 	defer func() { c.groups = nil }()
+	ids, err := c.operatorIDs(op, len(parts))
+	if err != nil {
+		return op, err
+	}
 	for _, p := range parts {
-		pt, err := c.partition(base, p, op.Version, layout)
+		var pt Partition
+		var err error
+		if ids != nil && p >= len(ids) {
+			return op, c.fail(fmt.Sprintf("%s/%d", base, p), "a partition beyond the %d that commits/%d names checkpoint ids for", len(ids), c.r.LastCommitBatch)
+		}
+		if ids != nil {
+			pt, err = c.partitionV2(base, p, op.Version, ids[p][0], layout)
+		} else {
+			pt, err = c.partition(base, p, op.Version, layout)
+		}
 		if err != nil {
 			return op, err
 		}
@@ -364,15 +377,17 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 		if strings.HasPrefix(n, ".") || e.IsDir() {
 			continue
 		}
-		i := strings.IndexByte(n, '.')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseInt(strings.SplitN(n[:i], "_", 2)[0], 10, 64)
+		f, ok, err := parseStateName(n)
 		if err != nil {
+			return pt, c.fail(dir+"/"+n, "%v", err)
+		}
+		if !ok {
 			continue
 		}
-		kind := n[i+1:]
+		if f.id != "" {
+			return pt, c.fail(dir+"/"+n, "a state file named <version>_<checkpoint id> (checkpoint format v2), but %s: the state cannot be located without the ids a v2 commit names", c.v1Why())
+		}
+		v, kind := f.version, f.kind
 		if files[kind] == nil {
 			files[kind] = map[int64]string{}
 		}
@@ -395,7 +410,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			if !ok {
 				return pt, c.fail(dir, "changelog %d.changelog is missing: versions 1..%d are needed (a RocksDB snapshot's SSTs cannot be read without RocksDB)", v, version)
 			}
-			if err := c.replay(dir+"/"+n, state); err != nil {
+			if err := c.replay(dir+"/"+n, headV1, state); err != nil {
 				return pt, err
 			}
 		}
@@ -410,7 +425,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			}
 		}
 		if snap > 0 {
-			if err := c.replay(dir+"/"+files["snapshot"][snap], state); err != nil {
+			if err := c.replay(dir+"/"+files["snapshot"][snap], headNone, state); err != nil {
 				return pt, err
 			}
 		}
@@ -419,7 +434,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			if !ok {
 				return pt, c.fail(dir, "%d.delta is missing: state version %d cannot be rebuilt", v, version)
 			}
-			if err := c.replay(dir+"/"+n, state); err != nil {
+			if err := c.replay(dir+"/"+n, headNone, state); err != nil {
 				return pt, err
 			}
 		}
@@ -431,6 +446,12 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			pt.From = fmt.Sprintf("deltas 1..%d", version)
 		}
 	}
+	return c.finishPartition(dir, pt, state, l)
+}
+
+// finishPartition counts a rebuilt partition's keys and ranges and checks
+// them against the watermark.
+func (c *reader) finishPartition(dir string, pt Partition, state map[string][]byte, l rowLayout) (Partition, error) {
 	pt.Keys = int64(len(state))
 	for k, v := range state {
 		if err := l.summarise(&pt, []byte(k), v, c.groups); err != nil {
@@ -502,12 +523,12 @@ func (c *reader) zipOnly(dir string, zips map[int64]string, version int64, pt Pa
 // int32 keyLen, key, int32 valueLen (-1: remove), value; end int32 -1; the
 // stream LZ4Block-framed (B.3, B.6). Spark 4.1's <file>.crc sidecar, when
 // there, is checked first.
-func (c *reader) replay(name string, state map[string][]byte) error {
+func (c *reader) replay(name string, allowed heads, state map[string][]byte) error {
 	raw, err := c.readState(name)
 	if err != nil {
 		return err
 	}
-	if err := replayBytes(raw, state, &c.held); err != nil {
+	if _, err := replayBytes(raw, allowed, state, &c.held); err != nil {
 		return c.fail(name, "%v", err)
 	}
 	return nil
@@ -534,16 +555,26 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// replayBytes applies one state file's bytes to state; held counts the
-// bytes of keys and values state holds, refused past maxHeld.
-func replayBytes(raw []byte, state map[string][]byte, held *int64) error {
+// replayBytes applies one state file's bytes to state: its header (a
+// changelog's version and lineage, when allowed says it may have one),
+// then its records; held counts the bytes of keys and values state holds,
+// refused past maxHeld.
+func replayBytes(raw []byte, allowed heads, state map[string][]byte, held *int64) (changelogHead, error) {
 	zr := codec.NewLZ4BlockReader(bytes.NewReader(raw))
 	br := &boundedReader{zr, maxDecoded}
-	err := replayRecords(bufio.NewReader(br), state, held)
-	if err != nil && br.n <= 0 {
-		return fmt.Errorf("the file decodes to more than %d MiB: beyond inspect's bound on one state file", maxDecoded>>20)
+	r := bufio.NewReader(br)
+	h, err := readHead(r, allowed)
+	if err == nil {
+		if h.Version == 2 || h.Version == 4 {
+			err = replayTyped(r, state, held)
+		} else {
+			err = replayRecords(r, state, held)
+		}
 	}
-	return err
+	if err != nil && br.n <= 0 {
+		return h, fmt.Errorf("the file decodes to more than %d MiB: beyond inspect's bound on one state file", maxDecoded>>20)
+	}
+	return h, err
 }
 
 func replayRecords(r *bufio.Reader, state map[string][]byte, held *int64) error {
@@ -557,11 +588,6 @@ func replayRecords(r *bufio.Reader, state map[string][]byte, held *int64) error 
 		}
 		if kl < 0 || kl > maxRecordLen {
 			return fmt.Errorf("record %d: key length %d out of range [0, %d MiB]", i, kl, maxRecordLen>>20)
-		}
-		if i == 0 && kl >= 0x00027632 && kl <= 0x00027634 {
-			// writeUTF("v2".."v4"): a changelog with column families or
-			// checkpoint ids, never written for dedup (B.6).
-			return fmt.Errorf("a v2-v4 changelog (column families or checkpoint ids): only v1, dedup's format, is read")
 		}
 		k := make([]byte, kl)
 		if _, err := io.ReadFull(r, k); err != nil {
