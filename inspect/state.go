@@ -384,6 +384,10 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 		if !ok {
 			continue
 		}
+		if f.id != "" && f.version > version {
+			c.warn("%s/%s: a state version newer than the last commit (a batch in flight)", dir, n)
+			continue
+		}
 		if f.id != "" {
 			return pt, c.fail(dir+"/"+n, "a state file named <version>_<checkpoint id> (checkpoint format v2), but %s: the state cannot be located without the ids a v2 commit names", c.v1Why())
 		}

@@ -565,6 +565,11 @@ func (c *reader) partitionV2(base string, p int, version int64, id string, l row
 		pt.Ignored = ignored
 		c.warn("%s: %d state file(s) of committed versions carry a checkpoint id the commit log and lineage do not name (a batch run again after a crash, or a task retried): not the state, ignored as Spark ignores them", dir, ignored)
 	}
+	if !complete && !have[topZip] && cur.Version > base0 {
+		// Spark replays the changelogs after its base snapshot: one the
+		// lineage names is not there.
+		return pt, c.fail(dir+"/"+v2Name(cur.Version, cur.ID, "changelog"), "missing: the lineage of version %d names it (version %d, id %s), and Spark replays it onto the snapshot of version %d: the state cannot be loaded", version, cur.Version, cur.ID, base0)
+	}
 	if !complete {
 		if have[topZip] {
 			return c.zipOnly(dir, map[int64]string{version: topZip}, version, pt)

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -299,4 +302,59 @@ func FuzzChangelogV2(f *testing.F) {
 			}
 		}
 	})
+}
+
+// v2Fixtures are the real Spark checkpoints in format v2
+// (scripts/inspect/fixtures.sh).
+const v2Fixtures = "testdata/spark-v2"
+
+// Inspect agrees with Spark 4.3's statestore reader on every format-v2
+// fixture (a restart, a batch run again after a crash, real-time mode),
+// reading each partition from the changelogs the commit log's ids and the
+// lineages chain, and ignoring the files of the crashed attempt.
+func TestAgreesWithSparkV2(t *testing.T) {
+	dirs, _ := filepath.Glob(v2Fixtures + "/*")
+	want := map[string]bool{"v2-dedup": false, "v2-within": false, "realtime": false}
+	for _, dir := range dirs {
+		name := filepath.Base(dir)
+		if _, ok := want[name]; !ok {
+			t.Errorf("unexpected fixture %s", dir)
+			continue
+		}
+		want[name] = true
+		t.Run(name, func(t *testing.T) {
+			r := agreesWithSpark(t, dir)
+			if r.CheckpointFormat != 2 {
+				t.Fatalf("checkpoint format %d, want 2", r.CheckpointFormat)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "checkpoint", "commits", strconv.FormatInt(r.LastCommitBatch, 10)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := parseCommit(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ignored := 0
+			for _, p := range r.Operators[0].Partitions {
+				if p.CheckpointID != e.IDs[0][p.ID][0] {
+					t.Errorf("partition %d read at id %s, the commit names %s", p.ID, p.CheckpointID, e.IDs[0][p.ID][0])
+				}
+				if !strings.HasPrefix(p.From, "changelogs 1..") {
+					t.Errorf("partition %d from %s: want every changelog back to version 1", p.ID, p.From)
+				}
+				ignored += p.Ignored
+			}
+			// The crash case leaves a second file of one version per
+			// partition: it is not the state.
+			if (name == "v2-dedup") != (ignored > 0) {
+				t.Errorf("%d ignored files", ignored)
+			}
+		})
+	}
+	for name, seen := range want {
+		if !seen {
+			t.Errorf("no fixture %s under %s", name, v2Fixtures)
+		}
+	}
 }
