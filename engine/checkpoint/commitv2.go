@@ -37,6 +37,9 @@ func parseStateUniqueIDs(raw json.RawMessage) (map[string][][]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stateUniqueIds: %v", err)
 	}
+	if len(ops) == 0 {
+		return nil, errors.New("stateUniqueIds names no operator (a v2 entry of a stateful query names each operator's)")
+	}
 	keys := make([]string, 0, len(ops))
 	for k := range ops {
 		keys = append(keys, k)
