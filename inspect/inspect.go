@@ -154,6 +154,8 @@ type reader struct {
 	evictMs int64
 	// ids are the checkpoint ids the last commit names (format v2).
 	ids stateIDs
+	// own: the state files read so far are dedupsim's engine's.
+	own bool
 }
 
 func (c *reader) fail(name string, format string, a ...any) error {

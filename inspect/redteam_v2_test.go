@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,39 @@ func replaceInFile(t *testing.T, p, old, new string) {
 	if err := os.WriteFile(p, bytes.ReplaceAll(b, []byte(old), []byte(new)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// brokenV2 copies v2Src without what inspect never reads (Hadoop's
+// hidden .crc files, the SSTs) and without the state files' checksum
+// sidecars, then applies break_.
+func brokenV2(t *testing.T, break_ func(t *testing.T, dir string)) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	err := filepath.WalkDir(v2Src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(v2Src, p)
+		dst := filepath.Join(dir, rel)
+		switch {
+		case d.IsDir() && d.Name() == "SSTs":
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o755)
+		case strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(rel, "state/") && strings.HasSuffix(rel, ".crc"):
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	break_(t, dir)
+	return dir
 }
 
 // TestRedteamInspectV2: every way of pointing inspect at the wrong state
@@ -176,7 +210,7 @@ func TestRedteamInspectV2(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := brokenCheckpoint(t, v2Src, true, tc.break_)
+			dir := brokenV2(t, tc.break_)
 			_, err := Inspect(dir)
 			var ie *Error
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
@@ -195,7 +229,7 @@ func TestV2IgnoresUnnamedAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := brokenCheckpoint(t, v2Src, true, func(t *testing.T, d string) {
+	dir := brokenV2(t, func(t *testing.T, d string) {
 		top, l := v2Part0(t, d)
 		// A second version 24 holding nothing: the crashed attempt.
 		writeChangelog(t, filepath.Join(d, "state/0/0", v2Name(24, other, "changelog")), l, records())

@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec"
 	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/internal/filekind"
 )
@@ -281,6 +280,14 @@ func (c *reader) schema(name string) (schema, schema, error) {
 
 // parseSchema decodes a schema file's bytes.
 func parseSchema(b []byte) (schema, schema, error) {
+	if text, ok := bytes.CutPrefix(b, []byte("v2\n")); ok {
+		// dedupsim's engine writes the two StructType JSONs as lines.
+		lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+		if len(lines) != 2 {
+			return schema{}, schema{}, fmt.Errorf("dedupsim's schema file: want v2, the key schema and the value schema, one a line")
+		}
+		return schemaParts([2]string{lines[0], lines[1]})
+	}
 	r := bytes.NewReader(b)
 	v, err := readUTF(r)
 	if err != nil {
@@ -313,6 +320,11 @@ func parseSchema(b []byte) (schema, schema, error) {
 	default:
 		return schema{}, schema{}, fmt.Errorf("schema version %q: want v2 (or the legacy v1)", truncate(v, 20))
 	}
+	return schemaParts(parts)
+}
+
+// schemaParts decodes the key and value StructType JSONs.
+func schemaParts(parts [2]string) (schema, schema, error) {
 	var out [2]schema
 	for i, js := range parts {
 		var st struct {
@@ -457,6 +469,12 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 // them against the watermark.
 func (c *reader) finishPartition(dir string, pt Partition, state map[string][]byte, l rowLayout) (Partition, error) {
 	pt.Keys = int64(len(state))
+	if c.own {
+		// dedupsim's engine keeps its own key encoding, not Spark's
+		// UnsafeRow: the keys are counted, their event times not read.
+		pt.From += " (written by dedupsim: keys counted; its key encoding is not Spark's UnsafeRow, so no event-time range)"
+		return pt, nil
+	}
 	for k, v := range state {
 		if err := l.summarise(&pt, []byte(k), v, c.groups); err != nil {
 			return pt, c.fail(dir, "%v", err)
@@ -532,9 +550,11 @@ func (c *reader) replay(name string, allowed heads, state map[string][]byte) err
 	if err != nil {
 		return err
 	}
-	if _, err := replayBytes(raw, allowed, state, &c.held); err != nil {
+	h, err := replayBytes(raw, allowed, state, &c.held)
+	if err != nil {
 		return c.fail(name, "%v", err)
 	}
+	c.own = c.own || h.Dedupsim
 	return nil
 }
 
@@ -564,10 +584,14 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // then its records; held counts the bytes of keys and values state holds,
 // refused past maxHeld.
 func replayBytes(raw []byte, allowed heads, state map[string][]byte, held *int64) (changelogHead, error) {
-	zr := codec.NewLZ4BlockReader(bytes.NewReader(raw))
+	zr, own, err := stateStream(raw)
+	if err != nil {
+		return changelogHead{}, err
+	}
 	br := &boundedReader{zr, maxDecoded}
 	r := bufio.NewReader(br)
 	h, err := readHead(r, allowed)
+	h.Dedupsim = own
 	if err == nil {
 		if h.Version == 2 || h.Version == 4 {
 			err = replayTyped(r, state, held)

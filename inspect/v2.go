@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"regexp"
@@ -224,6 +225,9 @@ type changelogHead struct {
 	// Version is the changelog format: 1 (no header), 2, 3 or 4.
 	Version int
 	Lineage []lineageItem
+	// Dedupsim: the file is dedupsim's engine's (uncompressed, its
+	// trailer after the end marker), not Spark's.
+	Dedupsim bool
 }
 
 // Which changelog formats a file may hold.
@@ -445,8 +449,13 @@ func (c *reader) changelogHeadOf(name string) (changelogHead, error) {
 	if err != nil {
 		return changelogHead{}, err
 	}
-	br := bufio.NewReader(&boundedReader{codec.NewLZ4BlockReader(bytes.NewReader(raw)), maxDecoded})
+	zr, own, err := stateStream(raw)
+	if err != nil {
+		return changelogHead{}, c.fail(name, "%v", err)
+	}
+	br := bufio.NewReader(&boundedReader{zr, maxDecoded})
 	h, err := readHead(br, headV2)
+	h.Dedupsim = own
 	if err != nil {
 		return h, c.fail(name, "%v", err)
 	}
@@ -587,9 +596,11 @@ func (c *reader) partitionV2(base string, p int, version int64, id string, l row
 		if err != nil {
 			return pt, err
 		}
-		if _, err := replayBytes(raw, headV2, state, &c.held); err != nil {
+		h, err := replayBytes(raw, headV2, state, &c.held)
+		if err != nil {
 			return pt, c.fail(name, "%v", err)
 		}
+		c.own = c.own || h.Dedupsim
 	}
 	pt.From = fmt.Sprintf("changelogs 1..%d (checkpoint ids from %s and the lineages)", version, commitName)
 	return c.finishPartition(dir, pt, state, l)
@@ -615,4 +626,28 @@ func (c *reader) operatorIDs(op Operator, parts int) ([][]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// dedupsim's engine writes its state files uncompressed, with a 44-byte
+// trailer after the end marker ("dedupsim", the file's kind, store and
+// version, a batch stamp, a CRC-32C of everything before the CRC:
+// docs/spark-semantics.md §14.8); Spark's are LZ4Block streams.
+const (
+	ownMagic      = "dedupsim"
+	ownTrailerLen = 44
+)
+
+// stateStream is the decoded stream of a state file's bytes: an LZ4Block
+// stream as Spark writes it, or, for a file that carries dedupsim's
+// trailer (checked), its uncompressed records. own says which.
+func stateStream(raw []byte) (io.Reader, bool, error) {
+	n := len(raw)
+	if n >= ownTrailerLen+4 && !bytes.HasPrefix(raw, []byte("LZ4Block")) && string(raw[n-ownTrailerLen:n-ownTrailerLen+len(ownMagic)]) == ownMagic {
+		want := binary.BigEndian.Uint32(raw[n-4:])
+		if got := crc32.Checksum(raw[:n-4], crc32.MakeTable(crc32.Castagnoli)); got != want {
+			return nil, true, fmt.Errorf("dedupsim's trailer: CRC-32C %08x, the trailer says %08x: the file is damaged", got, want)
+		}
+		return bytes.NewReader(raw[:n-ownTrailerLen]), true, nil
+	}
+	return codec.NewLZ4BlockReader(bytes.NewReader(raw)), false, nil
 }
