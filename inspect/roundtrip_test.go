@@ -1,7 +1,10 @@
 package inspect
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,5 +87,25 @@ func TestReadsEngineCheckpoints(t *testing.T) {
 	}
 	if fmt.Sprint(keys["v1"]) != fmt.Sprint(keys["v2"]) {
 		t.Errorf("keys per partition: v1 %v, v2 %v", keys["v1"], keys["v2"])
+	}
+}
+
+// A damaged byte in one of the engine's state files is refused by its
+// trailer's CRC-32C, naming the file.
+func TestEngineCheckpointDamaged(t *testing.T) {
+	dir, _ := engineCheckpoint(t, "dedup: {api: dropDuplicates, keys: [id]}\nshuffle_partitions: 1\nstate_store: pebble\ncheckpoint_format_version: 2\n", []string{
+		`{"rows": [{"id":"a"},{"id":"b"}]}`, `{"rows": [{"id":"c"}]}`,
+	})
+	names, _ := filepath.Glob(filepath.Join(dir, "state/0/0/2_*.changelog"))
+	if len(names) != 1 {
+		t.Fatalf("changelogs of version 2: %v", names)
+	}
+	b, _ := os.ReadFile(names[0])
+	b[len(b)/2] ^= 1
+	os.WriteFile(names[0], b, 0o644)
+	_, err := Inspect(dir)
+	var ie *Error
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), filepath.Base(names[0])+": dedupsim's trailer: CRC-32C") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/engine/state"
 )
 
 const (
@@ -276,6 +278,8 @@ func FuzzChangelogV2(f *testing.F) {
 	f.Add(lz4Frame(f, append(append(utf("v3"), utf(two)...), records([]byte("k"), []byte("v"))...)))
 	f.Add(lz4Frame(f, append(append(utf("v4"), utf("[]")...), typed([]byte("k"), []byte("v"), []byte("k"), nil)...)))
 	f.Add(lz4Frame(f, append(utf("v4"), utf(lineageJSON(lineageItem{1, idC}))...)))
+	// dedupsim's own: uncompressed, its trailer after the end marker.
+	f.Add(state.AppendTrailer(append(append(utf("v3"), utf("[]")...), records([]byte("k"), []byte("v"))...), state.KindChangelog, state.ID{}, 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		state := map[string][]byte{}
 		var held int64
