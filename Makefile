@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: redteam diagnose-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
+.PHONY: redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
@@ -138,6 +138,14 @@ test-spark-if-java:
 diagnose-fixtures: spark-env
 	DEDUPSIM_SPARK_CACHE=$${DEDUPSIM_SPARK_CACHE:-$(CURDIR)/.cache/spark} SPARK_VERSION=$(SPARK_VERSION) ./scripts/diagnose/fixtures.sh
 	$(GO) test ./diagnose/... ./inspect/ -count=1
+
+# Real Spark checkpoints in state checkpoint format v2 and in real-time mode
+# (pyspark 4.3.0, about 1-2 min per case) with Spark's statestore reader's
+# view of each, then inspect's agreement test. make test uses the committed
+# copy (inspect/testdata/spark-v2).
+inspect-fixtures:
+	DEDUPSIM_SPARK_CACHE=$${DEDUPSIM_SPARK_CACHE:-$(CURDIR)/.cache/spark} SPARK_VERSION=4.3.0 ./scripts/inspect/fixtures.sh
+	$(GO) test ./inspect/ -count=1
 
 # Exec throughput of dedupsim and of Spark on one 500k-row trace, as a ratio.
 bench-spark:

@@ -9,6 +9,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
 )
@@ -18,7 +19,9 @@ import (
 // and merge must be identical, append must differ exactly when the crash
 // came after the sink write and before the commit (the seed articles'
 // replay duplicate), and the rows emitted by the last execution of every
-// batch id must match the crash-free run's.
+// batch id must match the crash-free run's. It runs in both state
+// checkpoint formats: v1 on the memory store, v2 (<V>_<id> files chosen
+// by the commit log's ids) on the Pebble store.
 func TestCrashMatrix(t *testing.T) {
 	input := []string{
 		`{"rows": [{"id":"a","ts":1},{"id":"b","ts":2},{"id":"a","ts":2}]}`,
@@ -26,16 +29,23 @@ func TestCrashMatrix(t *testing.T) {
 		`{"rows": [{"id":"d","ts":30},{"id":"b","ts":5}]}`,
 		`{"rows": [{"id":"e","ts":31},{"id":"d","ts":31}]}`,
 	}
-	for _, sinkKind := range []string{"table", "merge", "append", "foreachBatch"} {
+	for _, c := range []struct{ format, sinkKind string }{
+		{"v1", "table"}, {"v1", "merge"}, {"v1", "append"}, {"v1", "foreachBatch"},
+		{"v2", "table"}, {"v2", "append"},
+	} {
+		sinkKind, extra := c.sinkKind, ""
+		if c.format == "v2" {
+			extra = "state_store: pebble\ncheckpoint_format_version: 2\n"
+		}
 		q, err := query.Parse("q.yaml", []byte(fmt.Sprintf(
-			"dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 10 seconds}\nshuffle_partitions: 3\nsink: {kind: %s}\n", sinkKind)))
+			"dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwatermark: {column: ts, delay: 10 seconds}\nshuffle_partitions: 3\nsink: {kind: %s}\n%s", sinkKind, extra)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ref := runLines(t, q, input)
 		for _, point := range engine.CrashPoints {
 			for at := range input {
-				name := fmt.Sprintf("%s/%s/before-line-%d", sinkKind, point, at+1)
+				name := fmt.Sprintf("%s/%s/%s/before-line-%d", c.format, sinkKind, point, at+1)
 				t.Run(name, func(t *testing.T) {
 					lines := slices.Clone(input)
 					lines = slices.Insert(lines, at, fmt.Sprintf(`{"crash": %q}`, point))
@@ -73,7 +83,7 @@ func runLines(t *testing.T, q *query.Query, lines []string) *trace.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := trace.Run(q, st, trace.Options{Checkpoint: fsys.NewMem()})
+	res, err := trace.Run(q, st, trace.Options{Checkpoint: fsys.NewMem(), NewStateProvider: stores.Open})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -220,7 +220,7 @@ func (e *Engine) checkStamp(n int64, last checkpoint.Offsets, c *checkpoint.Comm
 		suffix string
 		kind   byte
 	}{{".delta", state.KindDelta}, {".changelog", state.KindChangelog}} {
-		name := fmt.Sprintf("%s/%d%s", id.Dir(), n+1, f.suffix)
+		name := stampFile(id, n, f.suffix, c)
 		data, err := e.cfg.Checkpoint.ReadFile(name)
 		if fsys.IsNotExist(err) {
 			continue
@@ -398,6 +398,9 @@ func (e *Engine) open() error {
 			newProvider = MemoryProvider
 		}
 		if e.provider, err = newProvider(e.q.StateStore, e.cfg.Checkpoint); err != nil {
+			return err
+		}
+		if err := e.startFormatV2(latestCommit); err != nil {
 			return err
 		}
 	}
@@ -869,7 +872,11 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	}
 	next := e.tracker.Update(stats)
 	rec.NextWatermarkMs = next
-	if err := e.ckpt.WriteCommit(id, checkpoint.Commit{NextBatchWatermarkMs: next}); err != nil {
+	ids, err := e.committedIDs(id)
+	if err != nil {
+		return e.fail(err)
+	}
+	if err := e.ckpt.WriteCommit(id, checkpoint.Commit{NextBatchWatermarkMs: next, StateUniqueIDs: ids}); err != nil {
 		// The sink already has the batch: report the execution as one that
 		// died after the sink write (commits/N may or may not persist).
 		rec.Crashed = AfterSinkWrite

@@ -53,8 +53,13 @@ type Report struct {
 	SourceOffsets        []string          `json:"sourceOffsets"`
 	Conf                 map[string]string `json:"conf"`
 	Provider             string            `json:"stateStore"`
-	Operators            []Operator        `json:"operators"`
-	Warnings             []string          `json:"warnings,omitempty"`
+	// CheckpointFormat is the state checkpoint format the last commit was
+	// written in: 1, or 2 (spark.sql.streaming.stateStore.
+	// checkpointFormatVersion=2: commits/N "v2" names the checkpoint id of
+	// each partition's state files); 0 before the first commit.
+	CheckpointFormat int        `json:"checkpointFormatVersion"`
+	Operators        []Operator `json:"operators"`
+	Warnings         []string   `json:"warnings,omitempty"`
 }
 
 // Operator is one stateful operator's state (state/<id>/).
@@ -92,6 +97,13 @@ type Partition struct {
 	HasRange bool   `json:"hasRange"`
 	From     string `json:"from"`
 	Files    int    `json:"files"`
+	// CheckpointID is the id commits/N names for this partition's state
+	// (format v2 only).
+	CheckpointID string `json:"checkpointId,omitempty"`
+	// Ignored counts files of committed versions under another id than
+	// the one the commit log and lineage name (format v2: a batch run
+	// again after a crash); they are not the state.
+	Ignored int `json:"ignoredFiles,omitempty"`
 }
 
 // Error is a checkpoint that cannot be read (exit 2).
@@ -140,6 +152,10 @@ type reader struct {
 	// evictMs is the watermark the last committed batch evicted with (its
 	// offsets' batchWatermarkMs), 0 when unknown or not yet moved.
 	evictMs int64
+	// ids are the checkpoint ids the last commit names (format v2).
+	ids stateIDs
+	// own: the state files read so far are dedupsim's engine's.
+	own bool
 }
 
 func (c *reader) fail(name string, format string, a ...any) error {
@@ -347,28 +363,28 @@ func (c *reader) offsets(n int64) (*offsetMeta, error) {
 	return &offsetMeta{true, *m.BatchWatermarkMs, *m.BatchTimestampMs, m.Conf, lines[2:]}, nil
 }
 
-// commit reads commits/N: "v1" (or v2) and {"nextBatchWatermarkMs":...}.
+// commit reads commits/N: "v1" or "v2", and the CommitMetadata JSON
+// (parseCommit).
 func (c *reader) commit(n int64) error {
 	name := fmt.Sprintf("commits/%d", n)
 	b, err := c.readSmall(name)
 	if err != nil {
 		return err
 	}
-	lines := strings.Split(string(b), "\n")
-	if len(lines) < 2 || (lines[0] != "v1" && lines[0] != "v2") {
-		return c.fail(name, "line 1: want v1 or v2 (the commit log version)")
+	e, err := parseCommit(b)
+	if err != nil {
+		return c.fail(name, "%v", err)
 	}
-	var m struct {
-		Next *int64 `json:"nextBatchWatermarkMs"`
-	}
-	if err := json.Unmarshal([]byte(lines[1]), &m); err != nil || m.Next == nil || *m.Next < 0 {
-		return c.fail(name, "line 2: want {\"nextBatchWatermarkMs\": N >= 0}")
-	}
-	if *m.Next > maxWatermarkMs {
-		return c.fail(name, "line 2: nextBatchWatermarkMs %d is outside [0, %d] (ms since 1970, up to year 9999): corrupt", *m.Next, maxWatermarkMs)
-	}
-	c.r.NextBatchWatermarkMs = *m.Next
+	c.r.NextBatchWatermarkMs, c.r.CheckpointFormat, c.ids = e.NextBatchWatermarkMs, e.Version, e.IDs
 	return nil
+}
+
+// v1Why says why a checkpoint is read as format v1.
+func (c *reader) v1Why() string {
+	if c.r.LastCommitBatch < 0 {
+		return "no batch is committed"
+	}
+	return fmt.Sprintf("commits/%d is v1", c.r.LastCommitBatch)
 }
 
 // ordering checks the rules Spark keeps between the logs: batch N is

@@ -47,60 +47,71 @@ func TestAgreesWithSparkReaders(t *testing.T) {
 	}()
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join(dir, "spark-state.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want sparkState
-			if err := json.Unmarshal(b, &want); err != nil {
-				t.Fatal(err)
-			}
-			r, err := Inspect(filepath.Join(dir, "checkpoint"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.LastCommitBatch != want.LastCommittedBatch || r.NextBatchWatermarkMs != want.NextBatchWatermarkMs {
-				t.Errorf("batch %d watermark %d, Spark: %d %d", r.LastCommitBatch, r.NextBatchWatermarkMs, want.LastCommittedBatch, want.NextBatchWatermarkMs)
-			}
-			if len(r.Operators) != 1 {
-				t.Fatalf("operators %+v", r.Operators)
-			}
-			op := r.Operators[0]
-			if m := want.StateMetadata; len(m) != 1 || m[0].OperatorName != op.Name || m[0].NumPartitions != op.NumPartitions {
-				t.Errorf("operator %s/%d, Spark's state-metadata %+v", op.Name, op.NumPartitions, m)
-			}
-			var total int64
-			for _, p := range op.Partitions {
-				w := want.Partitions[strconv.Itoa(p.ID)]
-				total += w.Keys
-				if p.Keys != w.Keys {
-					t.Errorf("partition %d: %d keys, Spark %d", p.ID, p.Keys, w.Keys)
-				}
+			r := agreesWithSpark(t, dir)
+			for _, p := range r.Operators[0].Partitions {
 				for _, k := range []string{"deltas", "snapshot", "changelogs", ".zip"} {
 					if strings.Contains(p.From, k) {
 						from[k] = true
 					}
 				}
-				zipOnly := strings.Contains(p.From, ".zip")
-				if zipOnly && p.HasRange {
-					t.Errorf("partition %d: a range from a RocksDB zip, whose SSTs are not read", p.ID)
-				}
-				if w.MinUs != nil && !zipOnly && (!p.HasRange || p.MinUs != *w.MinUs || p.MaxUs != *w.MaxUs) {
-					t.Errorf("partition %d: range %d..%d, Spark %d..%d", p.ID, p.MinUs, p.MaxUs, *w.MinUs, *w.MaxUs)
-				}
-				if w.MinUs == nil && p.HasRange && !zipOnly {
-					t.Errorf("partition %d has a range but the key has no event time", p.ID)
-				}
-			}
-			if op.Keys != total {
-				t.Errorf("operator keys %d, Spark %d", op.Keys, total)
-			}
-			restamped := strings.HasPrefix(filepath.Base(dir), "restamped")
-			if restamped != (op.KeysWithSeveralTimes > 0) {
-				t.Errorf("keys held under several event times: %d (restamped case: %v)", op.KeysWithSeveralTimes, restamped)
 			}
 		})
 	}
+}
+
+// agreesWithSpark compares Inspect on dir/checkpoint with what Spark's
+// readers said (dir/spark-state.json): keys per partition, the event-time
+// or expiry range, the last committed batch and watermark, the operator.
+func agreesWithSpark(t *testing.T, dir string) *Report {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "spark-state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want sparkState
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Inspect(filepath.Join(dir, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.LastCommitBatch != want.LastCommittedBatch || r.NextBatchWatermarkMs != want.NextBatchWatermarkMs {
+		t.Errorf("batch %d watermark %d, Spark: %d %d", r.LastCommitBatch, r.NextBatchWatermarkMs, want.LastCommittedBatch, want.NextBatchWatermarkMs)
+	}
+	if len(r.Operators) != 1 {
+		t.Fatalf("operators %+v", r.Operators)
+	}
+	op := r.Operators[0]
+	if m := want.StateMetadata; len(m) != 1 || m[0].OperatorName != op.Name || m[0].NumPartitions != op.NumPartitions {
+		t.Errorf("operator %s/%d, Spark's state-metadata %+v", op.Name, op.NumPartitions, m)
+	}
+	var total int64
+	for _, p := range op.Partitions {
+		w := want.Partitions[strconv.Itoa(p.ID)]
+		total += w.Keys
+		if p.Keys != w.Keys {
+			t.Errorf("partition %d: %d keys, Spark %d", p.ID, p.Keys, w.Keys)
+		}
+		zipOnly := strings.Contains(p.From, ".zip")
+		if zipOnly && p.HasRange {
+			t.Errorf("partition %d: a range from a RocksDB zip, whose SSTs are not read", p.ID)
+		}
+		if w.MinUs != nil && !zipOnly && (!p.HasRange || p.MinUs != *w.MinUs || p.MaxUs != *w.MaxUs) {
+			t.Errorf("partition %d: range %d..%d, Spark %d..%d", p.ID, p.MinUs, p.MaxUs, *w.MinUs, *w.MaxUs)
+		}
+		if w.MinUs == nil && p.HasRange && !zipOnly {
+			t.Errorf("partition %d has a range but the key has no event time", p.ID)
+		}
+	}
+	if op.Keys != total {
+		t.Errorf("operator keys %d, Spark %d", op.Keys, total)
+	}
+	restamped := strings.HasPrefix(filepath.Base(dir), "restamped")
+	if restamped != (op.KeysWithSeveralTimes > 0) {
+		t.Errorf("keys held under several event times: %d (restamped case: %v)", op.KeysWithSeveralTimes, restamped)
+	}
+	return r
 }
 
 // tree hashes every file under dir with its mode and mtime.
@@ -229,7 +240,7 @@ func FuzzReplay(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		state := map[string][]byte{}
 		var held int64
-		err := replayBytes(b, state, &held)
+		_, err := replayBytes(b, headV1, state, &held)
 		var sum int64
 		for k, v := range state {
 			if len(k) > maxRecordLen || len(v) > maxRecordLen {

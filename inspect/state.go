@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec"
 	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/internal/filekind"
 )
@@ -191,8 +190,21 @@ func (c *reader) operator(id int) (Operator, error) {
 	}
 	c.groups = groupSet{}
 	defer func() { c.groups = nil }()
+	ids, err := c.operatorIDs(op, len(parts))
+	if err != nil {
+		return op, err
+	}
 	for _, p := range parts {
-		pt, err := c.partition(base, p, op.Version, layout)
+		var pt Partition
+		var err error
+		if ids != nil && p >= len(ids) {
+			return op, c.fail(fmt.Sprintf("%s/%d", base, p), "a partition beyond the %d that commits/%d names checkpoint ids for", len(ids), c.r.LastCommitBatch)
+		}
+		if ids != nil {
+			pt, err = c.partitionV2(base, p, op.Version, ids[p][0], layout)
+		} else {
+			pt, err = c.partition(base, p, op.Version, layout)
+		}
 		if err != nil {
 			return op, err
 		}
@@ -268,6 +280,14 @@ func (c *reader) schema(name string) (schema, schema, error) {
 
 // parseSchema decodes a schema file's bytes.
 func parseSchema(b []byte) (schema, schema, error) {
+	if text, ok := bytes.CutPrefix(b, []byte("v2\n")); ok {
+		// dedupsim's engine writes the two StructType JSONs as lines.
+		lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+		if len(lines) != 2 {
+			return schema{}, schema{}, fmt.Errorf("dedupsim's schema file: want v2, the key schema and the value schema, one a line")
+		}
+		return schemaParts([2]string{lines[0], lines[1]})
+	}
 	r := bytes.NewReader(b)
 	v, err := readUTF(r)
 	if err != nil {
@@ -300,6 +320,11 @@ func parseSchema(b []byte) (schema, schema, error) {
 	default:
 		return schema{}, schema{}, fmt.Errorf("schema version %q: want v2 (or the legacy v1)", truncate(v, 20))
 	}
+	return schemaParts(parts)
+}
+
+// schemaParts decodes the key and value StructType JSONs.
+func schemaParts(parts [2]string) (schema, schema, error) {
 	var out [2]schema
 	for i, js := range parts {
 		var st struct {
@@ -364,15 +389,21 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 		if strings.HasPrefix(n, ".") || e.IsDir() {
 			continue
 		}
-		i := strings.IndexByte(n, '.')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseInt(strings.SplitN(n[:i], "_", 2)[0], 10, 64)
+		f, ok, err := parseStateName(n)
 		if err != nil {
+			return pt, c.fail(dir+"/"+n, "%v", err)
+		}
+		if !ok {
 			continue
 		}
-		kind := n[i+1:]
+		if f.id != "" && f.version > version {
+			c.warn("%s/%s: a state version newer than the last commit (a batch in flight)", dir, n)
+			continue
+		}
+		if f.id != "" {
+			return pt, c.fail(dir+"/"+n, "a state file named <version>_<checkpoint id> (checkpoint format v2), but %s: the state cannot be located without the ids a v2 commit names", c.v1Why())
+		}
+		v, kind := f.version, f.kind
 		if files[kind] == nil {
 			files[kind] = map[int64]string{}
 		}
@@ -395,7 +426,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			if !ok {
 				return pt, c.fail(dir, "changelog %d.changelog is missing: versions 1..%d are needed (a RocksDB snapshot's SSTs cannot be read without RocksDB)", v, version)
 			}
-			if err := c.replay(dir+"/"+n, state); err != nil {
+			if err := c.replay(dir+"/"+n, headV1, state); err != nil {
 				return pt, err
 			}
 		}
@@ -410,7 +441,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			}
 		}
 		if snap > 0 {
-			if err := c.replay(dir+"/"+files["snapshot"][snap], state); err != nil {
+			if err := c.replay(dir+"/"+files["snapshot"][snap], headNone, state); err != nil {
 				return pt, err
 			}
 		}
@@ -419,7 +450,7 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			if !ok {
 				return pt, c.fail(dir, "%d.delta is missing: state version %d cannot be rebuilt", v, version)
 			}
-			if err := c.replay(dir+"/"+n, state); err != nil {
+			if err := c.replay(dir+"/"+n, headNone, state); err != nil {
 				return pt, err
 			}
 		}
@@ -431,7 +462,19 @@ func (c *reader) partition(base string, p int, version int64, l rowLayout) (Part
 			pt.From = fmt.Sprintf("deltas 1..%d", version)
 		}
 	}
+	return c.finishPartition(dir, pt, state, l)
+}
+
+// finishPartition counts a rebuilt partition's keys and ranges and checks
+// them against the watermark.
+func (c *reader) finishPartition(dir string, pt Partition, state map[string][]byte, l rowLayout) (Partition, error) {
 	pt.Keys = int64(len(state))
+	if c.own {
+		// dedupsim's engine keeps its own key encoding, not Spark's
+		// UnsafeRow: the keys are counted, their event times not read.
+		pt.From += " (written by dedupsim: keys counted; its key encoding is not Spark's UnsafeRow, so no event-time range)"
+		return pt, nil
+	}
 	for k, v := range state {
 		if err := l.summarise(&pt, []byte(k), v, c.groups); err != nil {
 			return pt, c.fail(dir, "%v", err)
@@ -502,14 +545,16 @@ func (c *reader) zipOnly(dir string, zips map[int64]string, version int64, pt Pa
 // int32 keyLen, key, int32 valueLen (-1: remove), value; end int32 -1; the
 // stream LZ4Block-framed (B.3, B.6). Spark 4.1's <file>.crc sidecar, when
 // there, is checked first.
-func (c *reader) replay(name string, state map[string][]byte) error {
+func (c *reader) replay(name string, allowed heads, state map[string][]byte) error {
 	raw, err := c.readState(name)
 	if err != nil {
 		return err
 	}
-	if err := replayBytes(raw, state, &c.held); err != nil {
+	h, err := replayBytes(raw, allowed, state, &c.held)
+	if err != nil {
 		return c.fail(name, "%v", err)
 	}
+	c.own = c.own || h.Dedupsim
 	return nil
 }
 
@@ -534,16 +579,30 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// replayBytes applies one state file's bytes to state; held counts the
-// bytes of keys and values state holds, refused past maxHeld.
-func replayBytes(raw []byte, state map[string][]byte, held *int64) error {
-	zr := codec.NewLZ4BlockReader(bytes.NewReader(raw))
-	br := &boundedReader{zr, maxDecoded}
-	err := replayRecords(bufio.NewReader(br), state, held)
-	if err != nil && br.n <= 0 {
-		return fmt.Errorf("the file decodes to more than %d MiB: beyond inspect's bound on one state file", maxDecoded>>20)
+// replayBytes applies one state file's bytes to state: its header (a
+// changelog's version and lineage, when allowed says it may have one),
+// then its records; held counts the bytes of keys and values state holds,
+// refused past maxHeld.
+func replayBytes(raw []byte, allowed heads, state map[string][]byte, held *int64) (changelogHead, error) {
+	zr, own, err := stateStream(raw)
+	if err != nil {
+		return changelogHead{}, err
 	}
-	return err
+	br := &boundedReader{zr, maxDecoded}
+	r := bufio.NewReader(br)
+	h, err := readHead(r, allowed)
+	h.Dedupsim = own
+	if err == nil {
+		if h.Version == 2 || h.Version == 4 {
+			err = replayTyped(r, state, held)
+		} else {
+			err = replayRecords(r, state, held)
+		}
+	}
+	if err != nil && br.n <= 0 {
+		return h, fmt.Errorf("the file decodes to more than %d MiB: beyond inspect's bound on one state file", maxDecoded>>20)
+	}
+	return h, err
 }
 
 func replayRecords(r *bufio.Reader, state map[string][]byte, held *int64) error {
@@ -557,11 +616,6 @@ func replayRecords(r *bufio.Reader, state map[string][]byte, held *int64) error 
 		}
 		if kl < 0 || kl > maxRecordLen {
 			return fmt.Errorf("record %d: key length %d out of range [0, %d MiB]", i, kl, maxRecordLen>>20)
-		}
-		if i == 0 && kl >= 0x00027632 && kl <= 0x00027634 {
-			// writeUTF("v2".."v4"): a changelog with column families or
-			// checkpoint ids, never written for dedup (B.6).
-			return fmt.Errorf("a v2-v4 changelog (column families or checkpoint ids): only v1, dedup's format, is read")
 		}
 		k := make([]byte, kl)
 		if _, err := io.ReadFull(r, k); err != nil {

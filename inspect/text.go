@@ -41,7 +41,11 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "  pinned %s = %s\n", k, r.Conf[k])
 	}
-	fmt.Fprintf(w, "  state store: %s\n", r.Provider)
+	format := ""
+	if r.CheckpointFormat == 2 {
+		format = " (state checkpoint format v2: files chosen by the checkpoint ids of the commit log)"
+	}
+	fmt.Fprintf(w, "  state store: %s%s\n", r.Provider, format)
 	for _, o := range r.Operators {
 		fmt.Fprintf(w, "  operator %d %s (store %s): %d partitions, %d keys at state version %d\n", o.ID, o.Name, o.StoreName, o.NumPartitions, o.Keys, o.Version)
 		fmt.Fprintf(w, "    key schema:   %s\n    value schema: %s\n", o.KeySchema, o.ValueSchema)
@@ -57,7 +61,14 @@ func (r *Report) WriteText(w io.Writer) {
 			if p.HasRange {
 				rng = fmt.Sprintf(", %s %s .. %s", o.EventTime, usText(p.MinUs), usText(p.MaxUs))
 			}
-			fmt.Fprintf(w, "    partition %d: %d keys%s (from %s, %d files)\n", p.ID, p.Keys, rng, p.From, p.Files)
+			id := ""
+			if p.CheckpointID != "" {
+				id = ", checkpoint id " + p.CheckpointID
+			}
+			if p.Ignored > 0 {
+				id += fmt.Sprintf(", %d ignored", p.Ignored)
+			}
+			fmt.Fprintf(w, "    partition %d: %d keys%s (from %s, %d files%s)\n", p.ID, p.Keys, rng, p.From, p.Files, id)
 		}
 		if o.KeysWithSeveralTimes > 0 {
 			fmt.Fprintf(w, "    %d key(s) held under more than one %s: re-stamped retries that dropDuplicates on (id, event time) let through; dropDuplicatesWithinWatermark would have caught them (seed 000)\n", o.KeysWithSeveralTimes, o.EventTime)

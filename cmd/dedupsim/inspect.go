@@ -18,7 +18,11 @@ state store provider, ...); each stateful operator's metadata and key/value sche
 state partition the number of keys and the range of the stored event time (dropDuplicates) or
 expiresAtMicros (dropDuplicatesWithinWatermark), rebuilt from the HDFS-backed store's
 delta/snapshot files or the RocksDB provider's changelogs. RocksDB snapshots (SST files) cannot
-be read without RocksDB: without changelogs the zip's key count is shown.
+be read without RocksDB: without changelogs the zip's key count is shown. Checkpoints in state
+checkpoint format v2 (spark.sql.streaming.stateStore.checkpointFormatVersion=2, and every
+real-time-mode query) are read from the files the commit log's checkpoint ids name and the
+changelogs' lineages chain, never by listing: files of a batch run again after a crash are
+counted as ignored.
 
 Nothing is written to the checkpoint. Exit status: 0, or 2 for a folder that is no checkpoint
 or a corrupt file (named, with the record).`

@@ -89,6 +89,10 @@ type Offsets struct {
 // Commit is one commit-log entry.
 type Commit struct {
 	NextBatchWatermarkMs int64 `json:"nextBatchWatermarkMs"`
+	// StateUniqueIDs is set in state checkpoint format v2 (commitv2.go):
+	// per operator id, per partition, the checkpoint id of each store's
+	// new version. The entry is then written as "v2".
+	StateUniqueIDs map[string][][]string `json:"stateUniqueIds,omitempty"`
 }
 
 // CorruptError is a checkpoint file that cannot be trusted: malformed, a
@@ -412,7 +416,11 @@ func checkConf(key, v string) error {
 // is a *CorruptError.
 func (l *Log) WriteCommit(n int64, c Commit) error {
 	b, _ := json.Marshal(c)
-	return l.writeOnce(batchPath("commits", n), append([]byte("v1\n"), b...))
+	head := "v1\n"
+	if c.StateUniqueIDs != nil {
+		head = "v2\n"
+	}
+	return l.writeOnce(batchPath("commits", n), append([]byte(head), b...))
 }
 
 // ReadCommit reads commits/n.
@@ -423,16 +431,21 @@ func (l *Log) ReadCommit(n int64) (Commit, error) {
 		return Commit{}, err
 	}
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if len(lines) != 2 || lines[0] != "v1" {
-		return Commit{}, Corrupt(name, "not a commit log entry (want a v1 header line and a metadata line)")
+	if len(lines) != 2 || lines[0] != "v1" && lines[0] != "v2" {
+		return Commit{}, Corrupt(name, "not a commit log entry (want a v1 or v2 header line and a metadata line)")
 	}
 	obj, err := object([]byte(lines[1]))
-	if err == nil {
+	if err == nil && lines[0] == "v1" {
 		err = only(obj, "nextBatchWatermarkMs")
+	} else if err == nil {
+		err = only(obj, "nextBatchWatermarkMs", "stateUniqueIds")
 	}
 	var c Commit
 	if err == nil {
 		c.NextBatchWatermarkMs, err = intField(obj, "nextBatchWatermarkMs", minWatermarkMs, maxWatermarkMs)
+	}
+	if err == nil && lines[0] == "v2" {
+		c.StateUniqueIDs, err = parseStateUniqueIDs(obj["stateUniqueIds"])
 	}
 	if err != nil {
 		return Commit{}, Corrupt(name, "line 2: %v", err)

@@ -19,7 +19,7 @@ import (
 // The schema, one list of field names per mapping. The order is the order
 // used when listing known fields in an error.
 var (
-	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema", "case_sensitive"}
+	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema", "case_sensitive", "checkpoint_format_version"}
 	dedupFields     = []string{"api", "keys"}
 	watermarkFields = []string{"column", "delay"}
 	sourceFields    = []string{"name", "watermark"}
@@ -513,7 +513,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		Sink:              Sink{Kind: SinkForeachBatch},
 	}
 	// Key nodes of the fields that cross-field checks point at.
-	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey, futureKey, schemaKey *yaml.Node
+	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey, futureKey, schemaKey, formatKey *yaml.Node
 	var sinkNodes sinkFieldNodes
 	var topWM *Watermark
 	var srcNodes []sourceNodes
@@ -538,6 +538,13 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 			q.ShufflePartitions = int(n)
 		case "state_store":
 			q.StateStore, err = p.enum(f.val, f.name, "state store", stateStores)
+		case "checkpoint_format_version":
+			formatKey = f.key
+			var n int64
+			if n, err = p.integer(f.val, f.name); err == nil && n != 1 && n != 2 {
+				err = p.errAt(f.val, f.name, "must be 1 or 2 (spark.sql.streaming.stateStore.checkpointFormatVersion), got %d", n)
+			}
+			q.CheckpointFormat = int(n)
 		case "watermark_policy":
 			q.WatermarkPolicy, err = p.enum(f.val, f.name, "watermark policy", policies)
 		case "no_data_batches":
@@ -589,6 +596,9 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 	}
 	if err := p.checkSchema(q, schemaKey); err != nil {
 		return nil, err
+	}
+	if q.CheckpointFormat == 2 && q.StateStore != StateStorePebble {
+		return nil, p.errAt(formatKey, "checkpoint_format_version", "2 needs state_store: pebble (format v2 is Spark's RocksDB provider with changelog checkpointing)")
 	}
 	if futureKey != nil && q.EventTimeColumn() == "" {
 		return nil, p.errAt(futureKey, "drop_future_events", "needs a watermark: the filter compares the event-time column with processing time")

@@ -102,6 +102,13 @@ type Query struct {
 	ShufflePartitions int
 	// StateStore is "memory" (default) or "pebble".
 	StateStore string
+	// CheckpointFormat is spark.sql.streaming.stateStore.
+	// checkpointFormatVersion: 0 or 1 (the default, format v1), or 2 (state_store pebble only:
+	// commits v2 with each partition's checkpoint id, <V>_<id> state
+	// files with a lineage; spark-semantics.md §8.9). Spark 4.0.5 to
+	// 4.3.0 write format v2 with 2, 3.5.9 ignores it; real-time mode
+	// (4.3) turns it on by itself.
+	CheckpointFormat int
 	// WatermarkPolicy is spark.sql.streaming.multipleWatermarkPolicy:
 	// "min" (default) or "max".
 	WatermarkPolicy string

@@ -146,6 +146,7 @@ type Lifecycle[W any] struct {
 	slots  map[ID]*slot[W]
 	closed bool
 	stamp  BatchStamp // written into the deltas of the next commits
+	v2     *formatV2  // nil: format v1 (formatv2.go)
 }
 
 // slot is the lifecycle's memory of one store ID.
@@ -162,6 +163,10 @@ type held[W any] struct {
 	w       W
 	version int64 // the committed version it holds
 	inUse   bool  // an open store works on it
+	// Format v2: the checkpoint id of version and the lineage of its
+	// delta (the versions before it, back to a snapshot).
+	ckptID  string
+	lineage []LineageItem
 }
 
 // A delta buffer larger than this is left to the garbage collector rather
@@ -257,11 +262,19 @@ func (lc *Lifecycle[W]) Open(id ID, version int64, b *StoreBase[W], hooks StoreH
 			return fmt.Errorf("cannot load state version 0 of %s: %w", id.Dir(), err)
 		}
 		h = &held[W]{w: w}
-	case c != nil && c.version == version && !c.inUse:
+	case c != nil && c.version == version && !c.inUse && lc.cachedIDLocked(id, c.ckptID, version):
 		sl.hits++
 		h, hit = c, true
 	default:
 		sl.misses++ // counted even if the load fails, as in Spark
+		if lc.v2 != nil {
+			w, uid, lineage, err := lc.rebuildV2Locked(id, version)
+			if err != nil {
+				return err
+			}
+			h = &held[W]{w: w, version: version, ckptID: uid, lineage: lineage}
+			break
+		}
 		w, err := lc.rebuildLocked(id, version)
 		if err != nil {
 			return err
@@ -364,6 +377,12 @@ func (lc *Lifecycle[W]) maintainLocked(id ID, w W, newVersion int64, files Store
 			names = append(names, lc.names.SnapshotName(v))
 		}
 	}
+	lc.removeOldLocked(id, names)
+}
+
+// removeOldLocked deletes the files names of id's folder, durably.
+func (lc *Lifecycle[W]) removeOldLocked(id ID, names []string) {
+	dir := id.Dir()
 	if len(names) == 0 {
 		return
 	}
@@ -469,28 +488,42 @@ func (b *StoreBase[W]) Commit() (int64, error) {
 		b.abortLocked()
 		return 0, fmt.Errorf("cannot commit state version %d of %s: %w", newVersion, dir, err)
 	}
-	files, err := ListStoreFiles(lc.fs, dir, lc.names)
-	if err != nil {
-		return fail(err)
-	}
-	// A snapshot of newVersion can only be left by an earlier attempt at
-	// this version (a replayed batch, or a query rewound to an older
-	// version). It would shadow the delta we are about to write, so it goes
-	// first, durably.
-	if files.Snapshots[newVersion] {
-		if err := lc.fs.Remove(path.Join(dir, lc.names.SnapshotName(newVersion))); err != nil {
+	var files StoreFiles
+	var v2 *v2Commit
+	var err error
+	if lc.v2 != nil {
+		// Format v2: a new id, so no earlier attempt's file is in the way.
+		if v2, err = lc.prepareV2Locked(b.id, b.h); err != nil {
 			return fail(err)
 		}
-		if err := lc.fs.SyncDir(dir); err != nil {
+		file := make([]byte, 0, len(v2.header)+len(b.Delta)+4+TrailerLen)
+		file = AppendStampedTrailer(AppendEnd(append(append(file, v2.header...), b.Delta...)), lc.names.DeltaKind, b.id, newVersion, lc.stamp)
+		if err := fsys.WriteAtomic(lc.fs, path.Join(dir, V2Name(newVersion, v2.id, lc.names.Delta)), file); err != nil {
 			return fail(err)
 		}
-		delete(files.Snapshots, newVersion)
+	} else {
+		if files, err = ListStoreFiles(lc.fs, dir, lc.names); err != nil {
+			return fail(err)
+		}
+		// A snapshot of newVersion can only be left by an earlier attempt at
+		// this version (a replayed batch, or a query rewound to an older
+		// version). It would shadow the delta we are about to write, so it goes
+		// first, durably.
+		if files.Snapshots[newVersion] {
+			if err := lc.fs.Remove(path.Join(dir, lc.names.SnapshotName(newVersion))); err != nil {
+				return fail(err)
+			}
+			if err := lc.fs.SyncDir(dir); err != nil {
+				return fail(err)
+			}
+			delete(files.Snapshots, newVersion)
+		}
+		b.Delta = AppendStampedTrailer(AppendEnd(b.Delta), lc.names.DeltaKind, b.id, newVersion, lc.stamp)
+		if err := fsys.WriteAtomic(lc.fs, path.Join(dir, lc.names.DeltaName(newVersion)), b.Delta); err != nil {
+			return fail(err)
+		}
+		files.Deltas[newVersion] = true
 	}
-	b.Delta = AppendStampedTrailer(AppendEnd(b.Delta), lc.names.DeltaKind, b.id, newVersion, lc.stamp)
-	if err := fsys.WriteAtomic(lc.fs, path.Join(dir, lc.names.DeltaName(newVersion)), b.Delta); err != nil {
-		return fail(err)
-	}
-	files.Deltas[newVersion] = true
 
 	h := b.h
 	if err := b.hooks.ApplyLocked(); err != nil {
@@ -502,6 +535,10 @@ func (b *StoreBase[W]) Commit() (int64, error) {
 		return fail(err)
 	}
 	h.version, h.inUse = newVersion, false
+	if v2 != nil {
+		h.ckptID, h.lineage = v2.id, v2.lineage
+		lc.v2.committed[b.id] = LineageItem{newVersion, v2.id}
+	}
 	b.state = committed
 	if !lc.closed {
 		if old := b.slot.cache; old != h {
@@ -511,7 +548,11 @@ func (b *StoreBase[W]) Commit() (int64, error) {
 			}
 		}
 	}
-	lc.maintainLocked(b.id, h.w, newVersion, files)
+	if v2 != nil {
+		lc.maintainV2Locked(b.id, h.w, h)
+	} else {
+		lc.maintainLocked(b.id, h.w, newVersion, files)
+	}
 	b.hooks.FinishLocked(true)
 	b.releaseLocked()
 	return newVersion, nil

@@ -87,6 +87,15 @@ func (p *MemoryProvider) Options() MemoryOptions { return p.lc.Options() }
 // SetBatchStamp implements Stamper.
 func (p *MemoryProvider) SetBatchStamp(s BatchStamp) { p.lc.SetBatchStamp(s) }
 
+// EnableFormatV2 implements CheckpointIDer.
+func (p *MemoryProvider) EnableFormatV2(newID func() string) { p.lc.EnableFormatV2(newID) }
+
+// SetLoadIDs implements CheckpointIDer.
+func (p *MemoryProvider) SetLoadIDs(version int64, ids map[ID]string) { p.lc.SetLoadIDs(version, ids) }
+
+// CommittedIDs implements CheckpointIDer.
+func (p *MemoryProvider) CommittedIDs(version int64) map[ID]string { return p.lc.CommittedIDs(version) }
+
 // Close drops the cached maps. Stores still open can be committed (their
 // files are written) but nothing is cached any more; Load fails.
 func (p *MemoryProvider) Close() error { return p.lc.Close(nil) }

@@ -263,6 +263,17 @@ func (p *Provider) Options() Options { return p.opts }
 // SetBatchStamp implements state.Stamper.
 func (p *Provider) SetBatchStamp(s state.BatchStamp) { p.lc.SetBatchStamp(s) }
 
+// EnableFormatV2 implements state.CheckpointIDer: files named
+// <V>_<id>.changelog and <V>_<id>.zip, a lineage in each changelog
+// (Spark's checkpointFormatVersion=2, state/formatv2.go).
+func (p *Provider) EnableFormatV2(newID func() string) { p.lc.EnableFormatV2(newID) }
+
+// SetLoadIDs implements state.CheckpointIDer.
+func (p *Provider) SetLoadIDs(version int64, ids map[state.ID]string) { p.lc.SetLoadIDs(version, ids) }
+
+// CommittedIDs implements state.CheckpointIDer.
+func (p *Provider) CommittedIDs(version int64) map[state.ID]string { return p.lc.CommittedIDs(version) }
+
 // Close closes the working databases not in use (those of open stores close
 // when their store ends) and makes Load fail.
 func (p *Provider) Close() error { return p.lc.Close(p.removeRootLocked) }
