@@ -28,7 +28,7 @@ func TestSchemaErrors(t *testing.T) {
 		"dedup: {api: dropDuplicates}\nschema: \"id STRNG\"\n":                                            `q.yaml:2: schema: at character 4: unknown type "STRNG" (did you mean STRING?)`,
 		"dedup: {api: dropDuplicates}\nschema: []\n":                                                      "q.yaml:2: schema: want at least one column",
 		"dedup: {api: dropDuplicates}\nschema: [\"a STRING\", {a: BIGINT}]\n":                             `q.yaml:2: schema[1]: column "a" given twice`,
-		"dedup: {api: dropDuplicates}\nschema: [{a: DECIMAL}]\n":                                          "q.yaml:2: schema[0].a: type DECIMAL is not modelled by dedupsim (modelled: STRING, BIGINT, INT, DOUBLE, BOOLEAN, TIMESTAMP)",
+		"dedup: {api: dropDuplicates}\nschema: [{a: FLOAT}]\n":                                            "q.yaml:2: schema[0].a: type FLOAT is not modelled by dedupsim (modelled: STRING, BIGINT, INT, DOUBLE, BOOLEAN, TIMESTAMP, DECIMAL(p,s), STRUCT<...>, ARRAY<...>, MAP<STRING, ...>)",
 		"dedup: {api: dropDuplicates}\nschema: [{name: a, typ: STRING}]\n":                                `q.yaml:2: schema[0]: unknown field "typ" (did you mean "type"?)`,
 		"dedup: {api: dropDuplicates}\nschema: [{name: a}]\n":                                             `q.yaml:2: schema[0].name: unknown type "a"`,
 		"dedup: {api: dropDuplicates}\nschema: [[a]]\n":                                                   `q.yaml:2: schema[0]: want a column: "name TYPE", {name: TYPE} or {name: N, type: T}, got a list`,
