@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -75,6 +76,42 @@ func TestResolveColumns(t *testing.T) {
 		want := []string{c.keys, c.state, c.sink, c.eventTime, c.keyNames}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("%q: keys|state|sink|event time|written = %q, want %q", c.in, got, want)
+		}
+	}
+}
+
+// TestAnalysisClasses: the type checks Spark's analysis makes (measured on
+// pyspark 4.1.1, issue 27) carry Spark's error class in Error.Analysis.
+func TestAnalysisClasses(t *testing.T) {
+	for _, c := range []struct{ in, class, msg string }{
+		{"dedup: {api: dropDuplicates, keys: [m]}\nschema: \"m MAP<STRING, BIGINT>, n BIGINT\"\n", "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE",
+			"the type of column `m` is \"MAP<STRING, BIGINT>\""},
+		{"dedup: {api: dropDuplicates}\nschema: \"n BIGINT, m MAP<STRING, BIGINT>\"\n", "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE", "column `m`"},
+		{"dedup: {api: batchDropDuplicates, keys: [s]}\nschema: \"s STRUCT<a: ARRAY<MAP<STRING, STRING>>>\"\n", "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE",
+			"\"STRUCT<a: ARRAY<MAP<STRING, STRING>>>\""},
+		{"dedup: {api: dropDuplicates, keys: [n]}\nschema: \"m MAP<INT, STRING>, n BIGINT\"\n", "DATATYPE_MISMATCH.INVALID_JSON_MAP_KEY_TYPE",
+			"Input schema \"STRUCT<m: MAP<INT, STRING>, n: BIGINT>\" can only contain STRING as a key type for a MAP"},
+		{"dedup: {api: dropDuplicates}\nwatermark: {column: t, delay: 1s}\nschema: \"t BOOLEAN\"\n", "EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE", "\"BOOLEAN\""},
+		{"dedup: {api: dropDuplicates, keys: [x]}\nschema: \"n BIGINT\"\n", "", "Cannot resolve column name"},
+	} {
+		_, err := Parse("q.yaml", []byte(c.in))
+		var qe *Error
+		if !errors.As(err, &qe) {
+			t.Errorf("%q: %v, want a *Error", c.in, err)
+			continue
+		}
+		if qe.Analysis != c.class || !strings.Contains(qe.Msg, c.msg) {
+			t.Errorf("%q: %v (class %q), want class %q and %q", c.in, err, qe.Analysis, c.class, c.msg)
+		}
+	}
+	// dropDuplicatesWithinWatermark keys on a map (its plan node is not
+	// checked), and a map outside the keys is no key.
+	for _, in := range []string{
+		"dedup: {api: dropDuplicatesWithinWatermark, keys: [m]}\nwatermark: {column: ts, delay: 1s}\nschema: \"m MAP<STRING, BIGINT>, ts TIMESTAMP\"\n",
+		"dedup: {api: dropDuplicates, keys: [n]}\nschema: \"m MAP<STRING, BIGINT>, n BIGINT\"\n",
+	} {
+		if _, err := Parse("q.yaml", []byte(in)); err != nil {
+			t.Errorf("%q: %v", in, err)
 		}
 	}
 }
