@@ -33,6 +33,10 @@ type Case struct {
 	// share it, in order (a golden file's ckpt=NAME): a later case resumes
 	// from it, its steps file repeating the source's whole history.
 	Checkpoint string
+	// followUp is a generated case's second run on its checkpoint (a typed
+	// case resumed with its key's type changed); Generate lists it after
+	// the n cases.
+	followUp *Case
 
 	// Engine and Spark are the outcomes, filled by the runs.
 	Engine, Spark *Outcome
