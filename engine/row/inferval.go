@@ -1,7 +1,6 @@
 package row
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 
@@ -52,10 +51,11 @@ func inferScalar(raw []byte, kind valueKind) schema.Type {
 // allocating.
 func mergeValue(t schema.Type, raw []byte, kind valueKind) (out schema.Type, changed bool, err error) {
 	if kind != kindObject && kind != kindArray {
-		m := schema.Merge(t, inferScalar(raw, kind))
-		if m.Kind == t.Kind && m.Precision == t.Precision && m.Scale == t.Scale && !m.Nested() {
+		v := inferScalar(raw, kind)
+		if covers(t, v) {
 			return t, false, nil
 		}
+		m := schema.Merge(t, v)
 		return m, !m.Equal(t), nil
 	}
 	if t.Kind == schema.String {
@@ -80,6 +80,22 @@ func mergeValue(t schema.Type, raw []byte, kind valueKind) (out schema.Type, cha
 		return t, false, err
 	}
 	return m, true, nil
+}
+
+// covers reports, for the common cases and without copying types, whether
+// Merge(t, v) is t for the atomic type v: v is null, or the same atomic
+// type, or t is a string (which every atomic type merges into), or a
+// double that a bigint merges into. false when unsure (Merge decides).
+func covers(t, v schema.Type) bool {
+	switch {
+	case v.Kind == schema.Null:
+		return true
+	case t.Kind == v.Kind:
+		return t.Kind != schema.Decimal || t.Precision == v.Precision && t.Scale == v.Scale
+	case t.Kind == schema.String:
+		return true
+	}
+	return t.Kind == schema.Double && v.Kind == schema.Long
 }
 
 // inferType scans the value at s.pos (valid JSON, no leading space) and
@@ -173,6 +189,7 @@ func (s *scanner) fits(t schema.Type, depth int) (bool, error) {
 		s.pos++
 		s.skipSpace()
 		var seen uint64
+		next := 0 // where the previous field was found, plus one
 		for s.data[s.pos] != '}' {
 			start := s.pos + 1
 			esc, err := s.str()
@@ -182,13 +199,11 @@ func (s *scanner) fits(t schema.Type, depth int) (bool, error) {
 			if esc {
 				return false, nil // a name with escapes: the slow path decodes it
 			}
-			name := s.data[start : s.pos-1]
-			i, found := slices.BinarySearchFunc(t.Fields, name, func(f schema.Field, n []byte) int {
-				return schema.CompareJava(f.Name, string(n))
-			})
-			if !found || !bytes.Equal([]byte(t.Fields[i].Name), name) || seen&(1<<i) != 0 {
+			i := fieldIndex(t.Fields, s.data[start:s.pos-1], next)
+			if i < 0 || seen&(1<<i) != 0 {
 				return false, nil
 			}
+			next = i + 1
 			seen |= 1 << i
 			s.skipSpace()
 			s.pos++ // ':'
@@ -228,6 +243,23 @@ func (s *scanner) fits(t schema.Type, depth int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	m := schema.Merge(t, inferScalar(s.data[start:s.pos], kind))
-	return m.Equal(t), nil
+	v := inferScalar(s.data[start:s.pos], kind)
+	return covers(t, v) || schema.Merge(t, v).Equal(t), nil
+}
+
+// fieldIndex finds the field named name (exactly) among fields, trying
+// from position from first (rows tend to give the fields in one order);
+// -1 when none.
+func fieldIndex(fields []schema.Field, name []byte, from int) int {
+	for i := from; i < len(fields); i++ {
+		if fields[i].Name == string(name) {
+			return i
+		}
+	}
+	for i := 0; i < from && i < len(fields); i++ {
+		if fields[i].Name == string(name) {
+			return i
+		}
+	}
+	return -1
 }
