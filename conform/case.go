@@ -10,6 +10,7 @@ package conform
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,6 +33,10 @@ type Case struct {
 	// share it, in order (a golden file's ckpt=NAME): a later case resumes
 	// from it, its steps file repeating the source's whole history.
 	Checkpoint string
+	// followUp is a generated case's second run on its checkpoint (a typed
+	// case resumed with its key's type changed); Generate lists it after
+	// the n cases.
+	followUp *Case
 
 	// Engine and Spark are the outcomes, filled by the runs.
 	Engine, Spark *Outcome
@@ -157,6 +162,14 @@ type parsed struct {
 func (c *Case) parse() (*parsed, error) {
 	q, err := query.Parse("query.yaml", c.Query)
 	if err != nil {
+		if analysisClass(err) != "" && q != nil {
+			// Spark's analysis refuses the query too: the parsed query and
+			// steps go to Spark all the same, and the error classes are
+			// compared.
+			if st, serr := steps.ParseTyped("steps.jsonl", c.Steps, q); serr == nil {
+				return &parsed{q: q, st: st}, err
+			}
+		}
 		return nil, err
 	}
 	st, err := steps.ParseTyped("steps.jsonl", c.Steps, q)
@@ -166,10 +179,20 @@ func (c *Case) parse() (*parsed, error) {
 	return &parsed{q: q, st: st}, nil
 }
 
+// analysisClass is the Spark error class of a query refusal that Spark's
+// analysis makes too (query.Error.Analysis), "" for any other error.
+func analysisClass(err error) string {
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		return qe.Analysis
+	}
+	return ""
+}
+
 // sparkFiles is the case in the runner's form.
 func (c *Case) sparkFiles() (qj, sj []byte, err error) {
 	p, err := c.parse()
-	if err != nil {
+	if p == nil {
 		return nil, nil, err
 	}
 	qj, err = SparkQuery(p.q, c.Query)
@@ -187,7 +210,12 @@ func RunEngine(c *Case, ckpts map[string]*fsys.Mem) *Outcome {
 	out := &Outcome{}
 	p, err := c.parse()
 	if err != nil {
-		out.Err, out.BadInput = err.Error(), true
+		out.Err = err.Error()
+		if cls := analysisClass(err); cls != "" && p != nil {
+			out.ErrClass = cls // refused as Spark's analysis refuses it: compared
+		} else {
+			out.BadInput = true
+		}
 		return out
 	}
 	var fs *fsys.Mem

@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
 )
 
 // Verdict is the result of comparing one case.
@@ -329,11 +331,17 @@ func sameUpToCopyChoice(c *Case) bool {
 	if err != nil || p.q.API != query.BatchDropDuplicates || len(p.q.Keys) == 0 {
 		return false
 	}
+	keyOf, hasNull := rawKeys(p.q.Keys)
+	if p.q.Schema != nil {
+		if keyOf, hasNull = typedKeys(p.q); keyOf == nil {
+			return false
+		}
+	}
 	input := map[string]bool{}
 	nullKey := false
 	for _, r := range stepRows(c.Steps) {
 		input[string(r)] = true
-		nullKey = nullKey || hasNullField(r, p.q.Keys)
+		nullKey = nullKey || hasNull(r)
 	}
 	if !nullKey {
 		return false
@@ -344,7 +352,7 @@ func sameUpToCopyChoice(c *Case) bool {
 		for i, e := range o.Execs {
 			e.Rows = slices.Clone(e.Rows)
 			for j, row := range e.Rows {
-				k, ok := keyOf(json.RawMessage(row), p.q.Keys)
+				k, ok := keyOf(json.RawMessage(row))
 				if !ok {
 					return nil, false
 				}
@@ -367,9 +375,59 @@ func sameUpToCopyChoice(c *Case) bool {
 	return ok1 && ok2 && Compare(pe, ps) == nil
 }
 
-// keyOf returns a row's key values as one JSON array text (an absent
+// rawKeys compares untyped rows' keys: keyOf is keyValues, hasNull
+// hasNullField.
+func rawKeys(keys []string) (keyOf func(json.RawMessage) (string, bool), hasNull func(json.RawMessage) bool) {
+	return func(r json.RawMessage) (string, bool) { return keyValues(r, keys) },
+		func(r json.RawMessage) bool { return hasNullField(r, keys) }
+}
+
+// typedKeys compares rows as the query's schema reads its keys, with
+// floats normalised as batch dedup's aggregate normalises them (a value
+// that does not fit its column is a null key, 1 and 1.0 one double): keyOf
+// is the key's encoding, hasNull whether some key column reads as null.
+// nil when the schema cannot read the keys.
+func typedKeys(q *query.Query) (keyOf func(json.RawMessage) (string, bool), hasNull func(json.RawMessage) bool) {
+	keys := q.StateKeys()
+	dec, err := row.NewTypedDecoder(keys, q.EventTimeColumn(), q.Schema)
+	if err != nil {
+		return nil, nil
+	}
+	dec = dec.NormalizedFloats()
+	cols := make([]*row.Decoder, len(keys))
+	nulls := make([][]byte, len(keys))
+	for i, k := range keys {
+		if cols[i], err = row.NewTypedDecoder([]string{k}, "", q.Schema); err != nil {
+			return nil, nil
+		}
+		var r row.Row
+		if cols[i].Decode([]byte("{}"), &r) != nil {
+			return nil, nil
+		}
+		nulls[i] = r.Key
+	}
+	keyOf = func(data json.RawMessage) (string, bool) {
+		var r row.Row
+		if dec.Decode(data, &r) != nil {
+			return "", false
+		}
+		return string(r.Key), true
+	}
+	hasNull = func(data json.RawMessage) bool {
+		for i, d := range cols {
+			var r row.Row
+			if d.Decode(data, &r) == nil && bytes.Equal(r.Key, nulls[i]) {
+				return true
+			}
+		}
+		return false
+	}
+	return keyOf, hasNull
+}
+
+// keyValues returns a row's key values as one JSON array text (an absent
 // field as null).
-func keyOf(row json.RawMessage, keys []string) (string, bool) {
+func keyValues(row json.RawMessage, keys []string) (string, bool) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(row, &obj) != nil {
 		return "", false

@@ -36,6 +36,9 @@ type Options struct {
 	// Traces is the number of random cases; Seed draws them.
 	Traces int
 	Seed   uint64
+	// Typed draws only cases with a typed or nested key column
+	// (GenerateTyped) as the Traces random cases.
+	Typed bool
 	// GoldenDir is the engine's golden files (engine/testdata); empty: none.
 	GoldenDir string
 	// OutDir receives the cases' files, both outputs and the repros
@@ -156,7 +159,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		cases = append(cases, g...)
 		res.Golden = len(g)
 	}
-	cases = append(cases, Generate(opt.Seed, opt.Traces)...)
+	if opt.Typed {
+		cases = append(cases, GenerateTyped(opt.Seed, opt.Traces)...)
+	} else {
+		cases = append(cases, Generate(opt.Seed, opt.Traces)...)
+	}
 	res.Random = opt.Traces
 
 	ckpts := map[string]*fsys.Mem{}

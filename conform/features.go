@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/schema"
 	"github.com/dedupsim/dedupsim/engine/steps"
 )
 
@@ -57,6 +58,17 @@ func Describe(c *Case) (flavour string, features []string) {
 	add := func(f string, ok bool) {
 		if ok && !slices.Contains(features, f) {
 			features = append(features, f)
+		}
+	}
+	add("declared schema", q.Schema != nil && !q.SchemaInferred)
+	add("key type changed on restart", strings.HasSuffix(c.Name, "(key type changed)"))
+	if q.Schema != nil {
+		for _, k := range q.StateKeys() {
+			if i := q.Schema.Index(k); i >= 0 && k != et {
+				t := q.Schema.Fields[i].Type
+				add("nested keys", t.Nested())
+				add("typed numbers", t.Kind == schema.Double || t.Kind == schema.Decimal || t.Kind == schema.Long && !q.SchemaInferred)
+			}
 		}
 	}
 	add("1 partition", q.ShufflePartitions == 1)

@@ -16,6 +16,13 @@ func Generate(seed uint64, n int) []*Case {
 	for i := range n {
 		out[i] = GenerateCase(seed, i)
 	}
+	// A case's second run on its checkpoint (a wide case's changed key
+	// list) comes after all n, so that case i stays at index i.
+	for i := range n {
+		if f := out[i].followUp; f != nil {
+			out = append(out, f)
+		}
+	}
 	return out
 }
 
@@ -143,6 +150,7 @@ func GenerateCase(seed uint64, index int) *Case {
 		}
 	}
 	c.Steps = []byte(b.String())
+	retype(seed, index, g, c)
 	return c
 }
 

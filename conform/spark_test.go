@@ -11,7 +11,8 @@ import (
 
 // TestSpark is the conformance suite against real Spark (make test-spark):
 // every golden case the runner can express and SPARK_TRACES random cases
-// (default 300) from SPARK_SEED (default 1), run through the engine and
+// (default 300) from SPARK_SEED (default 1; SPARK_TYPED=1: only cases with
+// typed or nested keys, SPARK_GOLDEN=0: no golden cases), run through the engine and
 // through pyspark, compared batch for batch. It needs the venv's python in
 // DEDUPSIM_SPARK_PYTHON (scripts/spark-env.sh prints it) and skips loudly
 // without it. Any disagreement that no expected difference covers fails,
@@ -30,13 +31,17 @@ func TestSpark(t *testing.T) {
 	} else if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	golden := "../engine/testdata"
+	if os.Getenv("SPARK_GOLDEN") == "0" {
+		golden = "" // random traces only
+	}
 	runner, err := filepath.Abs("../scripts/spark/runner.py")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log strings.Builder
 	res, err := Run(context.Background(), Options{
-		Python: py, Runner: runner, Traces: traces, Seed: uint64(seed), GoldenDir: "../engine/testdata",
+		Python: py, Runner: runner, Traces: traces, Seed: uint64(seed), Typed: os.Getenv("SPARK_TYPED") == "1", GoldenDir: golden,
 		OutDir: out, Workers: workers, Log: testLog{t},
 	})
 	if err != nil {

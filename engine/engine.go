@@ -605,26 +605,27 @@ func (e *Engine) checkOperators() error {
 }
 
 // keySchema is the state key schema of the query: the key columns in
-// Spark's state order (query.StateKeyOrder) with Spark's type names from
-// the query's schema, the event-time column as "timestamp" (the watermark
-// is on a timestamp column). Untyped rows (no schema) type every other key
-// column "string", and an all-columns key, whose columns are not known
-// when the query starts, is one struct-typed field.
+// Spark's state order (query.StateKeyOrder) with their types from the
+// query's schema in Spark's JSON form (a nested type in full), the
+// event-time column as "timestamp" (the watermark is on a timestamp
+// column). Untyped rows (no schema) type every other key column "string",
+// and an all-columns key, whose columns are not known when the query
+// starts, is one struct-typed field.
 func (e *Engine) keySchema() checkpoint.Schema {
 	s := checkpoint.Schema{Type: "struct"}
 	keys := e.q.StateKeys()
 	if len(keys) == 0 {
-		s.Fields = []checkpoint.Field{{Name: "*", Type: "struct", Nullable: true}}
+		s.Fields = []checkpoint.Field{{Name: "*", Type: checkpoint.Atomic("struct"), Nullable: true}}
 		return s
 	}
 	col := e.q.EventTimeColumn()
 	for _, k := range keys {
-		t := "string"
+		t := checkpoint.Atomic("string")
 		if e.q.Schema != nil {
-			t = e.q.Schema.Fields[e.q.Schema.Index(k)].Type.SparkName()
+			t = checkpoint.FromType(e.q.Schema.Fields[e.q.Schema.Index(k)].Type)
 		}
 		if k == col {
-			t = "timestamp"
+			t = checkpoint.Atomic("timestamp")
 		}
 		s.Fields = append(s.Fields, checkpoint.Field{Name: k, Type: t, Nullable: true})
 	}
@@ -633,9 +634,9 @@ func (e *Engine) keySchema() checkpoint.Schema {
 
 func (e *Engine) valueSchema() checkpoint.Schema {
 	if e.q.API == query.DropDuplicatesWithinWatermark {
-		return checkpoint.Schema{Type: "struct", Fields: []checkpoint.Field{{Name: "expiresAtMicros", Type: "long"}}}
+		return checkpoint.Schema{Type: "struct", Fields: []checkpoint.Field{{Name: "expiresAtMicros", Type: checkpoint.Atomic("long")}}}
 	}
-	return checkpoint.Schema{Type: "struct", Fields: []checkpoint.Field{{Name: "__dummy__", Type: "null", Nullable: true}}}
+	return checkpoint.Schema{Type: "struct", Fields: []checkpoint.Field{{Name: "__dummy__", Type: checkpoint.Atomic("null"), Nullable: true}}}
 }
 
 func (e *Engine) checkAndWriteSchema() error {

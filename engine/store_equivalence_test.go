@@ -270,7 +270,7 @@ func parseExec(t *testing.T, d *datadriven.TestData) (*query.Query, []steps.Step
 	if err != nil {
 		return nil, nil, 0, false
 	}
-	st, err := steps.Parse("steps.jsonl", []byte(stepsText), q)
+	st, err := steps.ParseTyped("steps.jsonl", []byte(stepsText), q)
 	if err != nil {
 		return nil, nil, 0, false
 	}

@@ -299,3 +299,37 @@ func FuzzLogs(f *testing.F) {
 		}
 	})
 }
+
+// TestNestedKeys: checkpoints of pyspark 4.1.1 whose state key holds a
+// struct (with the event time after it) or a map (issue 27; the golden
+// traces of engine/testdata/nested.txt run by conform's runner): the
+// nested values sit in the UnsafeRow's variable-length part, and the keys
+// and event times read as Spark's progress reported them (numRowsTotal 1
+// and 5, every expiry at 15 s).
+func TestNestedKeys(t *testing.T) {
+	for _, c := range []struct {
+		dir, eventTime string
+		keys           []int64
+		atUs           int64
+	}{
+		{"struct-key-within", "__dedupsim_event_time", []int64{1, 0}, 10_000_000},
+		{"map-key-within", "expiresAtMicros", []int64{4, 1}, 15_000_000},
+	} {
+		r, err := Inspect(filepath.Join("testdata", "nested", c.dir))
+		if err != nil {
+			t.Fatalf("%s: %v", c.dir, err)
+		}
+		op := r.Operators[0]
+		if op.EventTime != c.eventTime || len(op.Partitions) != 2 || !strings.Contains(op.KeySchema, `"type":{"type":"`) {
+			t.Fatalf("%s: %+v", c.dir, op)
+		}
+		for i, p := range op.Partitions {
+			if p.Keys != c.keys[i] {
+				t.Errorf("%s partition %d: %d keys, want %d", c.dir, i, p.Keys, c.keys[i])
+			}
+			if p.Keys > 0 && (!p.HasRange || p.MinUs != c.atUs || p.MaxUs != c.atUs) {
+				t.Errorf("%s partition %d: range %v %d..%d", c.dir, i, p.HasRange, p.MinUs, p.MaxUs)
+			}
+		}
+	}
+}

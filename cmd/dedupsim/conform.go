@@ -35,6 +35,7 @@ type conformOptions struct {
 	version, out, cache, python, golden string
 	traces, workers                     int
 	seed                                uint64
+	typed                               bool
 }
 
 func newConformCmd() *cobra.Command {
@@ -52,6 +53,7 @@ func newConformCmd() *cobra.Command {
 	f.StringVar(&o.version, "spark-version", conform.DefaultSparkVersion, "pyspark version to install and run (3.5.x or 4.x)")
 	f.IntVar(&o.traces, "traces", 200, "random traces to compare [0, 100000]")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the random traces (trace i depends only on the seed and i)")
+	f.BoolVar(&o.typed, "typed", false, "draw only traces whose key is typed or nested (struct, array, map, edge numbers; declared or inferred schemas; key types changed on restart)")
 	f.StringVar(&o.out, "out", "", "folder for the cases, both outputs and the repros (default out/conform-VERSION)")
 	f.StringVar(&o.cache, "cache", "", "folder of the pyspark venvs (default $DEDUPSIM_SPARK_CACHE, else the user cache folder)")
 	f.StringVar(&o.python, "python", "", "python of an existing venv with pyspark (skips the install)")
@@ -129,7 +131,7 @@ func runConform(stdout, stderr io.Writer, o conformOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := conform.Run(ctx, conform.Options{
-		SparkVersion: o.version, Python: o.python, CacheDir: o.cache, Traces: o.traces, Seed: o.seed,
+		SparkVersion: o.version, Python: o.python, CacheDir: o.cache, Traces: o.traces, Seed: o.seed, Typed: o.typed,
 		GoldenDir: o.golden, OutDir: o.out, Workers: o.workers, Log: stderr,
 	})
 	if err != nil {

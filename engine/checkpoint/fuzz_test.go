@@ -110,6 +110,7 @@ func FuzzReadSchema(f *testing.F) {
 	for _, s := range []string{
 		"v2\n{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":true}]}\n{\"type\":\"struct\",\"fields\":[{\"name\":\"__dummy__\",\"type\":\"null\",\"nullable\":true}]}\n",
 		"v2\n{}\n{}\n", "v1\n", "",
+		"v2\n{\"type\":\"struct\",\"fields\":[{\"name\":\"s\",\"type\":{\"type\":\"struct\",\"fields\":[{\"name\":\"a\",\"type\":{\"type\":\"array\",\"elementType\":{\"type\":\"map\",\"keyType\":\"string\",\"valueType\":\"decimal(5,2)\",\"valueContainsNull\":true},\"containsNull\":false},\"nullable\":true}]},\"nullable\":true}]}\n{\"type\":\"struct\",\"fields\":[{\"name\":\"x\",\"type\":\"long\"}]}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -121,6 +122,16 @@ func FuzzReadSchema(f *testing.F) {
 		}
 		if !ok || s.Key.Type != "struct" || len(s.Key.Fields) == 0 || len(s.Value.Fields) == 0 {
 			t.Fatalf("accepted %+v", s)
+		}
+		// What was read writes back to a file that reads as the same
+		// schema.
+		l := New(fsys.NewMem())
+		if err := l.WriteSchema(0, s); err != nil {
+			t.Fatal(err)
+		}
+		again, ok, err := l.ReadSchema(0)
+		if err != nil || !ok || again.Key.String() != s.Key.String() || !again.Key.Compatible(s.Key) || !s.Key.Compatible(again.Key) {
+			t.Fatalf("%+v does not read back: %+v %v", s, again, err)
 		}
 	})
 }

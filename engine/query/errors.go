@@ -17,6 +17,12 @@ type Error struct {
 	// empty for the document as a whole.
 	Path string
 	Msg  string
+	// Analysis is the error class of a refusal that Spark's analysis makes
+	// of the same query when it starts (EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE,
+	// UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE, ...): the conformance
+	// suite runs such queries on Spark and compares the classes. Empty for
+	// dedupsim's own refusals of bad input.
+	Analysis string
 }
 
 func (e *Error) Error() string {

@@ -595,6 +595,9 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		return nil, err
 	}
 	if err := p.checkSchema(q, schemaKey); err != nil {
+		if err.Analysis != "" {
+			return q, err // the query, for a harness that runs it on Spark (Parse)
+		}
 		return nil, err
 	}
 	if q.CheckpointFormat == 2 && q.StateStore != StateStorePebble {

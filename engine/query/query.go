@@ -189,7 +189,10 @@ func ParseFile(path string) (*Query, error) {
 }
 
 // Parse parses and validates a QUERY.yaml document. filename is used in error
-// messages only. Errors for bad input are *Error.
+// messages only. Errors for bad input are *Error. An *Error whose Analysis
+// is set (a refusal Spark's analysis makes too) comes with the parsed query,
+// its names resolved up to the refusal, for a harness that runs the query
+// on Spark to compare; every other error comes with a nil query.
 func Parse(filename string, data []byte) (*Query, error) {
 	p := &parser{file: filename}
 	return p.parse(data)

@@ -44,6 +44,10 @@ type ResolveError struct {
 	// Unresolved: no column matches Name (else the match is ambiguous or
 	// of the wrong type).
 	Unresolved bool
+	// Class is the error class Spark's analysis raises for the same query
+	// (and Error.Analysis carries it on): set for the refusals that depend
+	// on a column's type, which Spark raises when the query starts.
+	Class string
 }
 
 func (e *ResolveError) Error() string { return e.Msg }
@@ -57,6 +61,9 @@ func (e *ResolveError) Error() string { return e.Msg }
 func (q *Query) ResolveColumns(s *schema.Schema) error {
 	if s == nil {
 		return nil
+	}
+	if err := checkMapKeys(s); err != nil {
+		return err
 	}
 	cs := q.CaseSensitive
 	if q.KeyNames == nil && len(q.Keys) > 0 {
@@ -102,9 +109,12 @@ func (q *Query) ResolveColumns(s *schema.Schema) error {
 		w.Column = col
 		if !q.SchemaInferred {
 			if t := s.Fields[s.Index(col)].Type; t.Kind != schema.Timestamp {
-				return &ResolveError{Field: "event-time", Name: w.Written, Msg: fmt.Sprintf("[EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time %s has the invalid type \"%s\", but expected \"TIMESTAMP\". (withWatermark needs a TIMESTAMP column: declare it TIMESTAMP, or leave the schema out and exec reads numbers as seconds and strings as RFC 3339)", sqlID(w.Written), t.DDL())}
+				return &ResolveError{Field: "event-time", Name: w.Written, Class: "EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE", Msg: fmt.Sprintf("[EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE] The event time %s has the invalid type \"%s\", but expected \"TIMESTAMP\". (withWatermark needs a TIMESTAMP column: declare it TIMESTAMP, or leave the schema out and exec reads numbers as seconds and strings as RFC 3339)", sqlID(w.Written), t.DDL())}
 			}
 		}
+	}
+	if err := q.checkKeyTypes(s); err != nil {
+		return err
 	}
 	if len(q.Sink.KeyNames) > 0 {
 		q.Sink.Keys = q.Sink.Keys[:0]
@@ -165,4 +175,62 @@ func caseHint(name string, s *schema.Schema, cs bool) string {
 // doubled.
 func sqlID(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+// checkMapKeys refuses a map anywhere in the schema whose key type is not
+// STRING: Spark's JSON reader takes only string keys (from_json's check,
+// DATATYPE_MISMATCH.INVALID_JSON_MAP_KEY_TYPE; a file source refuses the
+// schema as INVALID_JSON_SCHEMA_MAP_TYPE).
+func checkMapKeys(s *schema.Schema) error {
+	for _, f := range s.Fields {
+		if k, ok := nonStringMapKey(f.Type); ok {
+			return &ResolveError{Field: "schema", Name: f.Name, Class: "DATATYPE_MISMATCH.INVALID_JSON_MAP_KEY_TYPE", Msg: fmt.Sprintf(
+				"[DATATYPE_MISMATCH.INVALID_JSON_MAP_KEY_TYPE] Cannot resolve \"from_json(value)\" due to data type mismatch: Input schema \"%s\" can only contain STRING as a key type for a MAP (column %s has a map keyed by %s; a file source refuses the schema as INVALID_JSON_SCHEMA_MAP_TYPE).",
+				schema.StructOf(s.Fields...).DDL(), sqlID(f.Name), k.DDL())}
+		}
+	}
+	return nil
+}
+
+// checkKeyTypes refuses a dedup key column that is or holds a map, for
+// dropDuplicates and batch dropDuplicates: CheckAnalysis refuses a
+// Deduplicate whose keys hold a map (mapColumnInSetOperation,
+// UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE), naming the first such
+// key in the key order. dropDuplicatesWithinWatermark is another plan
+// node (DeduplicateWithinWatermark), which the check does not cover: it
+// keys on the map's bytes, its entries in the order the JSON gave them.
+func (q *Query) checkKeyTypes(s *schema.Schema) error {
+	if q.API == DropDuplicatesWithinWatermark {
+		return nil
+	}
+	for _, k := range q.StateKeys() {
+		i := s.Index(k)
+		if i < 0 || !s.Fields[i].Type.HasMap() {
+			continue
+		}
+		return &ResolveError{Field: "key", Name: k, Class: "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE", Msg: fmt.Sprintf(
+			"[UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE] The feature is not supported: Cannot have MAP type columns in DataFrame which calls set operations (INTERSECT, EXCEPT, etc.), but the type of column %s is \"%s\". SQLSTATE: 0A000 (Spark cannot deduplicate on a map; dropDuplicatesWithinWatermark can, comparing the entries in their order)",
+			sqlID(k), s.Fields[i].Type.DDL())}
+	}
+	return nil
+}
+
+// nonStringMapKey finds a map in t whose key type is not STRING.
+func nonStringMapKey(t schema.Type) (schema.Type, bool) {
+	switch t.Kind {
+	case schema.Map:
+		if t.Key.Kind != schema.String {
+			return *t.Key, true
+		}
+		return nonStringMapKey(*t.Elem)
+	case schema.Array:
+		return nonStringMapKey(*t.Elem)
+	case schema.Struct:
+		for _, f := range t.Fields {
+			if k, ok := nonStringMapKey(f.Type); ok {
+				return k, true
+			}
+		}
+	}
+	return schema.Type{}, false
 }

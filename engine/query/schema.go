@@ -145,12 +145,17 @@ func unwrapOffset(err error) error {
 // (ResolveColumns): every key column, the event-time column and the merge
 // sink's match columns must resolve, and the event-time column must be a
 // TIMESTAMP.
-func (p *parser) checkSchema(q *Query, key *yaml.Node) error {
+func (p *parser) checkSchema(q *Query, key *yaml.Node) *Error {
 	if q.Schema == nil {
 		return nil
 	}
 	if err := q.ResolveColumns(q.Schema); err != nil {
-		return p.errAt(key, "schema", "%v", err)
+		e := p.errAt(key, "schema", "%v", err)
+		var re *ResolveError
+		if errors.As(err, &re) {
+			e.Analysis = re.Class
+		}
+		return e
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestSchemaErrors(t *testing.T) {
 		"dedup: {api: dropDuplicates}\nschema: \"id STRNG\"\n":                                            `q.yaml:2: schema: at character 4: unknown type "STRNG" (did you mean STRING?)`,
 		"dedup: {api: dropDuplicates}\nschema: []\n":                                                      "q.yaml:2: schema: want at least one column",
 		"dedup: {api: dropDuplicates}\nschema: [\"a STRING\", {a: BIGINT}]\n":                             `q.yaml:2: schema[1]: column "a" given twice`,
-		"dedup: {api: dropDuplicates}\nschema: [{a: DECIMAL}]\n":                                          "q.yaml:2: schema[0].a: type DECIMAL is not modelled by dedupsim (modelled: STRING, BIGINT, INT, DOUBLE, BOOLEAN, TIMESTAMP)",
+		"dedup: {api: dropDuplicates}\nschema: [{a: FLOAT}]\n":                                            "q.yaml:2: schema[0].a: type FLOAT is not modelled by dedupsim (modelled: STRING, BIGINT, INT, DOUBLE, BOOLEAN, TIMESTAMP, DECIMAL(p,s), STRUCT<...>, ARRAY<...>, MAP<STRING, ...>)",
 		"dedup: {api: dropDuplicates}\nschema: [{name: a, typ: STRING}]\n":                                `q.yaml:2: schema[0]: unknown field "typ" (did you mean "type"?)`,
 		"dedup: {api: dropDuplicates}\nschema: [{name: a}]\n":                                             `q.yaml:2: schema[0].name: unknown type "a"`,
 		"dedup: {api: dropDuplicates}\nschema: [[a]]\n":                                                   `q.yaml:2: schema[0]: want a column: "name TYPE", {name: TYPE} or {name: N, type: T}, got a list`,
@@ -75,6 +76,42 @@ func TestResolveColumns(t *testing.T) {
 		want := []string{c.keys, c.state, c.sink, c.eventTime, c.keyNames}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("%q: keys|state|sink|event time|written = %q, want %q", c.in, got, want)
+		}
+	}
+}
+
+// TestAnalysisClasses: the type checks Spark's analysis makes (measured on
+// pyspark 4.1.1, issue 27) carry Spark's error class in Error.Analysis.
+func TestAnalysisClasses(t *testing.T) {
+	for _, c := range []struct{ in, class, msg string }{
+		{"dedup: {api: dropDuplicates, keys: [m]}\nschema: \"m MAP<STRING, BIGINT>, n BIGINT\"\n", "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE",
+			"the type of column `m` is \"MAP<STRING, BIGINT>\""},
+		{"dedup: {api: dropDuplicates}\nschema: \"n BIGINT, m MAP<STRING, BIGINT>\"\n", "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE", "column `m`"},
+		{"dedup: {api: batchDropDuplicates, keys: [s]}\nschema: \"s STRUCT<a: ARRAY<MAP<STRING, STRING>>>\"\n", "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE",
+			"\"STRUCT<a: ARRAY<MAP<STRING, STRING>>>\""},
+		{"dedup: {api: dropDuplicates, keys: [n]}\nschema: \"m MAP<INT, STRING>, n BIGINT\"\n", "DATATYPE_MISMATCH.INVALID_JSON_MAP_KEY_TYPE",
+			"Input schema \"STRUCT<m: MAP<INT, STRING>, n: BIGINT>\" can only contain STRING as a key type for a MAP"},
+		{"dedup: {api: dropDuplicates}\nwatermark: {column: t, delay: 1s}\nschema: \"t BOOLEAN\"\n", "EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE", "\"BOOLEAN\""},
+		{"dedup: {api: dropDuplicates, keys: [x]}\nschema: \"n BIGINT\"\n", "", "Cannot resolve column name"},
+	} {
+		_, err := Parse("q.yaml", []byte(c.in))
+		var qe *Error
+		if !errors.As(err, &qe) {
+			t.Errorf("%q: %v, want a *Error", c.in, err)
+			continue
+		}
+		if qe.Analysis != c.class || !strings.Contains(qe.Msg, c.msg) {
+			t.Errorf("%q: %v (class %q), want class %q and %q", c.in, err, qe.Analysis, c.class, c.msg)
+		}
+	}
+	// dropDuplicatesWithinWatermark keys on a map (its plan node is not
+	// checked), and a map outside the keys is no key.
+	for _, in := range []string{
+		"dedup: {api: dropDuplicatesWithinWatermark, keys: [m]}\nwatermark: {column: ts, delay: 1s}\nschema: \"m MAP<STRING, BIGINT>, ts TIMESTAMP\"\n",
+		"dedup: {api: dropDuplicates, keys: [n]}\nschema: \"m MAP<STRING, BIGINT>, n BIGINT\"\n",
+	} {
+		if _, err := Parse("q.yaml", []byte(in)); err != nil {
+			t.Errorf("%q: %v", in, err)
 		}
 	}
 }

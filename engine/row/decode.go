@@ -29,6 +29,9 @@ type Decoder struct {
 	// types are the columns' types, by names' index, for a decoder that
 	// reads rows under a schema (NewTypedDecoder); nil for untyped rows.
 	types []schema.Type
+	// readers read the nested columns (struct, array, map), by names'
+	// index; nil for the others.
+	readers []*reader
 	// normFloats makes -0.0 the key of 0.0 in DOUBLE columns
 	// (NormalizedFloats).
 	normFloats bool
@@ -255,8 +258,14 @@ func (d *Decoder) decodeTyped(data []byte, r *Row, slots []slot, key []byte) err
 			continue
 		}
 		var err error
-		if key, err = appendTyped(key, data[s.start:s.end], s.kind, s.esc, d.types[i], d.normFloats); err != nil {
+		var ok bool
+		mark := len(key)
+		if key, ok, err = appendTyped(key, data[s.start:s.end], s.kind, s.esc, d.types[i], d.readers[i], d.normFloats); err != nil {
 			return fmt.Errorf("column %q: %w", d.names[i], err)
+		}
+		if !ok {
+			// PERMISSIVE: a value that does not fit its column is null.
+			key = append(key[:mark], tagNull)
 		}
 	}
 	r.Key = key
@@ -290,7 +299,7 @@ func (f *Found) reset(d *Decoder) {
 // SameTypes reports whether d and o read their columns under the same
 // types (both untyped, or the same type for every column).
 func (d *Decoder) SameTypes(o *Decoder) bool {
-	return (d.types == nil) == (o.types == nil) && slices.Equal(d.types, o.types)
+	return (d.types == nil) == (o.types == nil) && slices.EqualFunc(d.types, o.types, schema.Type.Equal)
 }
 
 // DecodeFound is Decode of the row data, whose columns a walk found in f

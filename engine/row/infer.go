@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/dedupsim/dedupsim/engine/schema"
 )
@@ -122,17 +121,18 @@ func (in *Inferrer) add(it *objectIter, data []byte, d *Decoder, f *Found) (err 
 			break
 		}
 		name := plainName(m.name, m.nameEsc)
-		t, terr := inferValue(data[m.start:m.end], m.kind)
+		raw := data[m.start:m.end]
 		if hit && k < len(in.last) && in.last[k].name == string(name) {
 			c := &in.last[k]
 			k++
 			if d != nil && c.slot >= 0 {
 				f.slots[c.slot] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
 			}
-			if terr != nil {
-				return fmt.Errorf("column %q: %w", name, terr)
+			merged, changed, err := mergeValue(c.t, raw, m.kind)
+			if err != nil {
+				return fmt.Errorf("column %q: %w", name, err)
 			}
-			if merged := schema.Merge(c.t, t); merged != c.t {
+			if changed {
 				c.t = merged
 				in.types[c.name] = merged
 				in.changes++
@@ -156,10 +156,14 @@ func (in *Inferrer) add(it *objectIter, data []byte, d *Decoder, f *Found) (err 
 				f.slots[i] = slot{start: m.start, end: m.end, kind: m.kind, esc: m.valEsc}
 			}
 		}
-		if terr != nil {
-			return fmt.Errorf("column %q: %w", name, terr)
-		}
 		prev, ok := in.types[string(name)]
+		if !ok {
+			prev = schema.Type{Kind: schema.Null}
+		}
+		t, changed, err := mergeValue(prev, raw, m.kind)
+		if err != nil {
+			return fmt.Errorf("column %q: %w", name, err)
+		}
 		if !ok {
 			name := string(name)
 			low := strings.ToLower(name)
@@ -174,8 +178,8 @@ func (in *Inferrer) add(it *objectIter, data []byte, d *Decoder, f *Found) (err 
 			in.changes++
 			continue
 		}
-		if merged := schema.Merge(prev, t); merged != prev {
-			in.types[string(name)] = merged
+		if changed {
+			in.types[string(name)] = t
 			in.changes++
 		}
 	}
@@ -228,7 +232,11 @@ func (in *Inferrer) Merge(o *Inferrer) bool {
 	for name, t := range o.types {
 		prev, ok := in.types[name]
 		if ok {
-			in.types[name] = schema.Merge(prev, t)
+			m := schema.Merge(prev, t)
+			if schema.CheckNames(m) != nil {
+				return false
+			}
+			in.types[name] = m
 			continue
 		}
 		low := strings.ToLower(name)
@@ -253,47 +261,14 @@ func (in *Inferrer) Schema() *schema.Schema {
 	}
 	s := &schema.Schema{}
 	for n, t := range in.types {
-		s.Fields = append(s.Fields, schema.Field{Name: n, Type: schema.Canonical(t)})
+		// A column seen only as empty objects (or arrays of them) is no
+		// column (canonicalizeType drops empty structs).
+		if ct, ok := schema.Canonical(t); ok {
+			s.Fields = append(s.Fields, schema.Field{Name: n, Type: ct})
+		}
 	}
-	slices.SortFunc(s.Fields, func(a, b schema.Field) int { return CompareJava(a.Name, b.Name) })
+	slices.SortFunc(s.Fields, func(a, b schema.Field) int { return schema.CompareJava(a.Name, b.Name) })
 	return s
-}
-
-// CompareJava orders strings as java.lang.String.compareTo does, by UTF-16
-// code units (which differs from byte order only between characters
-// beyond U+FFFF and those from U+E000 to U+FFFF).
-func CompareJava(a, b string) int {
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	return slices.Compare(ua, ub)
-}
-
-func inferValue(raw []byte, kind valueKind) (schema.Type, error) {
-	switch kind {
-	case kindNull:
-		return schema.Type{Kind: schema.Null}, nil
-	case kindTrue, kindFalse:
-		return schema.Type{Kind: schema.Boolean}, nil
-	case kindString:
-		return schema.Type{Kind: schema.String}, nil
-	case kindObject:
-		return schema.Type{Kind: schema.Struct}, nil
-	case kindArray:
-		return schema.Type{Kind: schema.Array}, nil
-	}
-	if !isIntegerLiteral(raw) {
-		return schema.Type{Kind: schema.Double}, nil
-	}
-	if _, ok := parseInt64(raw); ok {
-		return schema.Type{Kind: schema.Long}, nil
-	}
-	digits := len(raw)
-	if raw[0] == '-' {
-		digits--
-	}
-	if digits > schema.MaxDecimalPrecision {
-		return schema.Type{Kind: schema.Double}, nil
-	}
-	return schema.Type{Kind: schema.Decimal, Precision: digits}, nil
 }
 
 // isIntegerLiteral reports whether a valid JSON number has neither a

@@ -23,15 +23,23 @@ import (
 //	           array as the text Jackson writes for it (1 -> "1",
 //	           1.0 -> "1.0", 1e400 -> "\"Infinity\"", objects compact)
 //	BIGINT/INT an integer literal within the type's range
-//	decimal    (inferred for integers beyond bigint) an integer literal of
-//	           at most its precision in digits
+//	DECIMAL    a number, or a string in Java's BigDecimal form (commas
+//	           removed), rounded half up to the scale, of at most the
+//	           precision in digits
 //	DOUBLE     any number (beyond range: ±Infinity), or one of the strings
 //	           NaN, Infinity, +Infinity, -Infinity, +INF, -INF
 //	BOOLEAN    true or false
 //	TIMESTAMP  an integer literal (seconds since the epoch) or an RFC 3339
-//	           string with an offset; other strings are refused (not
-//	           modelled: Spark's parser reads more forms)
-//	struct/array an object / an array, compared as compact JSON
+//	           string with an offset; "" is null, other strings are
+//	           refused (not modelled: Spark's parser reads more forms)
+//	STRUCT     an object: its fields by exact name (others ignored, a
+//	           missing one null, one that does not fit null)
+//	ARRAY      an array whose every element fits (else the array is null)
+//	MAP        an object whose every value fits (else the map is null),
+//	           its entries in the object's order
+//
+// Values are compared as Spark's streaming operators compare the key's
+// UnsafeRow, field by field under the type (nested.go).
 func NewTypedDecoder(keys []string, eventTimeColumn string, s *schema.Schema) (*Decoder, error) {
 	if s == nil {
 		return NewDecoder(keys, eventTimeColumn), nil
@@ -41,12 +49,14 @@ func NewTypedDecoder(keys []string, eventTimeColumn string, s *schema.Schema) (*
 	}
 	d := NewDecoder(keys, eventTimeColumn)
 	d.types = make([]schema.Type, len(d.names))
+	d.readers = make([]*reader, len(d.names))
 	for i, n := range d.names {
 		j := s.Index(n)
 		if j < 0 {
 			return nil, fmt.Errorf("column %q is not in the schema (%s)", n, s)
 		}
 		d.types[i] = s.Fields[j].Type
+		d.readers[i] = newReader(d.types[i])
 	}
 	return d, nil
 }
@@ -94,6 +104,9 @@ func timestampValue(raw []byte, kind valueKind, esc bool) (int64, bool, error) {
 		if esc {
 			text = unquote(raw)
 		}
+		if len(text) == 0 {
+			return 0, true, nil // Spark: an empty string is null (EmptyJsonFieldValueException)
+		}
 		if len(text) > 10 && (text[10] == 't' || bytes.IndexByte(text, 'z') >= 0) {
 			return 0, false, fmt.Errorf("timestamp %q: lower-case t or z is not modelled under a TIMESTAMP column (write 2024-01-02T03:04:05Z)", text)
 		}
@@ -106,38 +119,46 @@ func timestampValue(raw []byte, kind valueKind, esc bool) (int64, bool, error) {
 	return 0, true, nil // null, and booleans, objects, arrays (Spark: null)
 }
 
-// appendTyped appends the key item of a value read under type t.
-func appendTyped(dst, raw []byte, kind valueKind, esc bool, t schema.Type, normFloats bool) ([]byte, error) {
+// appendTyped appends the key item of a value read under type t (r its
+// compiled reader when t is nested, else nil), as JacksonParser converts
+// it. ok is false when the value does not fit t: the caller makes it null
+// (a column, a struct field) or fails its container (an array, a map),
+// and dst's appended bytes are then garbage to cut. An error is a value
+// dedupsim refuses (not modelled).
+func appendTyped(dst, raw []byte, kind valueKind, esc bool, t schema.Type, r *reader, normFloats bool) ([]byte, bool, error) {
 	if kind == kindNull {
-		return append(dst, tagNull), nil
+		return append(dst, tagNull), true, nil
 	}
 	switch t.Kind {
 	case schema.String, schema.Null:
 		switch kind {
 		case kindString:
-			return appendValue(dst, raw, kind, esc), nil
+			return appendValue(dst, raw, kind, esc), true, nil
 		case kindTrue:
-			return appendItem(dst, tagString, []byte("true")), nil
+			return appendItem(dst, tagString, []byte("true")), true, nil
 		case kindFalse:
-			return appendItem(dst, tagString, []byte("false")), nil
+			return appendItem(dst, tagString, []byte("false")), true, nil
 		case kindNumber:
 			var buf [32]byte
-			return appendItem(dst, tagString, jacksonNumber(buf[:0], raw)), nil
+			return appendItem(dst, tagString, jacksonNumber(buf[:0], raw)), true, nil
 		}
 		txt, err := jacksonCompact(raw)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return appendItem(dst, tagString, txt), nil
-	case schema.Long, schema.Integer, schema.Decimal:
-		if kind != kindNumber || !isIntegerLiteral(raw) {
-			return append(dst, tagNull), nil
-		}
-		if !fitsInteger(raw, t) {
-			return append(dst, tagNull), nil
+		return appendItem(dst, tagString, txt), true, nil
+	case schema.Long, schema.Integer:
+		if kind != kindNumber || !isIntegerLiteral(raw) || !fitsInteger(raw, t) {
+			return dst, false, nil
 		}
 		var buf [48]byte
-		return appendItem(dst, tagNumber, canonicalNumber(buf[:0], raw)), nil
+		return appendItem(dst, tagNumber, canonicalNumber(buf[:0], raw)), true, nil
+	case schema.Decimal:
+		unscaled, ok := decimalValue(raw, kind, esc, t)
+		if !ok {
+			return dst, false, nil
+		}
+		return appendItem(dst, tagNumber, unscaled), true, nil
 	case schema.Double:
 		var f float64
 		switch kind {
@@ -152,53 +173,52 @@ func appendTyped(dst, raw []byte, kind valueKind, esc bool, t schema.Type, normF
 		case kindString:
 			var ok bool
 			if f, ok = nonNumericDouble(raw); !ok {
-				return append(dst, tagNull), nil
+				return dst, false, nil
 			}
 		default:
-			return append(dst, tagNull), nil
+			return dst, false, nil
 		}
 		if normFloats && f == 0 {
 			f = 0 // NormalizeFloatingNumbers: -0.0 is 0.0
 		}
 		var buf [32]byte
-		return appendItem(dst, tagNumber, doubleKey(buf[:0], f)), nil
+		return appendItem(dst, tagNumber, doubleKey(buf[:0], f)), true, nil
 	case schema.Boolean:
 		switch kind {
 		case kindTrue:
-			return append(dst, tagTrue), nil
+			return append(dst, tagTrue), true, nil
 		case kindFalse:
-			return append(dst, tagFalse), nil
+			return append(dst, tagFalse), true, nil
 		}
-		return append(dst, tagNull), nil
+		return dst, false, nil
 	case schema.Timestamp:
 		micros, isNull, err := timestampValue(raw, kind, esc)
-		if err != nil {
-			return nil, err
+		if err != nil || isNull {
+			return dst, false, err
 		}
-		return AppendKeyEventTime(dst, micros, isNull), nil
+		return AppendKeyEventTime(dst, micros, false), true, nil
 	case schema.Struct:
 		if kind != kindObject {
-			return append(dst, tagNull), nil
+			return dst, false, nil
 		}
-		return appendValue(dst, raw, kind, esc), nil
+		return r.appendStruct(dst, raw, normFloats)
 	case schema.Array:
 		if kind != kindArray {
-			return append(dst, tagNull), nil
+			return dst, false, nil
 		}
-		return appendValue(dst, raw, kind, esc), nil
+		return r.appendArray(dst, raw, normFloats)
+	case schema.Map:
+		if kind != kindObject {
+			return dst, false, nil
+		}
+		return r.appendMap(dst, raw, normFloats)
 	}
-	return nil, fmt.Errorf("type %s is not modelled", t.DDL())
+	return nil, false, fmt.Errorf("type %s is not modelled", t.DDL())
 }
 
 // fitsInteger reports whether an integer literal fits an integer type.
 func fitsInteger(raw []byte, t schema.Type) bool {
 	switch t.Kind {
-	case schema.Decimal:
-		digits := len(raw)
-		if raw[0] == '-' {
-			digits--
-		}
-		return digits <= t.Precision
 	case schema.Integer:
 		v, ok := parseInt64(raw)
 		return ok && v >= math.MinInt32 && v <= math.MaxInt32

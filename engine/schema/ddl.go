@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -35,10 +36,10 @@ var typeNames = map[string]Kind{
 // notModelled are Spark types the DDL parser knows but dedupsim does not
 // read rows under: refused with a clear message instead of read wrongly.
 var notModelled = []string{"VARCHAR", "CHAR", "SMALLINT", "SHORT", "TINYINT", "BYTE", "FLOAT", "REAL",
-	"DECIMAL", "DEC", "NUMERIC", "DATE", "TIMESTAMP_NTZ", "BINARY", "ARRAY", "STRUCT", "MAP", "INTERVAL", "VARIANT", "VOID"}
+	"DATE", "TIMESTAMP_NTZ", "BINARY", "INTERVAL", "VARIANT", "VOID", "TIME"}
 
 // Modelled lists the DDL types a declared schema may use, for messages.
-const Modelled = "STRING, BIGINT, INT, DOUBLE, BOOLEAN, TIMESTAMP"
+const Modelled = "STRING, BIGINT, INT, DOUBLE, BOOLEAN, TIMESTAMP, DECIMAL(p,s), STRUCT<...>, ARRAY<...>, MAP<STRING, ...>"
 
 // ParseDDL reads a schema in Spark's DDL form, as StructType.fromDDL and
 // DataStreamReader.schema(String) take it:
@@ -248,31 +249,35 @@ func (p *ddl) column() (Field, error) {
 	if err != nil {
 		return Field{}, err
 	}
-	// NOT NULL and COMMENT '...' are accepted and ignored (file sources
-	// read every column as nullable).
+	if err := p.constraints(); err != nil {
+		return Field{}, err
+	}
+	return Field{Name: name, Type: t}, nil
+}
+
+// constraints reads an optional NOT NULL and COMMENT '...' after a type;
+// both are accepted and ignored (file sources read every column and field
+// as nullable).
+func (p *ddl) constraints() error {
 	p.space()
 	save := p.pos
 	if w := p.word(); strings.EqualFold(w, "NOT") {
 		p.space()
 		if w2 := p.word(); !strings.EqualFold(w2, "NULL") {
-			return Field{}, p.errf("want NULL after NOT")
+			return p.errf("want NULL after NOT")
 		}
 		p.space()
 		save = p.pos
-		w = p.word()
-		if !strings.EqualFold(w, "COMMENT") {
+		if w := p.word(); !strings.EqualFold(w, "COMMENT") {
 			p.pos = save
-		} else if err := p.comment(); err != nil {
-			return Field{}, err
+			return nil
 		}
+		return p.comment()
 	} else if strings.EqualFold(w, "COMMENT") {
-		if err := p.comment(); err != nil {
-			return Field{}, err
-		}
-	} else {
-		p.pos = save
+		return p.comment()
 	}
-	return Field{Name: name, Type: t}, nil
+	p.pos = save
+	return nil
 }
 
 func (p *ddl) comment() error {
@@ -299,7 +304,10 @@ func (p *ddl) comment() error {
 	return p.errf("unterminated comment")
 }
 
-func (p *ddl) typ() (Type, error) {
+func (p *ddl) typ() (Type, error) { return p.typeAt(1) }
+
+// typeAt reads a type nested depth levels deep (1: a column's type).
+func (p *ddl) typeAt(depth int) (Type, error) {
 	start := p.pos
 	w := p.word()
 	if w == "" {
@@ -308,6 +316,43 @@ func (p *ddl) typ() (Type, error) {
 	up := strings.ToUpper(w)
 	if k, ok := typeNames[up]; ok {
 		return Type{Kind: k}, nil
+	}
+	switch up {
+	case "DECIMAL", "DEC", "NUMERIC":
+		return p.decimal()
+	case "STRUCT", "ARRAY", "MAP":
+		if depth > MaxNesting {
+			p.pos = start
+			return Type{}, p.errf("type nested more than %d levels deep", MaxNesting)
+		}
+		p.space()
+		if p.eof() || p.s[p.pos] != '<' {
+			return Type{}, p.errf("want '<' after %s, got %s", up, p.describe())
+		}
+		p.pos++
+		p.space()
+		var t Type
+		var err error
+		switch up {
+		case "STRUCT":
+			t, err = p.structFields(depth)
+		case "ARRAY":
+			var e Type
+			if e, err = p.typeAt(depth + 1); err == nil {
+				t = ArrayOf(e)
+			}
+		default:
+			t, err = p.mapTypes(depth)
+		}
+		if err != nil {
+			return Type{}, err
+		}
+		p.space()
+		if p.eof() || p.s[p.pos] != '>' {
+			return Type{}, p.errf("want '>' to close %s<...>, got %s", up, p.describe())
+		}
+		p.pos++
+		return t, nil
 	}
 	p.pos = start
 	for _, n := range notModelled {
@@ -319,6 +364,127 @@ func (p *ddl) typ() (Type, error) {
 		return Type{}, p.errf("unknown type %q (did you mean %s?)", w, s)
 	}
 	return Type{}, p.errf("unknown type %q (want %s)", w, Modelled)
+}
+
+// decimal reads what follows DECIMAL: nothing (decimal(10,0), Spark's
+// default), (p) or (p, s), with 1 <= p <= 38 and 0 <= s <= p.
+func (p *ddl) decimal() (Type, error) {
+	save := p.pos
+	p.space()
+	if p.eof() || p.s[p.pos] != '(' {
+		p.pos = save
+		return DecimalOf(10, 0), nil
+	}
+	p.pos++
+	p.space()
+	prec, err := p.number("a precision")
+	if err != nil {
+		return Type{}, err
+	}
+	scale := 0
+	p.space()
+	if !p.eof() && p.s[p.pos] == ',' {
+		p.pos++
+		p.space()
+		if scale, err = p.number("a scale"); err != nil {
+			return Type{}, err
+		}
+		p.space()
+	}
+	if p.eof() || p.s[p.pos] != ')' {
+		return Type{}, p.errf("want ')' to close DECIMAL(, got %s", p.describe())
+	}
+	p.pos++
+	switch {
+	case prec < 1 || prec > MaxDecimalPrecision:
+		return Type{}, p.errf("DECIMAL precision %d: want 1 to %d", prec, MaxDecimalPrecision)
+	case scale > prec:
+		return Type{}, p.errf("DECIMAL scale %d is greater than its precision %d", scale, prec)
+	}
+	return DecimalOf(prec, scale), nil
+}
+
+// number reads a small whole number.
+func (p *ddl) number(what string) (int, error) {
+	start := p.pos
+	for !p.eof() && '0' <= p.s[p.pos] && p.s[p.pos] <= '9' && p.pos-start < 4 {
+		p.pos++
+	}
+	if p.pos == start || (!p.eof() && '0' <= p.s[p.pos] && p.s[p.pos] <= '9') {
+		p.pos = start
+		return 0, p.errf("want %s (a whole number), got %s", what, p.describe())
+	}
+	n, _ := strconv.Atoi(p.s[start:p.pos])
+	return n, nil
+}
+
+// structFields reads the fields of STRUCT<...> up to (not including) the
+// closing '>': "name[:] TYPE [NOT NULL] [COMMENT '...']", separated by
+// commas. Two fields whose names are equal ignoring case are refused, as
+// Spark's file source refuses them (CheckNames).
+func (p *ddl) structFields(depth int) (Type, error) {
+	t := StructOf()
+	if !p.eof() && p.s[p.pos] == '>' {
+		return t, nil
+	}
+	for {
+		at := p.pos
+		name, err := p.name()
+		if err != nil {
+			return Type{}, err
+		}
+		p.space()
+		if !p.eof() && p.s[p.pos] == ':' {
+			p.pos++
+			p.space()
+		}
+		ft, err := p.typeAt(depth + 1)
+		if err != nil {
+			return Type{}, err
+		}
+		if err := p.constraints(); err != nil {
+			return Type{}, err
+		}
+		if len(t.Fields) == MaxFields {
+			p.pos = at
+			return Type{}, p.errf("a struct of more than %d fields", MaxFields)
+		}
+		for _, g := range t.Fields {
+			if LowerRoot(g.Name) == LowerRoot(name) {
+				p.pos = at
+				if g.Name == name {
+					return Type{}, p.errf("struct field %q given twice", name)
+				}
+				return Type{}, p.errf("struct fields %q and %q differ only in case: Spark's file source refuses them (COLUMN_ALREADY_EXISTS)", g.Name, name)
+			}
+		}
+		t.Fields = append(t.Fields, Field{Name: name, Type: ft})
+		p.space()
+		if p.eof() || p.s[p.pos] != ',' {
+			return t, nil
+		}
+		p.pos++
+		p.space()
+	}
+}
+
+// mapTypes reads "KEY, VALUE" of MAP<...>.
+func (p *ddl) mapTypes(depth int) (Type, error) {
+	k, err := p.typeAt(depth + 1)
+	if err != nil {
+		return Type{}, err
+	}
+	p.space()
+	if p.eof() || p.s[p.pos] != ',' {
+		return Type{}, p.errf("want ',' between a MAP's key and value types, got %s", p.describe())
+	}
+	p.pos++
+	p.space()
+	v, err := p.typeAt(depth + 1)
+	if err != nil {
+		return Type{}, err
+	}
+	return MapOf(k, v), nil
 }
 
 // suggestType finds the modelled keyword w is a typo of, with the

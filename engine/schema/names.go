@@ -1,8 +1,10 @@
 package schema
 
 import (
+	"cmp"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -132,4 +134,38 @@ func isCased(r rune) bool {
 
 func isCaseIgnorable(r rune) bool {
 	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk) || r == '\'' || r == '.' || r == ':' || r == 0xb7 || r == 0x2019
+}
+
+// CompareJava orders strings as java.lang.String.compareTo does, by UTF-16
+// code units (which differs from byte order only between characters
+// beyond U+FFFF and those from U+E000 to U+FFFF): the order of the
+// columns and struct fields Spark's JSON inference sorts.
+func CompareJava(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		a, b = a[na:], b[nb:]
+		if ra == rb {
+			continue
+		}
+		if c := cmp.Compare(utf16Unit(ra, 0), utf16Unit(rb, 0)); c != 0 {
+			return c
+		}
+		// Two characters beyond U+FFFF with one high surrogate.
+		return cmp.Compare(utf16Unit(ra, 1), utf16Unit(rb, 1))
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// utf16Unit is the i-th UTF-16 code unit of r (i is 1 only for a
+// character beyond U+FFFF, two units).
+func utf16Unit(r rune, i int) rune {
+	if r < 0x10000 {
+		return r
+	}
+	hi, lo := utf16.EncodeRune(r)
+	if i == 0 {
+		return hi
+	}
+	return lo
 }

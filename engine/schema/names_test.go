@@ -68,3 +68,21 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareJava(t *testing.T) {
+	// U+FF5E sorts before U+1F600 by bytes, after it by UTF-16 code units.
+	if CompareJava("\uff5e", "\U0001F600") <= 0 || strings.Compare("\uff5e", "\U0001F600") >= 0 {
+		t.Error("Java order is by UTF-16 code units")
+	}
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"a", "", 1}, {"", "a", -1}, {"a", "b", -1}, {"B", "a", -1}, {"ab", "a", 1},
+		{"\U0001F600", "\U0001F601", -1}, {"\U0001F600x", "\U0001F600", 1}, {"é", "e", 1},
+	} {
+		if got := CompareJava(c.a, c.b); got != c.want {
+			t.Errorf("CompareJava(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}

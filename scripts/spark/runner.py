@@ -625,8 +625,7 @@ class Trace:
             self.crashed = fire
             raise Crash(fire)
         if self.q["api"] == "batchDropDuplicates":
-            activate(self.spark)
-            df = df.dropDuplicates(self.keys)
+            df = self.batch_dedup(df)
         rows = [r[0] for r in df.select(RAW).collect()]
         if fire == "after-state-commit":
             self.crashed = fire
@@ -644,6 +643,19 @@ class Trace:
             raise Crash(fire)
         if fire == "after-commit":
             self.after_commit_of = batch_id
+
+    def batch_dedup(self, df):
+        """dropDuplicates on the micro-batch, the user's foreachBatch code.
+        Spark's refusal of it (an AnalysisException, e.g. a map key:
+        UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE) is the query's error:
+        it is kept here, because the query fails with it wrapped in
+        FOREACH_BATCH_USER_FUNCTION_ERROR."""
+        activate(self.spark)
+        try:
+            return df.dropDuplicates(self.keys)
+        except Exception as e:
+            self.user_error = e
+            raise
 
     def progress_since(self):
         """Attach Spark's progress to the executions that completed, waiting
@@ -923,7 +935,7 @@ def handle(sess, req):
     except BadRequest as e:
         status, tail = "error", {"error": f"bad input: {e}", "errorClass": ""}
     except Exception as e:  # Spark refused the query or the run failed
-        msg, cls = spark_message(e)
+        msg, cls = spark_message(getattr(tr, "user_error", None) or e)
         status, tail = "error", {"error": msg, "errorClass": cls}
         try:
             tr.progress_after_stop()
