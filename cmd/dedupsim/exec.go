@@ -203,7 +203,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	if o.format == "table" {
 		err = tw.End(res)
 	} else if res.HasTable {
-		err = enc.Table(res.Table)
+		err = enc.WriteTable(res)
 	}
 	if err == nil {
 		err = bw.Flush()
