@@ -407,4 +407,5 @@ var featureOrder = []string{
 	"two sources (min)", "two sources (max)", "restart", "crash after-offsets-write",
 	"crash after-state-commit", "crash after-sink-write", "crash after-commit", "replays",
 	"resumed checkpoint", "absent field", "mixed JSON types",
+	"table sink", "merge sink", "append sink", "merge lookback", "generated app id",
 }

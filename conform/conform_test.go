@@ -568,3 +568,36 @@ func TestEnvScriptRefusesBadVersions(t *testing.T) {
 		t.Errorf("cache holds %d entries after refused versions", len(entries))
 	}
 }
+
+// TestGenerateSinks: about one random case in five writes a table, merge or
+// append sink (each kind, a merge lookback and a generated app id among the
+// first 200 of seed 1), and every such case is valid exec input with a
+// table line.
+func TestGenerateSinks(t *testing.T) {
+	cases := Generate(1, 200)
+	seen := map[string]int{}
+	for _, c := range cases {
+		_, feats := Describe(c)
+		for _, f := range feats {
+			seen[f]++
+		}
+		if !c.needsDelta() {
+			continue
+		}
+		out := RunEngine(c, nil)
+		if out.BadInput {
+			t.Fatalf("%s: refused: %s\n%s", c.Name, out.Err, c.Query)
+		}
+		if out.Err == "" && !out.HasTable {
+			t.Fatalf("%s: no table line", c.Name)
+		}
+	}
+	for _, f := range []string{"table sink", "merge sink", "append sink", "merge lookback", "generated app id"} {
+		if seen[f] == 0 {
+			t.Errorf("no case with %s among 200", f)
+		}
+	}
+	if n := seen["table sink"] + seen["merge sink"] + seen["append sink"]; n < 20 || n > 60 {
+		t.Errorf("%d of 200 cases have a table sink, want about one in five", n)
+	}
+}
