@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: delta-fetch redteam diagnose-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
+.PHONY: delta-fetch delta-fixtures redteam diagnose-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
@@ -149,6 +149,14 @@ test-spark-if-java:
 diagnose-fixtures: spark-env
 	DEDUPSIM_SPARK_CACHE=$${DEDUPSIM_SPARK_CACHE:-$(CURDIR)/.cache/spark} SPARK_VERSION=$(SPARK_VERSION) ./scripts/diagnose/fixtures.sh
 	$(GO) test ./diagnose/... ./inspect/ -count=1
+
+# Real Delta Lake tables for inspect (docs/delta.md): pyspark with the Delta
+# jars writes them (scripts/delta/fixtures.py, about 1-3 min), each with
+# Spark's own read as truth.json; then the tests that hold inspect to it.
+# make test uses the committed copy.
+delta-fixtures: spark-env delta-fetch
+	DEDUPSIM_SPARK_CACHE=$(SPARK_CACHE) DEDUPSIM_DELTA_CACHE=$(DELTA_CACHE) SPARK_VERSION=$(SPARK_VERSION) ./scripts/delta/fixtures.sh
+	$(GO) test ./inspect/delta/ -count=1
 
 # Exec throughput of dedupsim and of Spark on one 500k-row trace, as a ratio.
 bench-spark:

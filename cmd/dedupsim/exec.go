@@ -78,7 +78,7 @@ func runExec(o execOptions) (err error) {
 		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.format))
 	}
 	if err := refuseOverlap("exec",
-		[]namedPath{readsFile("--query", o.queryPath), readsFile("--input", o.inputPath), readsFile("--check", o.checkPath), readsDir("--checkpoint", o.ckptDir)},
+		[]namedPath{readsFile("--query", o.queryPath), readsFile("--input", o.inputPath), checkInput(o.checkPath), readsDir("--checkpoint", o.ckptDir)},
 		[]namedPath{writesFile("--out", o.outPath), writesFile("--record", o.recordPath)}); err != nil {
 		return badInput(err)
 	}
