@@ -355,7 +355,7 @@ def delta_builder(b, args):
 _DELTA_BAD_NAME = re.compile(r"[ ,;{}()\n\t=]")
 
 
-def delta_names_ok(dtype, seen=None):
+def delta_names_ok(dtype):
     """Whether every column name, nested ones too, is one Delta takes
     (no ` ,;{}()\\n\\t=`, no two alike ignoring case)."""
     from pyspark.sql.types import StructType, ArrayType
