@@ -121,7 +121,7 @@ delta-fetch:
 
 test-spark: spark-env delta-fetch
 	DEDUPSIM_DELTA_CACHE=$(DELTA_CACHE) DEDUPSIM_SPARK_PYTHON=$(SPARK_PYTHON) SPARK_TRACES=$(SPARK_TRACES) SPARK_SEED=$(SPARK_SEED) SPARK_CALIBRATION=$(SPARK_CALIBRATION) \
-	  $(GO) test ./conform/ ./cmd/dedupsim/ ./sizing/ -run '^(TestSpark|TestExecEngineSpark|TestSparkCalibration)$$' -count=1 -v -timeout 60m
+	  $(GO) test ./conform/ ./cmd/dedupsim/ ./sizing/ -run '^(TestSpark|TestExecEngineSpark|TestExecEngineSparkDelta|TestSparkCalibration)$$' -count=1 -v -timeout 60m
 
 # make test runs the golden cases and the first SPARK_TEST_TRACES random
 # traces of seed 1 (a deterministic subset that keeps make test within its
