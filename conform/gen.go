@@ -54,7 +54,7 @@ type genCase struct {
 	// resolves ignoring case (spark-semantics.md §15.4).
 	names [2]string
 	// sink is the query's sink section ("" for foreachBatch): one case in
-	// five writes a table, merge or append sink, run on Delta Lake.
+	// eight writes a table, merge or append sink, run on Delta Lake.
 	sink    string
 	n       int // row counter: tells copies apart
 	history []string
@@ -186,13 +186,13 @@ func (g *genCase) queryYAML() string {
 
 // genSink draws case index's sink from a random stream of its own (so that
 // the other draws of a case stay what they were before sinks were drawn):
-// foreachBatch four times in five, else a table sink (its app id the query
+// foreachBatch seven times in eight, else a table sink (its app id the query
 // id, a fixed one, or one generated at every start), a merge sink (on the
 // dedup keys or on the id column alone, with a lookback of 0-20 seconds in
 // one watermarked case of two) or a plain append.
 func genSink(seed uint64, index int, hasWM bool, id string) string {
 	r := rand.New(rand.NewPCG(seed^0xd1b54a32d192ed03, uint64(index)))
-	if r.IntN(5) != 0 {
+	if r.IntN(8) != 0 {
 		return ""
 	}
 	switch r.IntN(3) {
