@@ -69,16 +69,23 @@ func runInspect(w io.Writer, dir string, asJSON bool) error {
 	} else if err != nil {
 		return err
 	}
-	if asJSON {
-		b, err := r.JSON()
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+	return writeReport(w, r, asJSON)
+}
+
+// writeReport prints an inspect report as JSON or as text.
+func writeReport(w io.Writer, r interface {
+	JSON() ([]byte, error)
+	WriteText(io.Writer)
+}, asJSON bool) error {
+	if !asJSON {
+		r.WriteText(w)
+		return nil
 	}
-	r.WriteText(w)
-	return nil
+	b, err := r.JSON()
+	if err == nil {
+		_, err = w.Write(b)
+	}
+	return err
 }
 
 func runInspectDelta(w io.Writer, dir, keys string, sample int, asJSON bool) error {
@@ -103,16 +110,8 @@ func runInspectDelta(w io.Writer, dir, keys string, sample int, asJSON bool) err
 	} else if err != nil {
 		return err
 	}
-	if asJSON {
-		b, err := r.JSON()
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-	} else {
-		r.WriteText(w)
+	if err := writeReport(w, r, asJSON); err != nil {
+		return err
 	}
 	if r.DuplicateKeys > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("inspect: %s holds %d key(s) of (%s) more than once (%d extra rows)",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"os"
 	"strconv"
 	"strings"
 
@@ -27,16 +26,11 @@ type TableKeys struct {
 // ReadKeys reads the keys of the table in dir over the given columns
 // (empty: every column of the table).
 func ReadKeys(dir string, keys []string) (*TableKeys, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, &Error{dir, err}
-	}
-	defer root.Close()
-	t := &table{dir: dir, root: root}
-	log, err := t.readLog()
+	t, log, err := open(dir)
 	if err != nil {
 		return nil, err
 	}
+	defer t.root.Close()
 	if err := t.checkReadable(log); err != nil {
 		return nil, err
 	}

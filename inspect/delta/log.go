@@ -25,6 +25,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dedupsim/dedupsim/internal/lines"
 )
 
 // Error is a table that cannot be read: a missing or malformed log file, a
@@ -178,12 +180,28 @@ func (t *table) errf(name, format string, a ...any) error {
 
 // ReadLog replays the log of the table in dir.
 func ReadLog(dir string) (*Log, error) {
+	t, log, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	t.root.Close()
+	return log, nil
+}
+
+// open opens the table in dir and replays its log; the caller closes
+// t.root.
+func open(dir string) (*table, *Log, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, &Error{dir, err}
+		return nil, nil, &Error{dir, err}
 	}
-	defer root.Close()
-	return (&table{dir: dir, root: root}).readLog()
+	t := &table{dir: dir, root: root}
+	log, err := t.readLog()
+	if err != nil {
+		root.Close()
+		return nil, nil, err
+	}
+	return t, log, nil
 }
 
 func (t *table) readLog() (*Log, error) {
@@ -444,22 +462,5 @@ func checkAction(a *Action) error {
 
 // readLine reads one line of at most MaxLineBytes, without its newline.
 func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > MaxLineBytes {
-			return nil, fmt.Errorf("a line longer than %d bytes", MaxLineBytes)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == io.EOF && len(line) > 0 {
-			return line, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return line[:len(line)-1], nil
-	}
+	return lines.Read(br, MaxLineBytes, "")
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -114,16 +113,11 @@ func Inspect(dir string, opt Options) (*Report, error) {
 	if opt.Sample <= 0 {
 		opt.Sample = 10
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, &Error{dir, err}
-	}
-	defer root.Close()
-	t := &table{dir: dir, root: root}
-	log, err := t.readLog()
+	t, log, err := open(dir)
 	if err != nil {
 		return nil, err
 	}
+	defer t.root.Close()
 	r := &Report{Table: dir, Version: log.Version, Checkpoint: log.Checkpoint, HistoryFrom: log.HistoryFrom,
 		MinReaderVersion: log.Protocol.MinReaderVersion, MinWriterVersion: log.Protocol.MinWriterVersion,
 		ReaderFeatures: log.Protocol.ReaderFeatures, PartitionColumns: log.Metadata.PartitionColumns,
