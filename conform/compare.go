@@ -391,6 +391,16 @@ func sameUpToCopyChoice(c *Case) bool {
 			e.sortRows()
 			out.Execs[i] = e
 		}
+		// A table sink's table holds the copies the batches emitted.
+		out.Table = slices.Clone(o.Table)
+		for j, row := range out.Table {
+			k, ok := keyOf(json.RawMessage(row), p.q.Keys)
+			if !ok {
+				return nil, false
+			}
+			out.Table[j] = k
+		}
+		slices.Sort(out.Table)
 		return &out, true
 	}
 	for _, e := range c.Spark.Execs {
