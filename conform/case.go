@@ -18,6 +18,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
 )
@@ -60,6 +61,14 @@ type Outcome struct {
 	Seen []string
 	// Raw is the output in the exec format (OUT.jsonl), for repros.
 	Raw []byte
+	// Table is the sink's final table (table, merge and append sinks), row
+	// texts sorted: a multiset; HasTable says there is one. Txn lists the
+	// table sink's committed (appId, version) pairs in commit order, what
+	// Delta's log holds as txn actions.
+	Table    []string
+	HasTable bool
+	Txn      []sink.Txn
+	HasTxn   bool
 }
 
 // Exec is one batch execution, reduced to what the comparison reads.
@@ -231,7 +240,7 @@ func RunEngine(c *Case, ckpts map[string]*fsys.Mem) *Outcome {
 	var raw bytes.Buffer
 	enc := json.NewEncoder(&raw)
 	enc.SetEscapeHTML(false)
-	_, err = trace.Run(p.q, p.st, trace.Options{Checkpoint: fs, OnBatch: func(r *engine.BatchRecord) {
+	res, err := trace.Run(p.q, p.st, trace.Options{Checkpoint: fs, OnBatch: func(r *engine.BatchRecord) {
 		e := Exec{BatchID: r.BatchID, Replay: r.Replay, Crashed: string(r.Crashed), Progress: engineProg(r.Progress)}
 		rec := trace.Record{BatchID: r.BatchID, Replay: r.Replay, Crashed: string(r.Crashed), Rows: []json.RawMessage{}, Progress: r.Progress}
 		for _, o := range r.Output {
@@ -247,6 +256,14 @@ func RunEngine(c *Case, ckpts map[string]*fsys.Mem) *Outcome {
 		out.Err = err.Error()
 		out.ErrClass = errorClass(out.Err)
 		fmt.Fprintf(&raw, "# error: %s\n", out.Err)
+	} else if res.HasTable {
+		out.HasTable, out.Table = true, []string{}
+		for _, r := range res.Table {
+			out.Table = append(out.Table, string(r))
+		}
+		slices.Sort(out.Table)
+		out.Txn, out.HasTxn = res.Txn, res.HasTxn
+		_ = trace.NewEncoder(&raw).WriteTable(res) // rows the engine wrote: valid JSON
 	}
 	out.Raw = raw.Bytes()
 	for _, k := range []string{"rows at the watermark", "late rows", "evictions", "replays"} {

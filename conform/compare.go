@@ -10,6 +10,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
 // Verdict is the result of comparing one case.
@@ -77,7 +78,7 @@ func Compare(eng, spark *Outcome) *Diff {
 	}
 	switch {
 	case eng.Err == "" && spark.Err == "":
-		return nil
+		return compareTable(eng, spark)
 	case eng.Err == "" || spark.Err == "":
 		return &Diff{Exec: -1, Field: "error", Engine: orNone(eng.Err), Spark: orNone(spark.Err)}
 	case eng.ErrClass != "" && eng.ErrClass != spark.ErrClass:
@@ -86,6 +87,43 @@ func Compare(eng, spark *Outcome) *Diff {
 		return &Diff{Exec: -1, Field: "error class", Engine: eng.ErrClass + " (" + eng.Err + ")", Spark: orNone(spark.ErrClass) + " (" + spark.Err + ")"}
 	}
 	return nil
+}
+
+// compareTable compares the final tables of a table, merge or append sink
+// as multisets (Spark's read of the Delta table against exec's table), and
+// the table sink's txn versions: the (appId, version) of every commit in
+// order, each app id named by its order of first appearance (exec's default
+// app id, the query id, and a generated one are ids of their own run).
+func compareTable(eng, spark *Outcome) *Diff {
+	if eng.HasTable != spark.HasTable {
+		return &Diff{Exec: -1, Field: "table", Engine: fmt.Sprintf("has a table: %v", eng.HasTable), Spark: fmt.Sprintf("has a table: %v", spark.HasTable)}
+	}
+	if !slices.Equal(eng.Table, spark.Table) {
+		return &Diff{Exec: -1, Field: "table", Engine: "[" + strings.Join(eng.Table, " ") + "]", Spark: "[" + strings.Join(spark.Table, " ") + "]"}
+	}
+	if eng.HasTxn && spark.HasTxn {
+		e, s := txnRoles(eng.Txn), txnRoles(spark.Txn)
+		if !slices.Equal(e, s) {
+			return &Diff{Exec: -1, Field: "txn", Engine: "[" + strings.Join(e, " ") + "]", Spark: "[" + strings.Join(s, " ") + "]"}
+		}
+	}
+	return nil
+}
+
+// txnRoles writes each commit's txn as app#N:VERSION, N numbering the app
+// ids in order of first appearance.
+func txnRoles(txn []sink.Txn) []string {
+	ids := map[string]int{}
+	out := make([]string, len(txn))
+	for i, t := range txn {
+		n, ok := ids[t.AppID]
+		if !ok {
+			n = len(ids) + 1
+			ids[t.AppID] = n
+		}
+		out[i] = fmt.Sprintf("app#%d:%d", n, t.Version)
+	}
+	return out
 }
 
 func orNone(s string) string {
@@ -361,6 +399,16 @@ func sameUpToCopyChoice(c *Case) bool {
 			e.sortRows()
 			out.Execs[i] = e
 		}
+		// A table sink's table holds the copies the batches emitted.
+		out.Table = slices.Clone(o.Table)
+		for j, row := range out.Table {
+			k, ok := keyOf(json.RawMessage(row))
+			if !ok {
+				return nil, false
+			}
+			out.Table[j] = k
+		}
+		slices.Sort(out.Table)
 		return &out, true
 	}
 	for _, e := range c.Spark.Execs {

@@ -53,6 +53,10 @@ type Options struct {
 	// Log receives progress lines; SparkLog the runner's standard error
 	// (Spark's own messages; default OutDir/spark.log).
 	Log, SparkLog io.Writer
+	// DeltaJars are Delta Lake's jars, comma-separated, for the cases with
+	// a table, merge or append sink; empty: fetched (EnsureDelta) into
+	// DeltaCache (default DefaultDeltaCache(CacheDir)) for the Spark line.
+	DeltaJars, DeltaCache string
 }
 
 // CaseResult is one compared case.
@@ -171,6 +175,23 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		c.Engine = RunEngine(c, ckpts)
 	}
 
+	deltaCache := opt.DeltaCache
+	if deltaCache == "" {
+		d, err := DefaultDeltaCache(opt.CacheDir)
+		if err != nil {
+			return nil, err
+		}
+		deltaCache = d
+	}
+	need := false
+	for _, c := range cases {
+		need = need || c.needsDelta()
+	}
+	jars, noDelta, err := deltaFor(ctx, need, opt.DeltaJars, opt.Python, deltaCache, opt.Log)
+	if err != nil {
+		return nil, err
+	}
+
 	sparkLog := opt.SparkLog
 	if sparkLog == nil {
 		f, err := os.Create(filepath.Join(opt.OutDir, "spark.log"))
@@ -182,7 +203,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	total := len(cases)
 	last := time.Now()
-	sp := &Spark{Python: opt.Python, Runner: opt.Runner, Workers: opt.Workers, Log: sparkLog, Progress: func(done int) {
+	sp := &Spark{Python: opt.Python, Runner: opt.Runner, Workers: opt.Workers, Log: sparkLog, DeltaJars: jars, NoDelta: noDelta, Progress: func(done int) {
 		if time.Since(last) > 15*time.Second || done == total {
 			last = time.Now()
 			logf("conform: %d of %d cases run on Spark (%s)", done, total, time.Since(start).Round(time.Second))
@@ -393,4 +414,5 @@ var featureOrder = []string{
 	"two sources (min)", "two sources (max)", "restart", "crash after-offsets-write",
 	"crash after-state-commit", "crash after-sink-write", "crash after-commit", "replays",
 	"resumed checkpoint", "absent field", "mixed JSON types",
+	"table sink", "merge sink", "append sink", "merge lookback", "generated app id",
 }

@@ -287,6 +287,12 @@ func TestExpectedDifferences(t *testing.T) {
 		{"batch dedup kept another copy, null key in the steps", &Case{Query: []byte(bq), Steps: []byte(bsteps),
 			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}},
 			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`, `{"id":null,"n":2}`)}}}, rowsDiff, "batch-copy-with-null-keys"},
+		{"batch dedup kept another copy into a table sink", &Case{Query: []byte(bq), Steps: []byte(bsteps),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}, HasTable: true, Table: []string{`{"id":4,"n":1}`, `{"id":null,"n":2}`}},
+			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`, `{"id":null,"n":2}`)}, HasTable: true, Table: []string{`{"id":4,"n":3}`, `{"id":null,"n":2}`}}}, rowsDiff, "batch-copy-with-null-keys"},
+		{"batch dedup kept another copy, the tables hold other keys", &Case{Query: []byte(bq), Steps: []byte(bsteps),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}, HasTable: true, Table: []string{`{"id":4,"n":1}`, `{"id":null,"n":2}`}},
+			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`, `{"id":null,"n":2}`)}, HasTable: true, Table: []string{`{"id":4,"n":3}`, `{"id":4,"n":3}`, `{"id":null,"n":2}`}}}, rowsDiff, ""},
 		{"batch dedup kept another copy, no null key", &Case{Query: []byte(bq), Steps: []byte(`{"rows": [{"id":4,"n":1},{"id":4,"n":3}]}` + "\n"),
 			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`)}},
 			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`)}}}, rowsDiff, ""},
@@ -630,5 +636,39 @@ func TestRewriteIDs(t *testing.T) {
 	want := `{"rows": [{"id":{"k":[3]},"ts":1,"n":0},{"id":{"k":[2]},"ts":2},{"id":null,"ts":3},{"id":{"k":[9]},"ts":"1970-01-01T00:00:04Z"}]}` + "\n"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestGenerateSinks: about one random case in eight writes a table, merge or
+// append sink (each kind, a merge lookback and a generated app id among the
+// first 200 of seed 1), and every such case is valid exec input with a
+// table line.
+func TestGenerateSinks(t *testing.T) {
+	cases := Generate(1, 200)
+	seen := map[string]int{}
+	ckpts := map[string]*fsys.Mem{} // resumed runs go on their case's checkpoint
+	for _, c := range cases {
+		_, feats := Describe(c)
+		for _, f := range feats {
+			seen[f]++
+		}
+		if !c.needsDelta() {
+			continue
+		}
+		out := RunEngine(c, ckpts)
+		if out.BadInput {
+			t.Fatalf("%s: refused: %s\n%s", c.Name, out.Err, c.Query)
+		}
+		if out.Err == "" && !out.HasTable {
+			t.Fatalf("%s: no table line", c.Name)
+		}
+	}
+	for _, f := range []string{"table sink", "merge sink", "append sink", "merge lookback", "generated app id"} {
+		if seen[f] == 0 {
+			t.Errorf("no case with %s among 200", f)
+		}
+	}
+	if n := seen["table sink"] + seen["merge sink"] + seen["append sink"]; n < 12 || n > 40 {
+		t.Errorf("%d of 200 cases have a table sink, want about one in eight", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
 )
@@ -52,6 +53,9 @@ type SparkEnv struct {
 	// Log receives the install's progress and the runner's standard error
 	// (Spark's own messages); nil discards them.
 	Log io.Writer
+	// DeltaJars and DeltaCache: Delta Lake's jars for a table, merge or
+	// append sink, or the folder they are fetched into (Options).
+	DeltaJars, DeltaCache string
 }
 
 // python returns the interpreter, installing the version when needed.
@@ -101,12 +105,26 @@ func ExecSpark(ctx context.Context, env SparkEnv, q *query.Query, rawQuery []byt
 	if log == nil {
 		log = io.Discard
 	}
-	sp := &Spark{Python: py, Runner: runner, Workers: 1, Log: log}
+	c := &Case{Name: "exec", Query: rawQuery, Checkpoint: checkpoint}
+	deltaCache := env.DeltaCache
+	if deltaCache == "" {
+		if deltaCache, err = DefaultDeltaCache(env.CacheDir); err != nil {
+			return nil, err
+		}
+	}
+	d, _ := sink.Lookup(q.Sink.Kind)
+	jars, none, err := deltaFor(ctx, d.HasTable, env.DeltaJars, py, deltaCache, env.Log)
+	if err != nil {
+		return nil, err
+	}
+	if none != "" {
+		return &Outcome{Unsupported: none}, nil
+	}
+	sp := &Spark{Python: py, Runner: runner, Workers: 1, Log: log, DeltaJars: jars}
 	if err := sp.Start(ctx); err != nil {
 		return nil, err
 	}
 	defer sp.Close()
-	c := &Case{Name: "exec", Query: rawQuery, Checkpoint: checkpoint}
 	out, err := sp.runFiles(ctx, work, c, qj, SparkSteps(q, st))
 	if err != nil {
 		return nil, err

@@ -78,6 +78,11 @@ func Describe(c *Case) (flavour string, features []string) {
 	add("no-data batches off", !q.NoDataBatches)
 	add("two sources (min)", len(q.Sources) > 1 && q.WatermarkPolicy == query.PolicyMin)
 	add("two sources (max)", len(q.Sources) > 1 && q.WatermarkPolicy == query.PolicyMax)
+	add("table sink", q.Sink.Kind == query.SinkTable)
+	add("merge sink", q.Sink.Kind == query.SinkMerge)
+	add("append sink", q.Sink.Kind == query.SinkAppend)
+	add("merge lookback", q.Sink.HasLookback)
+	add("generated app id", q.Sink.GenerateAppID)
 	for _, s := range q.Sources {
 		add("delay 0", s.Watermark != nil && s.Watermark.DelayMs == 0)
 	}

@@ -59,7 +59,10 @@ type genCase struct {
 	// names are the query's spellings of the columns id and ts: as the
 	// rows have them, or (one case in eight) in other cases, which Spark
 	// resolves ignoring case (spark-semantics.md §15.4).
-	names   [2]string
+	names [2]string
+	// sink is the query's sink section ("" for foreachBatch): one case in
+	// eight writes a table, merge or append sink, run on Delta Lake.
+	sink    string
 	n       int // row counter: tells copies apart
 	history []string
 }
@@ -135,6 +138,7 @@ func GenerateCase(seed uint64, index int) *Case {
 		spell := [][2]string{{"ID", "TS"}, {"Id", "Ts"}, {"iD", "tS"}, {"ID", "ts"}, {"id", "TS"}}
 		g.names = spell[nr.IntN(len(spell))]
 	}
+	g.sink = genSink(seed, index, g.hasWM, g.names[0])
 	c := &Case{Name: fmt.Sprintf("random seed=%d #%d", seed, index)}
 	c.Query = []byte(g.queryYAML())
 	var b strings.Builder
@@ -182,7 +186,43 @@ func (g *genCase) queryYAML() string {
 		}
 	}
 	fmt.Fprintf(&b, "shuffle_partitions: %d\nwatermark_policy: %s\nno_data_batches: %t\n", g.parts, g.policy, g.noData)
+	if g.sink != "" {
+		fmt.Fprintf(&b, "sink: %s\n", g.sink)
+	}
 	return b.String()
+}
+
+// genSink draws case index's sink from a random stream of its own (so that
+// the other draws of a case stay what they were before sinks were drawn):
+// foreachBatch seven times in eight, else a table sink (its app id the query
+// id, a fixed one, or one generated at every start), a merge sink (on the
+// dedup keys or on the id column alone, with a lookback of 0-20 seconds in
+// one watermarked case of two) or a plain append.
+func genSink(seed uint64, index int, hasWM bool, id string) string {
+	r := rand.New(rand.NewPCG(seed^0xd1b54a32d192ed03, uint64(index)))
+	if r.IntN(8) != 0 {
+		return ""
+	}
+	switch r.IntN(3) {
+	case 0:
+		switch r.IntN(3) {
+		case 0:
+			return "{kind: table}"
+		case 1:
+			return "{kind: table, app_id: dedup-app}"
+		}
+		return "{kind: table, generate_app_id: true}"
+	case 1:
+		s := "{kind: merge"
+		if r.IntN(3) == 0 {
+			s += ", keys: [" + id + "]"
+		}
+		if hasWM && r.IntN(2) == 0 {
+			s += fmt.Sprintf(", lookback: \"%d seconds\"", r.IntN(21))
+		}
+		return s + "}"
+	}
+	return "{kind: append}"
 }
 
 func (g *genCase) rowsLine() string {

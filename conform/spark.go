@@ -11,11 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
+	"github.com/dedupsim/dedupsim/internal/intmath"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -41,6 +44,13 @@ type sparkQuery struct {
 	DropFutureEvents bool   `json:"dropFutureEvents,omitempty"`
 	// CaseSensitive is spark.sql.caseSensitive for the trace.
 	CaseSensitive bool `json:"caseSensitive,omitempty"`
+	// The table sinks' settings (docs/conformance.md, "Delta Lake"):
+	// sink.keys as written, the merge's lookback, the table sink's
+	// txnAppId or a new one at every start.
+	SinkKeys      []string `json:"sinkKeys,omitempty"`
+	LookbackMs    *int64   `json:"lookbackMs,omitempty"`
+	AppID         string   `json:"appId,omitempty"`
+	GenerateAppID bool     `json:"generateAppId,omitempty"`
 }
 
 type sparkSource struct {
@@ -62,6 +72,10 @@ type sparkStep struct {
 	Restart bool                `json:"restart,omitempty"`
 	Crash   string              `json:"crash,omitempty"`
 	Batch   *int64              `json:"batch,omitempty"`
+	// NowMs is exec's clock after the line (the largest event time
+	// appended so far, in ms): "now" of a merge sink's lookback, given
+	// only for such a query.
+	NowMs *int64 `json:"nowMs,omitempty"`
 }
 
 // SparkQuery returns the runner's form of a parsed query. raw is the
@@ -82,6 +96,15 @@ func SparkQuery(q *query.Query, raw []byte) ([]byte, error) {
 		sq.Keys = []string{}
 	}
 	sq.CaseSensitive = q.CaseSensitive
+	sq.SinkKeys = q.Sink.KeyNames
+	if sq.SinkKeys == nil {
+		sq.SinkKeys = q.Sink.Keys
+	}
+	if q.Sink.HasLookback {
+		lb := q.Sink.LookbackMs
+		sq.LookbackMs = &lb
+	}
+	sq.AppID, sq.GenerateAppID = q.Sink.AppID, q.Sink.GenerateAppID
 	for _, s := range q.Sources {
 		src := sparkSource{Name: s.Name}
 		if s.Watermark != nil {
@@ -129,10 +152,24 @@ func SparkSteps(q *query.Query, st []steps.Step) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
+	clock := int64(0)
 	for _, s := range st {
 		var out sparkStep
 		switch s.Kind {
 		case steps.RowsStep:
+			if q.Sink.HasLookback && q.EventTimeColumn() != "" {
+				// exec's clock (engine/trace): the largest event time
+				// appended so far, floored to the millisecond.
+				for _, rows := range s.Rows {
+					for _, r := range rows {
+						if !r.EventTimeNull {
+							clock = max(clock, intmath.FloorDiv(r.EventTime, 1000))
+						}
+					}
+				}
+				now := clock
+				out.NowMs = &now
+			}
 			out.Rows = map[string][]string{}
 			for _, name := range q.SourceNames() {
 				rows, ok := s.Rows[name]
@@ -173,6 +210,11 @@ type Spark struct {
 	// Log receives the runner's standard error (Spark's own messages); nil
 	// discards it.
 	Log io.Writer
+	// DeltaJars are Delta Lake's jars, comma-separated (EnsureDelta): the
+	// runner then writes the table, merge and append sinks to real Delta
+	// tables. NoDelta, when set, is why there are none: the cases with
+	// such a sink are skipped with it.
+	DeltaJars, NoDelta string
 	// Progress, when set, is called after each finished trace.
 	Progress func(done int)
 	// onStatus sees every status line (the benchmark reads the seconds).
@@ -262,7 +304,11 @@ func (s *Spark) Start(ctx context.Context) error {
 	if workers < 1 {
 		workers = 2
 	}
-	cmd := exec.CommandContext(ctx, s.Python, s.Runner, "--workers", fmt.Sprint(workers))
+	args := []string{s.Runner, "--workers", fmt.Sprint(workers)}
+	if s.DeltaJars != "" {
+		args = append(args, "--delta-jars", s.DeltaJars)
+	}
+	cmd := exec.CommandContext(ctx, s.Python, args...)
 	ownGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -360,6 +406,10 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 			c.Spark = &Outcome{Unsupported: "the engine refuses this query or steps file as bad input: nothing to compare"}
 			continue
 		}
+		if s.NoDelta != "" && c.needsDelta() {
+			c.Spark = &Outcome{Unsupported: s.NoDelta}
+			continue
+		}
 		cdir := filepath.Join(dir, fmt.Sprintf("%04d", i))
 		if err := os.MkdirAll(cdir, 0o755); err != nil {
 			return err
@@ -453,6 +503,9 @@ type sparkRecord struct {
 	Unsupported *string           `json:"unsupported"`
 	Error       *string           `json:"error"`
 	ErrorClass  string            `json:"errorClass"`
+	// The final {"table": [...], "txn": [...]} line of a table sink.
+	Table *[]json.RawMessage `json:"table"`
+	Txn   *[]sink.Txn        `json:"txn"`
 }
 
 // progressJSON is the part of StreamingQueryProgress the comparison reads.
@@ -518,8 +571,16 @@ func readSparkOut(path string) (*Outcome, error) {
 			}
 			e.sortRows()
 			out.Execs = append(out.Execs, e)
-		case len(line) > 0 && bytes.Contains(line, []byte(`"table"`)):
-			// exec's final table line: not compared (the runner has no table sinks).
+		case r.Table != nil:
+			out.HasTable = true
+			out.Table = []string{}
+			for _, row := range *r.Table {
+				out.Table = append(out.Table, string(row))
+			}
+			slices.Sort(out.Table)
+			if r.Txn != nil {
+				out.Txn, out.HasTxn = *r.Txn, true
+			}
 		default:
 			return nil, fmt.Errorf("%s:%d: not a batch, unsupported or error record", path, i+1)
 		}

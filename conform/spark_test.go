@@ -42,7 +42,8 @@ func TestSpark(t *testing.T) {
 	var log strings.Builder
 	res, err := Run(context.Background(), Options{
 		Python: py, Runner: runner, Traces: traces, Seed: uint64(seed), Typed: os.Getenv("SPARK_TYPED") == "1", GoldenDir: golden,
-		OutDir: out, Workers: workers, Log: testLog{t},
+		OutDir: out, Workers: workers, Log: testLog{t}, DeltaJars: os.Getenv("DEDUPSIM_DELTA_JARS"),
+		DeltaCache: deltaCache(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +63,19 @@ func TestSpark(t *testing.T) {
 			t.Errorf("%s: %s\n  repro: %s", c.Case.Name, c.Diff, c.Repro)
 		}
 	}
+}
+
+// deltaCache is where the Delta jars are (make delta-fetch): DEDUPSIM_DELTA_CACHE,
+// else the checkout's .cache/delta.
+func deltaCache(t *testing.T) string {
+	if d := os.Getenv("DEDUPSIM_DELTA_CACHE"); d != "" {
+		return d
+	}
+	d, err := filepath.Abs("../.cache/delta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 type testLog struct{ t *testing.T }

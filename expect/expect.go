@@ -18,6 +18,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/dedupsim/dedupsim/internal/lines"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -211,23 +212,7 @@ func compactAll(vs []jsontext.Value) []jsontext.Value {
 }
 
 func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if len(buf) > MaxLineBytes {
-			return nil, fmt.Errorf("line longer than %d bytes (256 MiB)", MaxLineBytes)
-		}
-		switch {
-		case err == nil:
-			return buf[:len(buf)-1], nil
-		case err == bufio.ErrBufferFull:
-		case err == io.EOF && len(buf) > 0:
-			return buf, nil
-		default:
-			return nil, err
-		}
-	}
+	return lines.Read(br, MaxLineBytes, " (256 MiB)")
 }
 
 // sortedKeys sorts a copy of keys as bytes, for a multiset comparison.

@@ -18,7 +18,10 @@ const conformLong = `conform checks dedupsim's engine against a real Apache Spar
 name into a cache folder (once; the machine's own pip configuration, Java 17 on PATH or in
 JAVA_HOME), then runs the same exec traces through the engine and through Spark and compares
 them batch for batch: the rows the sink received as a multiset, and every state metric of
-Spark's progress that the exec format carries (docs/conformance.md).
+Spark's progress that the exec format carries (docs/conformance.md). The table, merge and append
+sinks run on a real Delta Lake table (the Delta release of the Spark line, fetched once with Maven
+into DEDUPSIM_DELTA_CACHE, default delta/ under --cache); the final table and the txn versions
+are compared too.
 
 The traces are --traces random cases from the project's generator, drawn from --seed (all dedup
 flavours, 1-8 partitions, restarts, the four crash points, two sources under min and max, null

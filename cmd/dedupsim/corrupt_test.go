@@ -125,10 +125,16 @@ func TestCrashAndCorruptCheckpoint(t *testing.T) {
 	}
 }
 
-// tableLine is the {"table": ...} line of an exec output.
+// tableLine is the table of the {"table": ...} line of an exec output,
+// without the table sink's txn list: a recovered run may re-run a batch
+// whose commit was lost, which this invocation's in-memory sink commits
+// again (its rows are the same).
 func tableLine(out string) string {
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, `{"table":`) {
+			if i := strings.Index(l, `,"txn":`); i >= 0 {
+				return l[:i] + "}"
+			}
 			return l
 		}
 	}

@@ -78,7 +78,7 @@ func runExec(o execOptions) (err error) {
 		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.format))
 	}
 	if err := refuseOverlap("exec",
-		[]namedPath{readsFile("--query", o.queryPath), readsFile("--input", o.inputPath), readsFile("--check", o.checkPath), readsDir("--checkpoint", o.ckptDir)},
+		[]namedPath{readsFile("--query", o.queryPath), readsFile("--input", o.inputPath), checkInput(o.checkPath), readsDir("--checkpoint", o.ckptDir)},
 		[]namedPath{writesFile("--out", o.outPath), writesFile("--record", o.recordPath)}); err != nil {
 		return badInput(err)
 	}
@@ -203,7 +203,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	if o.format == "table" {
 		err = tw.End(res)
 	} else if res.HasTable {
-		err = enc.Table(res.Table)
+		err = enc.WriteTable(res)
 	}
 	if err == nil {
 		err = bw.Flush()

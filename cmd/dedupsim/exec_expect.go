@@ -1,15 +1,59 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/trace"
 	"github.com/dedupsim/dedupsim/expect"
+	"github.com/dedupsim/dedupsim/inspect/delta"
 )
+
+// maxTableDiffs bounds the keys listed by tableDiffs.
+const maxTableDiffs = 20
+
+// tableDiffs compares a run's final table with a Delta table's keys: every
+// key the two hold a different number of times, sorted, at most
+// maxTableDiffs of them and a count of the rest.
+func tableDiffs(want *delta.TableKeys, table []json.RawMessage) ([]string, error) {
+	got := map[string]int64{}
+	for _, r := range table {
+		k, err := want.RowKey(r)
+		if err != nil {
+			return nil, err
+		}
+		got[k]++
+	}
+	var keys []string
+	for k, n := range got {
+		if want.Counts[k] != n {
+			keys = append(keys, k)
+		}
+	}
+	for k := range want.Counts {
+		if _, ok := got[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for i, k := range keys {
+		if i == maxTableDiffs {
+			out = append(out, fmt.Sprintf("and %d more keys", len(keys)-i))
+			break
+		}
+		out = append(out, fmt.Sprintf("table key %s (%s): the run's table holds it %d time(s), the Delta table %d",
+			k, strings.Join(want.Columns, ", "), got[k], want.Counts[k]))
+	}
+	return out, nil
+}
 
 // expectHook is exec --check and --record (docs/expectations.md): it
 // watches every batch record of the run.
@@ -17,6 +61,9 @@ type expectHook struct {
 	obs       *expect.Observer
 	checkPath string
 	rec       *outFile // --record's temp file
+	// table is --check's Delta table: the run's final table must hold its
+	// keys, each as many times.
+	table *delta.TableKeys
 }
 
 // newExpectHook reads --check's file (bad input: exit 2, before anything
@@ -27,7 +74,17 @@ func newExpectHook(o execOptions, q *query.Query) (*expectHook, error) {
 	}
 	h := &expectHook{checkPath: o.checkPath}
 	var exp *expect.Expectations
-	if o.checkPath != "" {
+	if o.checkPath != "" && delta.IsTable(o.checkPath) {
+		d, _ := sink.Lookup(q.Sink.Kind)
+		if !d.HasTable {
+			return nil, badInput(fmt.Errorf("exec: --check %s is a Delta table, and the query's sink (%s) keeps no table: use sink kind table, merge or append", o.checkPath, q.Sink.Kind))
+		}
+		t, err := delta.ReadKeys(o.checkPath, q.Keys)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("exec: --check: %w", err))
+		}
+		h.table = t
+	} else if o.checkPath != "" {
 		var err error
 		if exp, err = expect.ParseFile(o.checkPath); err != nil {
 			return nil, badInput(fmt.Errorf("exec: --check: %w", err))
@@ -88,6 +145,13 @@ func (h *expectHook) finish(res *trace.Result) error {
 		return nil
 	}
 	diffs, err := h.obs.Finish(res.Table, res.HasTable)
+	if err == nil && h.table != nil {
+		var more []string
+		if more, err = tableDiffs(h.table, res.Table); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("exec: --check: %w", err)}
+		}
+		diffs = append(diffs, more...)
+	}
 	if err == nil && h.rec != nil {
 		err = h.rec.commit()
 	}
@@ -109,4 +173,12 @@ func (h *expectHook) discard() {
 	if h != nil && h.rec != nil {
 		h.rec.discard()
 	}
+}
+
+// checkInput is --check as an input: a file, or a Delta table's folder.
+func checkInput(path string) namedPath {
+	if path != "" && delta.IsTable(path) {
+		return readsDir("--check", path)
+	}
+	return readsFile("--check", path)
 }

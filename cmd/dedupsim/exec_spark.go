@@ -23,7 +23,11 @@ With --engine spark the same pair runs on a real Apache Spark instead (docs/conf
 pyspark of DEDUPSIM_SPARK_PYTHON (a venv's python), else DEDUPSIM_SPARK_VERSION (default 4.1.1)
 installed once into DEDUPSIM_SPARK_CACHE (default: the user cache folder). The output is the
 same JSON Lines, with Spark's own progress; --format jsonl only. A trace Spark cannot be driven
-through (processing-time steps, the table, merge and append sinks) is refused with exit 2.`
+through (processing-time steps) is refused with exit 2. The table, merge and append sinks write a
+real Delta Lake table (the Delta release of the Spark line, fetched once with Maven into
+DEDUPSIM_DELTA_CACHE, default delta/ in the Spark cache); the final {"table": ...} line is Spark's
+read of it, with the txn actions of its log for the table sink. With --checkpoint DIR the table
+stays in DIR/delta-table (replaced at every run, as exec's sinks live for one run).`
 
 // runExecSpark is exec --engine spark: the files are checked by dedupsim's
 // parsers (exit 2), then run on Spark with conform's runner; the records go
@@ -82,12 +86,12 @@ func runExecSpark(o execOptions) (err error) {
 	return nil
 }
 
-// batchLines keeps the batch records of the runner's output; its final
-// error line becomes exec's error message instead.
+// batchLines keeps the batch records and the table line of the runner's
+// output; its final error line becomes exec's error message instead.
 func batchLines(raw []byte) []byte {
 	var b bytes.Buffer
 	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
-		if bytes.HasPrefix(line, []byte(`{"batchId"`)) {
+		if bytes.HasPrefix(line, []byte(`{"batchId"`)) || bytes.HasPrefix(line, []byte(`{"table"`)) {
 			b.Write(line)
 		}
 	}
@@ -96,7 +100,8 @@ func batchLines(raw []byte) []byte {
 
 // sparkEnvFromEnviron reads which Spark exec --engine spark runs.
 func sparkEnvFromEnviron() (conform.SparkEnv, error) {
-	env := conform.SparkEnv{Python: os.Getenv("DEDUPSIM_SPARK_PYTHON"), Version: os.Getenv("DEDUPSIM_SPARK_VERSION"), Log: os.Stderr}
+	env := conform.SparkEnv{Python: os.Getenv("DEDUPSIM_SPARK_PYTHON"), Version: os.Getenv("DEDUPSIM_SPARK_VERSION"), Log: os.Stderr,
+		DeltaJars: os.Getenv("DEDUPSIM_DELTA_JARS")}
 	if env.Python != "" {
 		return env, nil
 	}

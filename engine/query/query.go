@@ -219,7 +219,8 @@ func (q *Query) SinkSettings() sink.Settings {
 		keys = q.Keys
 	}
 	return sink.Settings{Kind: q.Sink.Kind, AppID: q.Sink.AppID, GenerateAppID: q.Sink.GenerateAppID,
-		HasLookback: q.Sink.HasLookback, LookbackMs: q.Sink.LookbackMs, MatchKeys: keys, EventTimeColumn: q.EventTimeColumn()}
+		HasLookback: q.Sink.HasLookback, LookbackMs: q.Sink.LookbackMs, MatchKeys: keys, EventTimeColumn: q.EventTimeColumn(),
+		Schema: q.Schema}
 }
 
 // DelayMs is the delay of the first watermarked source, 0 when there is none.

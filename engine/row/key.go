@@ -161,3 +161,27 @@ func canonicalNumber(dst, raw []byte) []byte {
 	}
 	return strconv.AppendFloat(dst, f, 'g', -1, 64)
 }
+
+// KeyHasNull reports whether a key built by Decode or EncodeKeyValues holds
+// a null item: a key column that is null (or absent) in the row. SQL's =
+// never matches such a key (the merge sink's condition). The walk stops
+// at the first malformed item (not a key Decode made), reporting false.
+func KeyHasNull(key []byte) bool {
+	for i := 0; i < len(key); {
+		switch key[i] {
+		case tagNull:
+			return true
+		case tagTrue, tagFalse:
+			i++
+		case tagTime:
+			i += 9
+		default:
+			n, w := binary.Uvarint(key[i+1:])
+			if w <= 0 || uint64(len(key)-i-1-w) < n {
+				return false
+			}
+			i += 1 + w + int(n)
+		}
+	}
+	return false
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/engine/schema"
 )
 
 // Kind is a query's sink.kind (exec-format.md).
@@ -36,6 +37,10 @@ type Settings struct {
 	// decoding a row for its key needs.
 	MatchKeys       []string
 	EventTimeColumn string
+	// Schema is the stream's schema (nil: rows read untyped): the merge
+	// sink compares its match columns as Spark's MERGE compares the typed
+	// columns, "1" and 1 alike in a STRING column.
+	Schema *schema.Schema
 }
 
 // Store is where the engine process (`dedupsim engine`) keeps a sink's
@@ -232,6 +237,20 @@ func OrList[T ~string](choices []T) string {
 // batch.
 func MergeKey(s Settings) func(r row.Row) ([]byte, error) {
 	dec := row.NewDecoder(s.MatchKeys, s.EventTimeColumn)
+	if s.Schema != nil {
+		keys := s.MatchKeys
+		if len(keys) == 0 {
+			// Every column: MERGE's condition names each one.
+			for _, f := range s.Schema.Fields {
+				keys = append(keys, f.Name)
+			}
+		}
+		typed, err := row.NewTypedDecoder(keys, s.EventTimeColumn, s.Schema)
+		if err != nil {
+			return func(row.Row) ([]byte, error) { return nil, fmt.Errorf("sink.keys: %w", err) }
+		}
+		dec = typed
+	}
 	return func(r row.Row) ([]byte, error) {
 		var d row.Row
 		if err := dec.Decode(r.Data, &d); err != nil {

@@ -78,8 +78,16 @@ type Table struct {
 	PerRun   bool
 	rows     []json.RawMessage
 	versions map[string]int64
+	txns     []Txn
 	// Skipped counts writes ignored as already committed.
 	Skipped int
+}
+
+// Txn is one committed write of the table sink: the (txnAppId,
+// txnVersion) pair that Delta records as a txn action in the commit.
+type Txn struct {
+	AppID   string `json:"appId"`
+	Version int64  `json:"version"`
 }
 
 func (s *Table) Description() string { return "TableSink[txnAppId=" + s.AppID + "]" }
@@ -106,16 +114,25 @@ func (s *Table) AddBatch(b Batch) error {
 	// One commit: rows and version together.
 	s.rows = append(s.rows, raw(b.Rows)...)
 	s.versions[app] = b.ID
+	s.txns = append(s.txns, Txn{AppID: app, Version: b.ID})
 	return nil
 }
 
 // Table returns the table's content.
 func (s *Table) Table() []json.RawMessage { return s.rows }
 
+// Txns lists the committed writes in commit order, one per commit, as
+// Delta's log holds one txn action per commit of the sink.
+func (s *Table) Txns() []Txn { return s.txns }
+
 // Merge is the seed articles' MERGE INTO ... WHEN NOT MATCHED THEN INSERT:
 // a row is inserted unless the table already holds its key, optionally only
 // looking at table rows whose event time is within Lookback of the batch's
-// processing time (t.event_ts >= now - lookback).
+// processing time (t.event_ts >= now - lookback). The match condition is
+// SQL's, as the seeds write it (t.k = s.k AND t.event_ts >= ...): a null
+// never equals anything, so a row with a null match column is always
+// inserted, and with a lookback a table row with a null event time never
+// matches (spark-semantics.md §16.3).
 type Merge struct {
 	// Key encodes the match columns of a row; an error (a row without a
 	// match column) fails the write: matching on anything else would
@@ -126,7 +143,7 @@ type Merge struct {
 	HasLookback bool
 	LookbackMs  int64
 	rows        []json.RawMessage
-	index       map[string][]int64 // key -> event times (micros) of table rows
+	index       map[string][]int64 // key -> event times (micros) of table rows that can match
 }
 
 func (s *Merge) Description() string { return "MergeSink" }
@@ -142,9 +159,10 @@ func (s *Merge) AddBatch(b Batch) error {
 	// MERGE matches against the table as it was before this statement: two
 	// copies inside one source batch are both inserted, as SQL MERGE does.
 	type ins struct {
-		key string
-		et  int64
-		raw json.RawMessage
+		key       string
+		et        int64
+		matchable bool
+		raw       json.RawMessage
 	}
 	var out []ins
 	for _, r := range b.Rows {
@@ -153,13 +171,18 @@ func (s *Merge) AddBatch(b Batch) error {
 			return fmt.Errorf("merge sink: batch %d: %w", b.ID, err)
 		}
 		k := string(kb)
-		if s.matched(k, cutoff) {
+		matchable := !row.KeyHasNull(kb)
+		if matchable && s.matched(k, cutoff) {
 			continue
 		}
-		out = append(out, ins{k, r.EventTime, r.Data})
+		// A row that can never be matched later (a null match column, or a
+		// null event time under a lookback) is not indexed.
+		out = append(out, ins{k, r.EventTime, matchable && !(s.HasLookback && r.EventTimeNull), r.Data})
 	}
 	for _, x := range out {
-		s.index[x.key] = append(s.index[x.key], x.et)
+		if x.matchable {
+			s.index[x.key] = append(s.index[x.key], x.et)
+		}
 		s.rows = append(s.rows, x.raw)
 	}
 	return nil

@@ -107,3 +107,36 @@ func TestAppendAndForeachBatchKeepReplays(t *testing.T) {
 		t.Fatalf("deliveries %+v", f.Deliveries)
 	}
 }
+
+// TestMergeNullsAsSQL: the match condition is SQL's t.id = s.id (AND
+// t.ts >= now - lookback): a null key never matches, so every copy is
+// inserted, replays included; under a lookback a table row with a null
+// event time never matches either (spark-semantics.md §16.3).
+func TestMergeNullsAsSQL(t *testing.T) {
+	dec := row.NewDecoder([]string{"id"}, "ts")
+	mk := func(texts ...string) []row.Row {
+		var out []row.Row
+		for _, s := range texts {
+			var r row.Row
+			if err := dec.Decode([]byte(s), &r); err != nil {
+				t.Fatal(err)
+			}
+			r.Data = json.RawMessage(s)
+			out = append(out, r)
+		}
+		return out
+	}
+	d, _ := Lookup(KindMerge)
+	s := d.New(Settings{Kind: KindMerge, MatchKeys: []string{"id"}, EventTimeColumn: "ts"}).(*Merge)
+	s.AddBatch(Batch{ID: 0, Rows: mk(`{"id":null,"ts":1}`, `{"id":"a","ts":1}`)})
+	s.AddBatch(Batch{ID: 0, Rows: mk(`{"id":null,"ts":1}`, `{"id":"a","ts":1}`)})
+	if n := len(s.Table()); n != 3 {
+		t.Fatalf("null keys: table %s, want both null-key copies and one a", s.Table())
+	}
+	lb := d.New(Settings{Kind: KindMerge, MatchKeys: []string{"id"}, EventTimeColumn: "ts", HasLookback: true, LookbackMs: 60_000}).(*Merge)
+	lb.AddBatch(Batch{ID: 0, Rows: mk(`{"id":"a","ts":null}`), TimestampMs: 1_000})
+	lb.AddBatch(Batch{ID: 1, Rows: mk(`{"id":"a","ts":null}`), TimestampMs: 1_000})
+	if n := len(lb.Table()); n != 2 {
+		t.Fatalf("null event time under a lookback: table %s, want two rows", lb.Table())
+	}
+}

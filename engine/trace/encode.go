@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
 // Encoder writes OUT.jsonl lines: the bytes json.Encoder (SetEscapeHTML
@@ -62,6 +63,34 @@ func (e *Encoder) Table(rows []json.RawMessage) error {
 		return err
 	}
 	return e.write(append(b, "}\n"...))
+}
+
+// TableTxn writes the final line of a versioned sink (the table kind):
+// {"table": [...], "txn": [{"appId": A, "version": N}, ...]}, the
+// (txnAppId, txnVersion) of every committed write in commit order, what
+// Delta's log holds as one txn action per commit.
+func (e *Encoder) TableTxn(rows []json.RawMessage, txn []sink.Txn) error {
+	b, err := e.appendRows(append(e.line[:0], `{"table":`...), rows, false)
+	if err != nil {
+		return err
+	}
+	if txn == nil {
+		txn = []sink.Txn{}
+	}
+	b = append(b, `,"txn":`...)
+	if b, err = e.appendValue(b, txn); err != nil {
+		return err
+	}
+	return e.write(append(b, "}\n"...))
+}
+
+// WriteTable writes the final line of a run's result: TableTxn for a
+// versioned sink, else Table.
+func (e *Encoder) WriteTable(r *Result) error {
+	if r.HasTxn {
+		return e.TableTxn(r.Table, r.Txn)
+	}
+	return e.Table(r.Table)
 }
 
 func (e *Encoder) write(b []byte) error {

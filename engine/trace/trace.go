@@ -84,6 +84,10 @@ type Result struct {
 	// Table is the sink table's final content for table, merge and append.
 	Table    []json.RawMessage
 	HasTable bool
+	// Txn lists the table sink's committed writes (appId, version) in
+	// commit order; HasTxn is set for that kind only.
+	Txn      []sink.Txn
+	HasTxn   bool
 	Restarts int
 	Crashes  int
 }
@@ -308,6 +312,9 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 			res.Table = []json.RawMessage{}
 		}
 	}
+	if t, ok := out.(*sink.Table); ok {
+		res.Txn, res.HasTxn = t.Txns(), true
+	}
 	if opt.Out != nil {
 		if err := res.Write(opt.Out); err != nil {
 			return nil, err
@@ -349,7 +356,7 @@ func (r *Result) Write(w io.Writer) error {
 		}
 	}
 	if r.HasTable {
-		return enc.Table(r.Table)
+		return enc.WriteTable(r)
 	}
 	return nil
 }

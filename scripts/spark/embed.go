@@ -17,3 +17,19 @@ var Runner []byte
 //
 //go:embed env.sh
 var EnvScript []byte
+
+// DeltaFetch is delta-fetch.sh: it copies the Delta Lake jars of a Spark
+// line into a cache and prints them, comma-separated, on the last line.
+//
+//go:embed delta-fetch.sh
+var DeltaFetch []byte
+
+// DeltaReleases is delta.tsv: the Delta release per Spark line.
+//
+//go:embed delta.tsv
+var DeltaReleases []byte
+
+// DeltaPom is delta-pom.xml, the pom delta-fetch.sh runs mvn on.
+//
+//go:embed delta-pom.xml
+var DeltaPom []byte

@@ -64,6 +64,7 @@ import tempfile
 import threading
 import time
 import traceback
+import uuid
 
 RAW = "__dedupsim_raw"
 ET = "__dedupsim_event_time"
@@ -115,7 +116,7 @@ def load_query(path):
     if not isinstance(q, dict):
         raise BadRequest(f"{path}: want a JSON object")
     known = {"api", "keys", "sources", "shufflePartitions", "watermarkPolicy", "noDataBatches", "sink", "schema", "name",
-             "stateStore", "dropFutureEvents", "caseSensitive"}
+             "stateStore", "dropFutureEvents", "caseSensitive"} | DELTA_QUERY_FIELDS
     for k in q:
         if k not in known:
             raise BadRequest(f"{path}: unknown field {k!r}")
@@ -245,6 +246,7 @@ def make_spark(args, work):
         .config("spark.sql.streaming.checkpoint.fileChecksum.enabled", "false")
         .config("spark.sql.streaming.stateStore.coordinatorReportSnapshotUploadLag", "false")
     )
+    b = delta_builder(b, args)
     for kv in args.conf:
         k, sep, v = kv.partition("=")
         if not sep:
@@ -309,7 +311,233 @@ def version_tuple(v):
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
 
-class Trace:
+# ---------------------------------------------------------------------------
+# Delta Lake: the table, merge and append sinks (docs/conformance.md, "Delta
+# Lake"). The sink kinds are dedupsim's models of foreachBatch code that
+# writes a Delta table (engine/sink, spark-semantics.md §16); here each is
+# that code, run on a real Delta table:
+#   table   df.write.format("delta").mode("append")
+#             .option("txnAppId", A).option("txnVersion", batchId)
+#   merge   MERGE INTO t USING s ON t.k = s.k [AND t.et >= now - lookback]
+#             WHEN NOT MATCHED THEN INSERT *
+#   append  df.write.format("delta").mode("append")
+# The table's columns: the raw row text (RAW, what is compared), the row's
+# columns as read (when Delta takes their names), the merge's match columns
+# (__dedupsim_k0, ...) and the event time (ET). A table lives for one
+# request, as exec's in-memory sinks live for one invocation.
+
+DELTA_QUERY_FIELDS = {"sinkKeys", "lookbackMs", "appId", "generateAppId"}
+TABLE_KINDS = ("table", "merge", "append")
+_delta = {"enabled": False}
+
+
+def delta_builder(b, args):
+    """The Delta confs of the session builder, when --delta-jars is given."""
+    if not args.delta_jars:
+        return b
+    jars = [j for j in args.delta_jars.split(",") if j]
+    for j in jars:
+        if not os.path.isfile(j):
+            raise SystemExit(f"runner: --delta-jars: {j}: no such file")
+    _delta["enabled"] = True
+    return (
+        b.config("spark.jars", ",".join(jars))
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        # Speed only: one partition for the log's state (default 50) and no
+        # checksum file per commit.
+        .config("spark.databricks.delta.snapshotPartitions", "1")
+        .config("spark.databricks.delta.writeChecksumFile.enabled", "false")
+    )
+
+
+# Delta refuses these characters in column names without column mapping.
+_DELTA_BAD_NAME = re.compile(r"[ ,;{}()\n\t=]")
+
+
+def delta_names_ok(dtype):
+    """Whether every column name, nested ones too, is one Delta takes
+    (no ` ,;{}()\\n\\t=`, no two alike ignoring case)."""
+    from pyspark.sql.types import StructType, ArrayType
+
+    if isinstance(dtype, ArrayType):
+        return delta_names_ok(dtype.elementType)
+    if not isinstance(dtype, StructType):
+        return True
+    low = set()
+    for f in dtype.fields:
+        if _DELTA_BAD_NAME.search(f.name) or f.name.lower() in low:
+            return False
+        low.add(f.name.lower())
+        if not delta_names_ok(f.dataType):
+            return False
+    return True
+
+
+def render_table(table):
+    text = '{"table":[' + ",".join(table["rows"]) + "]"
+    if table.get("txn") is not None:
+        text += ',"txn":' + json.dumps(table["txn"], separators=(",", ":"))
+    return text + "}\n"
+
+
+def delta_txns(path):
+    """The txn actions of a Delta table's log, in commit order: every JSON
+    commit file, whose names are the versions."""
+    log = os.path.join(path, "_delta_log")
+    try:
+        names = sorted(n for n in os.listdir(log) if re.fullmatch(r"\d{20}\.json", n))
+    except FileNotFoundError:
+        return []
+    out = []
+    for n in names:
+        with open(os.path.join(log, n), encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                a = json.loads(line)
+                if "txn" in a:
+                    out.append({"appId": a["txn"]["appId"], "version": a["txn"]["version"]})
+    return out
+
+
+class DeltaSink:
+    """The table sinks of a Trace (a mixin: the Trace's state is its own)."""
+
+    def table_init(self):
+        self.table_kind = None
+        self.batch_now = {}  # batch id -> exec's clock (ms) when it was planned
+        self.now_ms = 0
+        self.start_id = None
+        self.table = None
+
+    def table_check(self):
+        kind = self.q.get("sink", "foreachBatch")
+        if kind == "foreachBatch":
+            return
+        if kind not in TABLE_KINDS:
+            raise BadRequest(f"sink: want foreachBatch, {', '.join(TABLE_KINDS)}, got {kind!r}")
+        if not _delta["enabled"]:
+            raise Unsupported(f"sink {kind} writes a Delta table: start the runner with --delta-jars (scripts/spark/delta-fetch.sh)")
+        self.table_kind = kind
+
+    def table_start(self):
+        if not self.table_kind:
+            return
+        self.table_path = os.path.join(self.base, "delta-table")
+        # exec's sinks live for one invocation: so does the table.
+        shutil.rmtree(self.table_path, ignore_errors=True)
+        self.table_view = f"__dedupsim_batch_{uuid.uuid4().hex}"
+        self.merge_keys = self.resolve_merge_keys() if self.table_kind == "merge" else []
+        self.table_data = delta_names_ok(self.row_schema)
+
+    def resolve_merge_keys(self):
+        """The merge's match columns as indexes into the row's columns, or
+        ET for the event-time column (exec matches it by its time)."""
+        written = list(self.q.get("sinkKeys") or self.q.get("keys") or [])
+        if not written:
+            written = list(self.data_cols)
+        out = []
+        for k in written:
+            if self.et_col is not None and self.resolves(self.et_col, k):
+                out.append(ET)
+            else:
+                out.append(self.data_cols.index(self.resolve_column(k, self.row_schema)))
+        return out
+
+    def table_frame(self, batch_id, rows):
+        """The batch as the table's rows: the raw texts re-read in the JVM
+        under the trace's schema (the sink's DataFrame is not executed
+        again: that would run the stateful plan twice)."""
+        from pyspark.sql import functions as F
+
+        path = os.path.join(self.tmpdir, f"batch-{batch_id}-{uuid.uuid4().hex}.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("".join(r + "\n" for r in rows))
+        self.table_files.append(path)
+        df = self.spark.read.text(path).select(F.col("value").alias(RAW))
+        df = df.select(F.col(RAW), F.from_json(F.col(RAW), self.row_schema).alias("__dedupsim_d"))
+        cols = [F.col(RAW), F.col("__dedupsim_d.*")]
+        if self.et_col is not None:
+            cols.append(self.event_time_expr(self.row_schema, self.et_col).alias(ET))
+        df = df.select(*cols)
+        # Positional names first: two columns may differ only in case.
+        pos = [f"__dedupsim_c{i}" for i in range(len(self.data_cols))]
+        df = df.toDF(RAW, *pos, *([ET] if self.et_col is not None else []))
+        out = [F.col(RAW)]
+        if self.table_data:
+            out += [F.col(p).alias(c) for p, c in zip(pos, self.data_cols)]
+        for i, k in enumerate(self.merge_keys):
+            out.append(F.col(ET if k == ET else pos[k]).alias(f"__dedupsim_k{i}"))
+        if self.et_col is not None:
+            out.append(F.col(ET))
+        return df.select(*out)
+
+    def app_id(self):
+        q = self.q
+        if q.get("appId"):
+            return q["appId"]
+        if q.get("generateAppId"):
+            return self.start_id
+        # The query id, in the checkpoint's metadata: stable for the life
+        # of the checkpoint, as exec's default.
+        with open(os.path.join(self.ckpt, "metadata"), encoding="utf-8") as f:
+            return json.loads(f.readline())["id"]
+
+    def table_write(self, batch_id, rows):
+        self.table_files = []
+        activate(self.spark)
+        try:
+            df = self.table_frame(batch_id, rows)
+            w = df.write.format("delta").mode("append")
+            if self.table_kind == "table":
+                w.option("txnAppId", self.app_id()).option("txnVersion", batch_id).save(self.table_path)
+            elif self.table_kind == "append" or not os.path.isdir(os.path.join(self.table_path, "_delta_log")):
+                # A MERGE into an empty table inserts every source row:
+                # the first batch creates the table.
+                w.save(self.table_path)
+            else:
+                self.merge(batch_id, df)
+        finally:
+            for p in self.table_files:
+                try:
+                    os.unlink(p)
+                except FileNotFoundError:
+                    pass
+
+    def merge(self, batch_id, df):
+        cond = [f"t.`__dedupsim_k{i}` = s.`__dedupsim_k{i}`" for i in range(len(self.merge_keys))]
+        lb = self.q.get("lookbackMs")
+        if lb is not None:
+            # exec's "now" is the batch's clock: the largest event time
+            # appended when the batch was planned (exec-format.md), for
+            # Spark's current_timestamp().
+            cutoff = (self.batch_now.get(batch_id, self.now_ms) - lb) * 1000
+            cond.append(f"t.`{ET}` >= timestamp_micros({cutoff}L)")
+        df.createOrReplaceTempView(self.table_view)
+        try:
+            self.spark.sql(f"MERGE INTO delta.`{self.table_path}` t USING `{self.table_view}` s ON "
+                           + " AND ".join(cond) + " WHEN NOT MATCHED THEN INSERT *")
+        finally:
+            self.spark.catalog.dropTempView(self.table_view)
+
+    def table_result(self):
+        """The table after the run (Spark's own read) and, for the table
+        sink, the txn actions of its log."""
+        if not self.table_kind:
+            return None
+        rows = []
+        if os.path.isdir(os.path.join(self.table_path, "_delta_log")):
+            activate(self.spark)
+            rows = [r[0] for r in self.spark.read.format("delta").load(self.table_path).select(RAW).collect()]
+        out = {"rows": rows}
+        if self.table_kind == "table":
+            out["txn"] = delta_txns(self.table_path)
+        return out
+
+
+class Trace(DeltaSink):
     """One request: a query and its steps, driven on Spark."""
 
     def __init__(self, sess, req, keep):
@@ -318,6 +546,7 @@ class Trace:
         self.req = req
         self.keep = keep  # a kept checkpoint dir (reused across requests) or None
         self.records = []  # the output lines, as dicts (rows as raw text)
+        self.table_init()
         self.lock = threading.Lock()
         # Wall seconds per phase, reported on the status line (where a
         # run's time goes: docs/conformance.md, "Speed").
@@ -388,9 +617,7 @@ class Trace:
 
     def check_expressible(self):
         q = self.q
-        sink = q.get("sink", "foreachBatch")
-        if sink != "foreachBatch":
-            raise Unsupported(f"sink {sink}: the table, merge and append sinks are dedupsim's models of foreachBatch code, not emulated in the runner")
+        self.table_check()
         if q.get("dropFutureEvents"):
             raise Unsupported("drop_future_events compares event time with processing time, which exec takes from the event times and Spark from its clock")
         for st in self.steps:
@@ -457,6 +684,7 @@ class Trace:
 
         q = self.q
         schema = self.schema()
+        self.row_schema = schema
         self.data_cols = schema.fieldNames()
         et_written = None
         for s in q["sources"]:
@@ -577,6 +805,7 @@ class Trace:
         # first: that execution is a replay (exec's "replay": true).
         offs, commits = self.log_ids("offsets"), self.log_ids("commits")
         self.pending = max(offs) if offs and max(offs) not in commits else None
+        self.start_id = str(uuid.uuid4())  # a generated txnAppId changes at every start
         w = self.df.writeStream.foreachBatch(self.sink).option("checkpointLocation", self.ckpt)
         if self.q.get("name"):
             w = w.queryName(self.q["name"] + "-" + os.path.basename(self.base))
@@ -606,6 +835,7 @@ class Trace:
     def sink(self, df, batch_id):
         # Runs on a py4j callback thread for every batch, no-data ones too.
         with self.lock:
+            self.batch_now.setdefault(batch_id, self.now_ms)
             replay = self.pending is not None and batch_id == self.pending
             if replay:
                 self.pending = None
@@ -613,6 +843,7 @@ class Trace:
                 # The batch after an after-commit crash: it must never have
                 # been planned.
                 self.doomed = batch_id
+                self.batch_now.pop(batch_id, None)  # planned again later, by a later clock
                 self.drop_uncommitted_after(self.after_commit_of)
                 raise Crash("after-commit")
             fire = None
@@ -630,6 +861,8 @@ class Trace:
         if fire == "after-state-commit":
             self.crashed = fire
             raise Crash(fire)
+        if self.table_kind:
+            self.table_write(batch_id, rows)
         rec = {"batchId": batch_id, "rows": rows}
         if replay:
             rec["replay"] = True
@@ -781,10 +1014,12 @@ class Trace:
         self.after_commit_of = None
         self.executed = []
         self.seen_progress = 0
+        self.table_start()
         self.start_query()
         try:
             for st in self.steps:
                 if "rows" in st:
+                    self.now_ms = st.get("nowMs", self.now_ms)
                     if not any(st["rows"].values()):
                         pass
                     elif self.skip > 0:
@@ -808,6 +1043,7 @@ class Trace:
                 pass
         self.progress_after_stop()
         self.check_spark_error()
+        self.table = self.table_result()
 
     def check_spark_error(self):
         pass
@@ -901,7 +1137,7 @@ def spark_message(e):
     return (lines[0].strip() if lines else type(e).__name__), ""
 
 
-def render(records, tail=None):
+def render(records, tail=None, table=None):
     out = []
     for r in records:
         parts = [f'"batchId":{r["batchId"]}']
@@ -913,6 +1149,8 @@ def render(records, tail=None):
         if "progress" in r:
             parts.append('"progress":' + json.dumps(r["progress"], separators=(",", ":"), sort_keys=False))
         out.append("{" + ",".join(parts) + "}\n")
+    if table is not None and tail is None:
+        out.append(render_table(table))
     if tail is not None:
         out.append(json.dumps(tail, separators=(",", ":")) + "\n")
     return "".join(out)
@@ -946,7 +1184,7 @@ def handle(sess, req):
             shutil.rmtree(tr.base, ignore_errors=True)
     for r in tr.records:
         r.pop("_p", None)
-    write_atomic(req["out"], render(tr.records, tail))
+    write_atomic(req["out"], render(tr.records, tail, getattr(tr, "table", None)))
     return {"out": req["out"], "status": status, "seconds": round(time.time() - t0, 3), "profile": tr.profile()}
 
 
@@ -963,6 +1201,7 @@ def main():
     # the same ten traces).
     ap.add_argument("--java-options", default="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC", help="JVM options of the driver")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="an extra Spark conf (repeatable)")
+    ap.add_argument("--delta-jars", default="", metavar="JAR,JAR", help="Delta Lake's jars (delta-fetch.sh): the table, merge and append sinks write real Delta tables")
     args = ap.parse_args()
     if args.workers < 1 or args.workers > 16:
         print("runner: --workers: want a number in [1, 16]", file=sys.stderr)

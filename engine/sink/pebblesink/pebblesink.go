@@ -254,18 +254,25 @@ func (s *Sink) addMerge(b sink.Batch) error {
 		if err != nil {
 			return err
 		}
-		m, err := s.matched(k, cutoff)
-		if err != nil {
-			return err
-		}
-		if m {
-			continue
+		// SQL's condition, as sink.Merge: a null match column never
+		// matches, and under a lookback neither does a null event time.
+		matchable := !row.KeyHasNull(k)
+		if matchable {
+			m, err := s.matched(k, cutoff)
+			if err != nil {
+				return err
+			}
+			if m {
+				continue
+			}
 		}
 		if err := pb.Set(rowKey(seq), r.Data, nil); err != nil {
 			return fmt.Errorf("pebblesink: %w", err)
 		}
-		if err := pb.Set(indexKey(k, r.EventTime), nil, nil); err != nil {
-			return fmt.Errorf("pebblesink: %w", err)
+		if matchable && !(s.hasLookback && r.EventTimeNull) {
+			if err := pb.Set(indexKey(k, r.EventTime), nil, nil); err != nil {
+				return fmt.Errorf("pebblesink: %w", err)
+			}
 		}
 		seq++
 		inserted = append(inserted, r)
