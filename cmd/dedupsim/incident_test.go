@@ -1,0 +1,85 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestShrinkCLI: shrink writes the pair, the regression test, the scenario
+// and the story; the pair fails its regression test today (exit 1, with
+// junit.xml and summary.md under --report) and passes once the query is
+// fixed; replay --shrink writes the same bytes; bad input exits 2.
+func TestShrinkCLI(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "min")
+	stdout, stderr, code := run(bin, "shrink", "restamped-retries-event-time-key", "--seed", "1", "--out", out)
+	if code != 0 {
+		t.Fatalf("shrink: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, w := range []string{"the key holds the event time (ts)", "to 2 rows in 1 line", "exec pair: dedupsim exec --query " + filepath.Join(out, "query.yaml")} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout)
+		}
+	}
+	files := map[string][]byte{}
+	for _, f := range shrinkFiles {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = b
+	}
+	q, st, ex := filepath.Join(out, "query.yaml"), filepath.Join(out, "steps.jsonl"), filepath.Join(out, "expected.jsonl")
+	rep := filepath.Join(dir, "report")
+	step := filepath.Join(dir, "step.md")
+	_, stderr, code = runEnv([]string{"GITHUB_STEP_SUMMARY=" + step}, bin, "exec", "--query", q, "--input", st, "--check", ex, "--report", rep, "--out", os.DevNull)
+	if code != 1 || !strings.Contains(stderr, `unique [id] (`+ex+`:3): 1 value(s) more than once in the table: "e0-77" (2 rows)`) {
+		t.Fatalf("the regression test today: exit %d\n%s", code, stderr)
+	}
+	ju, _ := os.ReadFile(filepath.Join(rep, "junit.xml"))
+	md, _ := os.ReadFile(filepath.Join(rep, "summary.md"))
+	sum, _ := os.ReadFile(step)
+	if !strings.Contains(string(ju), `tests="1" failures="1"`) || !strings.Contains(string(md), "**FAIL**: 1 of 1 expectations not met") || string(sum) != string(md)+"\n" {
+		t.Errorf("report:\n%s\n%s\nstep summary:\n%s", ju, md, sum)
+	}
+	// The fix: dropDuplicatesWithinWatermark on the id.
+	fixed := strings.Replace(string(files["query.yaml"]), "dedup: {api: dropDuplicates, keys: [id, ts]}", "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}", 1)
+	fq := write(t, dir, "fixed.yaml", fixed)
+	_, stderr, code = run(bin, "exec", "--query", fq, "--input", st, "--check", ex, "--report", rep, "--out", os.DevNull)
+	md, _ = os.ReadFile(filepath.Join(rep, "summary.md"))
+	if code != 0 || !strings.Contains(string(md), "**PASS**: 1 of 1 expectations met") {
+		t.Errorf("after the fix: exit %d\n%s\n%s", code, stderr, md)
+	}
+	// replay --shrink: the same files.
+	again := filepath.Join(dir, "again")
+	stdout, stderr, code = run(bin, "replay", "--seed", "1", "--out", filepath.Join(dir, "r"), "--shrink", again, "restamped-retries-event-time-key")
+	if code != 0 {
+		t.Fatalf("replay --shrink: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, f := range shrinkFiles {
+		b, _ := os.ReadFile(filepath.Join(again, f))
+		if string(b) != string(files[f]) {
+			t.Errorf("replay --shrink %s differs from shrink's:\n%s\n%s", f, b, files[f])
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"shrink", "restamped-retries-event-time-key", "--out", out}, "--seed is required"},
+		{[]string{"shrink", "restamped-retries-event-time-key", "--seed", "1"}, "--out is required"},
+		{[]string{"shrink", "restamped-retries-event-time-key", "--seed", "1", "--out", out, "--budget", "0"}, "--budget 0: want 1 to 1000000 runs"},
+		{[]string{"shrink", "restamped-retries-event-time-key", "--seed", "1", "--out", out, "--finding", "late-dropped"}, `--finding "late-dropped": want one of table-duplicate, sink-replay-duplicate`},
+		{[]string{"shrink", "replay-table-stable-app-id", "--seed", "1", "--out", out}, "nothing to shrink: seed 1 of replay-table-stable-app-id has no table-duplicate"},
+		{[]string{"shrink", "restamped-retries-event-time-key", "--seed", "1", "--out", q}, "not a folder"},
+		{[]string{"exec", "--query", q, "--input", st, "--report", rep}, "--report writes the result of --check"},
+	} {
+		_, stderr, code := run(bin, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want 2 and %q on one line", tc.args, code, stderr, tc.want)
+		}
+	}
+}
