@@ -29,7 +29,7 @@ const (
 		`real events were discarded as too late ... Alert on it as a rate")`
 	adviceRestamp = `if producers stamp the event time anew on every retry, copies are different keys and pass: use ` +
 		`dropDuplicatesWithinWatermark(keys without the event time) (seed 000, "Event time in the key, different per retry"); ` +
-		`dedupsim inspect on the checkpoint lists ids held under several event times`
+		`diagnose --checkpoint DIR (the query's checkpoint) looks in the state for ids held under several event times`
 	adviceDuration = `eviction scans the whole store every batch, so batch time tracks state size: bound the state ` +
 		`(a watermark, a shorter delay) and move it off the heap (seed 004, Symptoms and Step 5)`
 	advicePartitions = `spark.sql.shuffle.partitions sets the state partitions and is pinned by the checkpoint: ` +
@@ -158,10 +158,11 @@ func (s *series) operator(i int) {
 			Advice:   "none needed: this is the dedup working; a sudden change of this rate is a producer change worth a look"})
 	}
 	if o.name == "dedupe" && s.facts.HasWatermark && o.removed > 0 {
-		s.add(Finding{Kind: EventTimeInKey, Severity: Info, Operator: i, FromBatch: -1,
-			Message:  fmt.Sprintf("%s evicts keys as the watermark passes (%s removed), so the event-time column is in its key: copies are duplicates only when their event times are equal", name, num(o.removed)),
-			Evidence: []string{"operatorName dedupe with eventTime.watermark and numRowsRemoved > 0"},
-			Advice:   adviceRestamp})
+		s.add(Finding{Kind: EventTimeInKey, Severity: Risk, Operator: i, FromBatch: -1,
+			Message: fmt.Sprintf("%s evicts keys as the watermark passes (%s removed), so the event-time column is in its key: copies are duplicates only when their event times are equal, and a retry re-stamped with a new event time is a new key that reaches the table again, which no metric counts", name, num(o.removed)),
+			Evidence: []string{"operatorName dedupe with eventTime.watermark and numRowsRemoved > 0",
+				"numDroppedDuplicateRows counts only copies with equal event times: re-stamped copies are emitted and counted as new rows"},
+			Advice: adviceRestamp})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -61,6 +62,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		if o.KeysWithSeveralTimes > 0 {
 			fmt.Fprintf(w, "    %d key(s) held under more than one %s: re-stamped retries that dropDuplicates on (id, event time) let through; dropDuplicatesWithinWatermark would have caught them (seed 000)\n", o.KeysWithSeveralTimes, o.EventTime)
+			if len(o.SeveralTimesExamples) > 0 {
+				fmt.Fprintf(w, "      for example: %s\n", strings.Join(o.SeveralTimesExamples, "; "))
+			}
 		}
 	}
 	for _, m := range r.Warnings {

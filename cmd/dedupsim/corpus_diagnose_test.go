@@ -53,7 +53,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 	bin := binary(t)
 	out, errOut, code := run(bin, "diagnose", fixtures+"/unbounded-hdfs/progress.jsonl", "--memory-budget", "1g")
 	if code != 1 || !strings.Contains(out, "PROBLEM no-watermark") || !strings.Contains(out, "PROBLEM state-unbounded") ||
-		!strings.Contains(out, "budget of 1.0 GiB is reached in") || !strings.Contains(errOut, "2 problem(s)") {
+		!strings.Contains(out, "budget of 1.0 GiB is reached in") || !strings.Contains(errOut, "2 problems: unbounded_hdfs: no-watermark, state-unbounded") {
 		t.Errorf("unbounded: exit %d\n%s\n%s", code, out, errOut)
 	}
 	dir := t.TempDir()

@@ -48,6 +48,9 @@ counted and quoted; the records read per input are printed.`
 type diagnoseOptions struct {
 	out, emit, queryFile, budget, futureTol string
 	asJSON                                  bool
+	// checkpoint is --checkpoint (diagnose_checkpoint.go); app is --app
+	// (diagnose_folder.go).
+	checkpoint, app string
 }
 
 func newDiagnoseCmd() *cobra.Command {
@@ -68,6 +71,7 @@ func newDiagnoseCmd() *cobra.Command {
 	f.StringVar(&o.emit, "emit-scenario", "", "write a scenario that reproduces the findings on the simulator")
 	f.StringVar(&o.queryFile, "query", "", "the query's QUERY.yaml, for what the log lacks (watermark delay, keys)")
 	f.BoolVar(&o.asJSON, "json", false, "print report.json instead of the summary")
+	f.StringVar(&o.checkpoint, "checkpoint", "", "the query's checkpoint folder: what the metrics cannot show (ids held under several event times)")
 	return cmd
 }
 
@@ -94,6 +98,11 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 		return badInput(fmt.Errorf("diagnose: %s", msg))
 	}
 	rep := diagnose.Diagnose(log, opt)
+	if o.checkpoint != "" {
+		if err := joinCheckpoint(&rep, o.checkpoint); err != nil {
+			return err
+		}
+	}
 	if o.asJSON {
 		b, err := rep.JSON()
 		if err != nil {
@@ -114,7 +123,7 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 		}
 	}
 	if !rep.Healthy() {
-		return &exitError{code: 1, err: fmt.Errorf("diagnose: %d problem(s): %s", rep.Problems, rep.Summary)}
+		return &exitError{code: 1, err: fmt.Errorf("diagnose: %s", rep.Verdict)}
 	}
 	return nil
 }
