@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -133,4 +134,75 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// Application is one application of a spark.eventLog.dir given to
+// diagnose: its event log, the streaming queries in it, and whether it was
+// diagnosed (all are, unless --app picks one).
+type Application struct {
+	ID         string     `json:"id"`
+	Path       string     `json:"path"`
+	Rolling    bool       `json:"rolling"`
+	Codec      string     `json:"codec,omitempty"`
+	InProgress bool       `json:"inProgress"`
+	Queries    []AppQuery `json:"queries"`
+	// Note says why an application has no query to diagnose.
+	Note      string `json:"note,omitempty"`
+	Diagnosed bool   `json:"diagnosed"`
+}
+
+// AppQuery is a streaming query of an application.
+type AppQuery struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Batches int    `json:"batches"`
+}
+
+// writeApplications lists the applications of an event-log folder.
+func (r Report) writeApplications(w io.Writer) {
+	if len(r.Applications) == 0 {
+		return
+	}
+	n, all := 0, 0
+	for _, a := range r.Applications {
+		if a.Diagnosed {
+			n++
+		}
+		if !strings.HasPrefix(a.Note, "skipped: ") {
+			all++
+		}
+	}
+	fmt.Fprintf(w, "applications: %d in the event-log folder, %d diagnosed (*)\n", all, n)
+	for _, a := range r.Applications {
+		shape := "file"
+		if strings.HasPrefix(a.Note, "skipped: ") {
+			fmt.Fprintf(w, "    %s: %s\n", a.ID, a.Note)
+			continue
+		}
+		if a.Rolling {
+			shape = "rolling"
+		}
+		if a.Codec != "" {
+			shape += ", " + a.Codec
+		}
+		if a.InProgress {
+			shape += ", in progress"
+		}
+		mark := " "
+		if a.Diagnosed {
+			mark = "*"
+		}
+		var what []string
+		for _, q := range a.Queries {
+			name := q.Name
+			if name == "" {
+				name = "(unnamed)"
+			}
+			what = append(what, fmt.Sprintf("query %s (id %s, %s)", name, q.ID, plural(q.Batches, "batch")))
+		}
+		if a.Note != "" {
+			what = append(what, a.Note)
+		}
+		fmt.Fprintf(w, "  %s %s (%s): %s\n", mark, a.ID, shape, strings.Join(what, "; "))
+	}
 }

@@ -195,6 +195,8 @@ type Report struct {
 	Verdict string `json:"verdict"`
 	// Checkpoint is the checkpoint joined (Join), nil without one.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// Applications are those of an event-log folder given whole.
+	Applications []Application `json:"applications,omitempty"`
 }
 
 // Healthy: no problem finding.
@@ -261,9 +263,9 @@ func (r *Report) summarize() {
 		case len(ks) > 0:
 			parts = append(parts, fmt.Sprintf("%s: %s", name, strings.Join(uniq(ks), ", ")))
 		case len(rs) > 0:
-			parts = append(parts, fmt.Sprintf("%s: no problem in the metrics over %d batches; %s they cannot show (%s)", name, q.Batches, plural(len(rs), "risk"), strings.Join(uniq(rs), ", ")))
+			parts = append(parts, fmt.Sprintf("%s: no problem in the metrics over %s; %s they cannot show (%s)", name, plural(q.Batches, "batch"), plural(len(rs), "risk"), strings.Join(uniq(rs), ", ")))
 		default:
-			parts = append(parts, fmt.Sprintf("%s: healthy over %d batches", name, q.Batches))
+			parts = append(parts, fmt.Sprintf("%s: healthy over %s", name, plural(q.Batches, "batch")))
 		}
 	}
 	r.Summary = strings.Join(parts, "; ")
@@ -277,10 +279,13 @@ func (r *Report) summarize() {
 	}
 }
 
-// plural is n and what, with an s for any n but 1.
+// plural is n and what, with an s (es after ch, s, x) for any n but 1.
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
+	}
+	if strings.HasSuffix(what, "ch") || strings.HasSuffix(what, "s") || strings.HasSuffix(what, "x") {
+		return fmt.Sprintf("%d %ses", n, what)
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }

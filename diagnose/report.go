@@ -24,9 +24,16 @@ func (r Report) WriteText(w io.Writer) {
 		if f.Codec != "" {
 			s += ", " + f.Codec
 		}
+		if f.InProgress {
+			s += ", in progress"
+		}
+		if f.CutShort {
+			s += ", cut short where the application was writing it"
+		}
 		s += fmt.Sprintf(", %d records)", f.Records)
 		shapes = append(shapes, s)
 	}
+	r.writeApplications(w)
 	fmt.Fprintf(w, "inputs: %s\n", strings.Join(shapes, ", "))
 	if r.BadTotal > 0 || r.Duplicates > 0 || r.Conflicts > 0 {
 		fmt.Fprintf(w, "bad lines: %d; records seen in two inputs: %d; conflicting copies: %d\n", r.BadTotal, r.Duplicates, r.Conflicts)

@@ -71,6 +71,7 @@ func newDiagnoseCmd() *cobra.Command {
 	f.StringVar(&o.emit, "emit-scenario", "", "write a scenario that reproduces the findings on the simulator")
 	f.StringVar(&o.queryFile, "query", "", "the query's QUERY.yaml, for what the log lacks (watermark delay, keys)")
 	f.BoolVar(&o.asJSON, "json", false, "print report.json instead of the summary")
+	f.StringVar(&o.app, "app", "", "with a spark.eventLog.dir folder: diagnose only this application (its id, as listed)")
 	f.StringVar(&o.checkpoint, "checkpoint", "", "the query's checkpoint folder: what the metrics cannot show (ids held under several event times)")
 	return cmd
 }
@@ -82,6 +83,10 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 	opt, q, err := o.options()
 	if err != nil {
 		return badInput(fmt.Errorf("diagnose: %w", err))
+	}
+	logs, apps, err := expandEventLogDirs(logs, o.app)
+	if err != nil {
+		return badInput(err)
 	}
 	log, err := sparkprogress.Read(logs)
 	var ie *sparkprogress.InputError
@@ -98,6 +103,7 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 		return badInput(fmt.Errorf("diagnose: %s", msg))
 	}
 	rep := diagnose.Diagnose(log, opt)
+	rep.Applications = apps
 	if o.checkpoint != "" {
 		if err := joinCheckpoint(&rep, o.checkpoint); err != nil {
 			return err

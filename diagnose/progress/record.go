@@ -162,6 +162,12 @@ type File struct {
 	// Other counts lines that are neither records nor bad: other log lines
 	// and other Spark events.
 	Other int `json:"other"`
+	// InProgress: the event log of a running application (a name ending
+	// in .inprogress, or a rolling folder whose appstatus marker does);
+	// CutShort: its compressed stream ended mid-block, as a log still
+	// being written does, and was read up to there.
+	InProgress bool `json:"inProgress,omitempty"`
+	CutShort   bool `json:"cutShort,omitempty"`
 }
 
 // Run is one start of a query: the records of one run id.
