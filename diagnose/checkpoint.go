@@ -1,10 +1,13 @@
 package diagnose
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/dedupsim/dedupsim/inspect"
 )
 
 // The checkpoint beside the log (diagnose --checkpoint DIR): what the
@@ -22,6 +25,8 @@ type Checkpoint struct {
 	LastOffsetBatch int64                `json:"lastOffsetBatch"`
 	LastCommitBatch int64                `json:"lastCommitBatch"`
 	Operators       []CheckpointOperator `json:"operators"`
+	// Policy is the pinned spark.sql.streaming.multipleWatermarkPolicy.
+	Policy string `json:"watermarkPolicy,omitempty"`
 }
 
 // CheckpointOperator is one stateful operator's state.
@@ -31,10 +36,40 @@ type CheckpointOperator struct {
 	EventTime string `json:"eventTimeColumn"`
 	Version   int64  `json:"version"`
 	Keys      int64  `json:"keys"`
+	// KeyColumns are the key schema's column names, in its order;
+	// DelayMs the watermark delay its metadata holds; Partitions the
+	// state partitions.
+	KeyColumns []string `json:"keyColumns,omitempty"`
+	DelayMs    int64    `json:"delayMs,omitempty"`
+	Partitions int      `json:"partitions"`
 	// KeysWithSeveralTimes are ids (the key's columns but the event time)
 	// held under more than one event time; Examples a few of them.
 	KeysWithSeveralTimes int      `json:"keysWithSeveralEventTimes"`
 	Examples             []string `json:"examples,omitempty"`
+}
+
+// CheckpointOf is what Join takes of inspect's report of the checkpoint
+// at dir (the key schema's column names, the pinned policy).
+func CheckpointOf(dir string, ir *inspect.Report) Checkpoint {
+	ck := Checkpoint{Dir: dir, QueryID: ir.QueryID, LastOffsetBatch: ir.LastOffsetBatch, LastCommitBatch: ir.LastCommitBatch,
+		Policy: ir.Conf["spark.sql.streaming.multipleWatermarkPolicy"]}
+	for _, op := range ir.Operators {
+		var ks struct {
+			Fields []struct {
+				Name string `json:"name"`
+			} `json:"fields"`
+		}
+		var cols []string
+		if json.Unmarshal([]byte(op.KeySchema), &ks) == nil {
+			for _, f := range ks.Fields {
+				cols = append(cols, f.Name)
+			}
+		}
+		ck.Operators = append(ck.Operators, CheckpointOperator{ID: op.ID, Name: op.Name, EventTime: op.EventTime, Version: op.Version,
+			Keys: op.Keys, KeysWithSeveralTimes: op.KeysWithSeveralTimes, Examples: op.SeveralTimesExamples,
+			KeyColumns: cols, DelayMs: op.DelayMs, Partitions: op.NumPartitions})
+	}
+	return ck
 }
 
 // Join adds the checkpoint's evidence to the report: ids held under

@@ -2,11 +2,13 @@ package diagnose
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/diagnose/progress"
 	"github.com/dedupsim/dedupsim/inspect"
+	"github.com/dedupsim/dedupsim/scenarios"
 )
 
 // checkpointOf reads a fixture's checkpoint as the CLI gives it to Join.
@@ -16,12 +18,7 @@ func checkpointOf(t *testing.T, dir string) Checkpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck := Checkpoint{Dir: dir, QueryID: ir.QueryID, LastOffsetBatch: ir.LastOffsetBatch, LastCommitBatch: ir.LastCommitBatch}
-	for _, op := range ir.Operators {
-		ck.Operators = append(ck.Operators, CheckpointOperator{ID: op.ID, Name: op.Name, EventTime: op.EventTime, Version: op.Version,
-			Keys: op.Keys, KeysWithSeveralTimes: op.KeysWithSeveralTimes, Examples: op.SeveralTimesExamples})
-	}
-	return ck
+	return CheckpointOf(dir, ir)
 }
 
 // TestCheckpointJoin: on real Spark 4.1.1 records of dropDuplicates on
@@ -78,5 +75,66 @@ func TestCheckpointJoin(t *testing.T) {
 		if r.Problems != 0 || r.Risks != 0 || !strings.HasPrefix(r.Verdict, "healthy (") {
 			t.Errorf("healthy-%s with its checkpoint: verdict %q", store, r.Verdict)
 		}
+	}
+}
+
+// TestScenarioKeepsWorld: the emitted scenario takes the user's key and
+// event-time columns, delay, partitions, policy and rate from the best
+// source there is (--query, the checkpoint, the event log's plan), and a
+// table duplicate the checkpoint shows is reproduced on the simulator.
+func TestScenarioKeepsWorld(t *testing.T) {
+	// The restamped query from its event log and checkpoint, through the
+	// simulator.
+	dir := "testdata/spark/restamped-hdfs"
+	ev, _ := filepath.Glob(dir + "/eventlog/*")
+	l, err := progress.Read(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Diagnose(l, Options{})
+	Join(&r, checkpointOf(t, dir+"/checkpoint"))
+	text, want := Scenario(r, 0, ScenarioHints{})
+	for _, w := range []string{"dedup: {api: dropDuplicates, keys: [id, ts]}", "watermark: {column: ts, delay: 30 seconds}", "shuffle_partitions: 2",
+		"rate: {per_sec: 287}", "producer-retry-restamped:", "table-duplicate: present", "Columns from the checkpoint's key schema"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the scenario lacks %q:\n%s", w, text)
+		}
+	}
+	if !slices.Equal(want, []string{"table-duplicate"}) {
+		t.Errorf("reproduces %v", want)
+	}
+	if !testing.Short() {
+		s, err := scenarios.Parse("restamped.yaml", []byte(text))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		run, err := scenarios.Run(s, 1, scenarios.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !run.Passed || run.Report.Find("table-duplicate") == nil {
+			t.Errorf("the simulator did not reproduce the table duplicate: %+v", run.Expect)
+		}
+	}
+	// Another world, from a plan alone: its names, delay and partitions; a
+	// rate above MaxScenarioRate scaled and said; a policy from the
+	// checkpoint; --query before everything.
+	q := QueryReport{ID: "q1", Name: "payments", Batches: 50, Facts: Facts{Operators: []string{"dedupe"}, Partitions: 16, HasWatermark: true,
+		DelayMs: 118_000, DelayEstimate: true, TriggerMs: 30_000, InputRate: 85_000, DuplicateRate: 0.02,
+		Plan: &progress.Plan{API: "dropDuplicatesWithinWatermark", Keys: []string{"payment_id"}, EventTime: "event_ts", DelayMs: 120_000, HasDelay: true}}}
+	rep := Report{Queries: []QueryReport{q}, Checkpoint: &Checkpoint{QueryID: "q1", Policy: "max"}}
+	text, _ = Scenario(rep, 0, ScenarioHints{Sources: 2})
+	for _, w := range []string{"dedup: {api: dropDuplicatesWithinWatermark, keys: [payment_id]}", "watermark: {column: event_ts, delay: 2 minutes}",
+		"watermark_policy: max", "shuffle_partitions: 16", "rate: {per_sec: 10000}", "scaled from 85000 to 10000 rows/s", "Columns from the event log's SQL plan"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the scenario lacks %q:\n%s", w, text)
+		}
+	}
+	if _, err := scenarios.Parse("payments.yaml", []byte(text)); err != nil {
+		t.Errorf("%v\n%s", err, text)
+	}
+	text, _ = Scenario(rep, 0, ScenarioHints{Keys: []string{"txn_id"}, TimeCol: "created_at"})
+	if !strings.Contains(text, "keys: [txn_id]") || !strings.Contains(text, "column: created_at") || !strings.Contains(text, "Columns from --query") {
+		t.Errorf("--query does not win:\n%s", text)
 	}
 }

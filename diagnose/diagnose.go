@@ -154,6 +154,9 @@ type Facts struct {
 	DuplicateRate float64 `json:"duplicateRate"`
 	// KeyRatePerSec is new keys per second of event time.
 	KeyRatePerSec float64 `json:"keyRatePerSecond"`
+	// Plan is the dedup as the event log's SQL plan shows it (nil
+	// without an event log).
+	Plan *progress.Plan `json:"plan,omitempty"`
 	// StateBytes is the measured bytes per key of operator 0
 	// (memoryUsedBytes / numRowsTotal over its plateau batches, the figure
 	// size --from-progress sizes with); nil when no batch has state rows.
@@ -431,6 +434,10 @@ func (s *series) shape() Facts {
 		f.KeyRatePerSec = float64(updated) / (float64(maxEv-minEv) / 1000)
 	}
 	f.DelayMs, f.DelayEstimate = s.opt.DelayMs, false
+	f.Plan = s.q.Plan
+	if f.DelayMs == 0 && f.Plan != nil && f.Plan.HasDelay {
+		f.DelayMs = f.Plan.DelayMs
+	}
 	if f.DelayMs == 0 && f.HasWatermark {
 		f.DelayMs, f.DelayEstimate = s.estimateDelay(), true
 	}

@@ -13,16 +13,20 @@ import (
 	"github.com/dedupsim/dedupsim/sim/check"
 )
 
-// TestCatalogue shrinks the catalogue's table-duplicate failures (seed 1)
-// and holds each result to testdata/catalogue.txt: the pair, the story and
-// the sizes. Every pair must still hold its witness twice under exec, in
+// TestCatalogue shrinks the catalogue's table-duplicate failures (seed 1),
+// and a production query with its own column names and payload, and holds
+// each result to testdata/catalogue.txt: the pair, the story and the sizes. Every pair must still hold its witness twice under exec, in
 // at most 12 rows, and the shrunk scenario must still give the finding on
 // the simulator with the same seed.
 func TestCatalogue(t *testing.T) {
 	datadriven.RunTest(t, "testdata/catalogue.txt", func(t *testing.T, d *datadriven.TestData) string {
 		var name string
 		var seed uint64 = 1
-		d.ScanArgs(t, "scenario", &name)
+		if d.HasArg("file") {
+			d.ScanArgs(t, "file", &name)
+		} else {
+			d.ScanArgs(t, "scenario", &name)
+		}
 		if d.HasArg("seed") {
 			d.ScanArgs(t, "seed", &seed)
 		}

@@ -184,7 +184,7 @@ func emitScenario(w io.Writer, rep diagnose.Report, q *query.Query, file string)
 		h.Files = append(h.Files, filepath.Base(f.Path))
 	}
 	if q != nil {
-		h.Keys, h.Policy, h.Sources = q.Keys, q.WatermarkPolicy, len(q.Sources)
+		h.Keys, h.Policy, h.Sources, h.TimeCol = q.Keys, q.WatermarkPolicy, len(q.Sources), q.EventTimeColumn()
 	}
 	text, want := diagnose.Scenario(rep, qi, h)
 	if _, err := scenarios.Parse(file, []byte(text)); err != nil {

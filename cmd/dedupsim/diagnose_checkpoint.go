@@ -15,11 +15,6 @@ func joinCheckpoint(rep *diagnose.Report, dir string) error {
 	if err != nil {
 		return badInput(fmt.Errorf("diagnose: --checkpoint: %w", err))
 	}
-	ck := diagnose.Checkpoint{Dir: dir, QueryID: ir.QueryID, LastOffsetBatch: ir.LastOffsetBatch, LastCommitBatch: ir.LastCommitBatch}
-	for _, op := range ir.Operators {
-		ck.Operators = append(ck.Operators, diagnose.CheckpointOperator{ID: op.ID, Name: op.Name, EventTime: op.EventTime, Version: op.Version,
-			Keys: op.Keys, KeysWithSeveralTimes: op.KeysWithSeveralTimes, Examples: op.SeveralTimesExamples})
-	}
-	diagnose.Join(rep, ck)
+	diagnose.Join(rep, diagnose.CheckpointOf(dir, ir))
 	return nil
 }

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,5 +122,48 @@ func TestEventLogDir(t *testing.T) {
 	}
 	if _, _, err := EventLogDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no event log in it") {
 		t.Errorf("an empty folder: %v", err)
+	}
+}
+
+// TestPlan: the dedup's keys, watermark column and delay come from the
+// event log's SQL plans of real Spark 4.1.1 runs, for dropDuplicates with
+// and without the event time in the key and without a watermark.
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct{ glob, want string }{
+		{"/restamped-hdfs/eventlog/eventlog_v2_*", "dropDuplicates [id ts] ts 30000"},
+		{"/unbounded-hdfs/eventlog/eventlog_v2_*", "dropDuplicates [id]  0"},
+		{"/healthy-hdfs/eventlog/local-*", "dropDuplicatesWithinWatermark [id] ts 10000"},
+		{"/future-jump-hdfs/eventlog/local-*", "dropDuplicates [id ts] ts 10000"},
+		{"/stalled-min-hdfs/eventlog/local-*", "dropDuplicates [id ts] ts 10000"},
+		{"/unbounded-rocksdb/eventlog/local-*", "dropDuplicates [id]  0"},
+	} {
+		l, err := Read([]string{one(t, sparkFixtures+tc.glob)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Queries[0].Plan
+		if p == nil {
+			t.Errorf("%s: no plan", tc.glob)
+			continue
+		}
+		got := fmt.Sprintf("%s %v %s %d", p.API, p.Keys, p.EventTime, p.DelayMs)
+		if got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.glob, got, tc.want)
+		}
+	}
+	// Other names, as Spark 4.1.1 prints them in the same nodes.
+	run := "561ee604-6261-4d47-be56-000000000001"
+	for _, tc := range []struct{ line, want string }{
+		{`{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","sparkPlanInfo":{"nodeName":"StreamingDeduplicate","simpleString":"StreamingDeduplicate [event_id#12, event_ts#13-T120000ms], state info [ checkpoint = file:/c/state, runId = ` + run + `, opId = 0, ver = 3, numPartitions = 8], 1700000000000, 1700000000000, 0"}}`,
+			"dropDuplicates [event_id event_ts] event_ts 120000"},
+		{`{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","physicalPlanDescription":"StreamingDeduplicateWithinWatermark [payment_id#7], state info [ checkpoint = file:/c/state, runId = ` + run + `, opId = 0, ver = 1, numPartitions = 4]\n+- EventTimeWatermark 0f0e0d0c-0b0a-0908-0706-050403020100, event_ts#9: timestamp, 2 minutes\n"}`,
+			"dropDuplicatesWithinWatermark [payment_id] event_ts 120000"},
+	} {
+		c := newCollector()
+		c.planLine([]byte(tc.line))
+		p, ok := c.plans[run]
+		if got := fmt.Sprintf("%s %v %s %d", p.API, p.Keys, p.EventTime, p.DelayMs); !ok || got != tc.want {
+			t.Errorf("%s, want %s", got, tc.want)
+		}
 	}
 }

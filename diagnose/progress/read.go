@@ -114,6 +114,8 @@ type collector struct {
 	strs    map[string]string
 	// firstBad is the current input's first bad line (where: reason).
 	firstBad string
+	// plans are the dedup plans of the event logs, by run id (plan.go).
+	plans map[string]Plan
 }
 
 func (c *collector) readPath(path string) (File, error) {
@@ -463,6 +465,9 @@ func (c *collector) jsonLine(f *File, where string, line []byte) {
 		f.Shape = EventLog
 		if !bytes.Contains(line[:min(len(line), 256)], []byte(eventPrefix)) {
 			f.Other++
+			if bytes.Contains(line, []byte("StreamingDeduplicate")) {
+				c.planLine(line)
+			}
 			return
 		}
 	}

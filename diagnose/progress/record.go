@@ -186,6 +186,9 @@ type Query struct {
 	ID   string
 	Name string
 	Runs []Run
+	// Plan is the dedup as an event log's SQL plan shows it (the first
+	// run that has one), nil without an event log.
+	Plan *Plan
 }
 
 // Records is every record of q in order (runs by start, batches by id).
