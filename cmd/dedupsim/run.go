@@ -181,7 +181,13 @@ func runScenarios(args []string) ([]*scenarios.Scenario, error) {
 	if len(args) == 0 {
 		return scenarios.Catalogue()
 	}
-	return scenarios.Discover(args)
+	return scenarios.DiscoverNoting(args, noteSkipped("run"))
+}
+
+// noteSkipped prints discovery's one-line notes (a YAML file in a folder
+// that is no scenario) on standard error.
+func noteSkipped(verb string) func(string) {
+	return func(s string) { fmt.Fprintf(os.Stderr, "dedupsim %s: %s\n", verb, s) }
 }
 
 // runTally is what run keeps of a batch, in job order.
