@@ -234,6 +234,9 @@ func (r Report) HTML() []byte {
 			b.WriteString("</small></li>\n")
 		}
 		b.WriteString("</ul>\n")
+		if n := chartNote(q); n != "" {
+			fmt.Fprintf(&b, "<p><small>%s</small></p>\n", e(n))
+		}
 		for _, c := range charts(q) {
 			b.WriteString(c.SVG())
 			b.WriteString("\n")
@@ -296,13 +299,26 @@ func charts(q QueryReport) []reports.Chart {
 	ev := func(p Point) (float64, bool) { return float64(p.MaxEventMs-e0) / 1000, p.HasMaxEvent }
 	late := line("numRowsDroppedByWatermark", "#b00020", func(p Point) (float64, bool) { return float64(p.Dropped), true })
 	late.Bars = true
-	return []reports.Chart{
+	out := []reports.Chart{
 		mk("State rows (numRowsTotal, operator 0)", "keys", line("numRowsTotal", "#1f77b4", func(p Point) (float64, bool) { return float64(p.RowsTotal), true })),
 		mk("State memory (memoryUsedBytes, operator 0)", "bytes", line("memoryUsedBytes", "#9467bd", func(p Point) (float64, bool) { return float64(p.MemoryBytes), true })),
-		mk("Watermark vs max event time (event-time seconds after "+iso(e0)+")", "event time, s", line("eventTime.watermark", "#2ca02c", wm), line("eventTime.max", "#ff7f0e", ev)),
-		mk("Late rows dropped per batch", "rows", late),
-		mk("Batch duration", "ms", line("batchDuration", "#8c564b", func(p Point) (float64, bool) { return float64(p.DurationMs), p.DurationMs >= 0 })),
 	}
+	// A query without a watermark has neither a watermark nor late rows:
+	// no empty chart for them (chartNote says so).
+	if q.Facts.HasWatermark {
+		out = append(out, mk("Watermark vs max event time (event-time seconds after "+iso(e0)+")", "event time, s", line("eventTime.watermark", "#2ca02c", wm), line("eventTime.max", "#ff7f0e", ev)),
+			mk("Late rows dropped per batch", "rows", late))
+	}
+	return append(out, mk("Batch duration", "ms", line("batchDuration", "#8c564b", func(p Point) (float64, bool) { return float64(p.DurationMs), p.DurationMs >= 0 })))
+}
+
+// chartNote says why a query's report has no watermark chart ("" when it
+// has one).
+func chartNote(q QueryReport) string {
+	if q.Facts.HasWatermark || len(q.Points) == 0 {
+		return ""
+	}
+	return "No watermark or late-rows chart: the query has no watermark (no record has eventTime.watermark), so nothing is late and nothing is evicted."
 }
 
 // Write writes report.html, report.json and junit.xml into dir (created if

@@ -481,11 +481,14 @@ func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error
 // not run, what a live run did, the unmet expectations and, for a failure,
 // the command that replays it.
 func printRun(w io.Writer, r *result.Run) {
-	status := "PASS"
-	if !r.Passed {
-		status = "FAIL"
+	status, why, _ := strings.Cut(reports.Status(r), ": ")
+	if !strings.Contains(why, ";") {
+		why = ""
+	} else {
+		_, why, _ = strings.Cut(why, "; ")
+		why = " (" + why + ")"
 	}
-	fmt.Fprintf(w, "%s %s seed=%d\n", status, r.Scenario, r.Seed)
+	fmt.Fprintf(w, "%s %s seed=%d%s\n", status, r.Scenario, r.Seed, why)
 	for _, l := range reports.HeadlineLines(r) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
@@ -500,7 +503,7 @@ func printRun(w io.Writer, r *result.Run) {
 	}
 	for _, e := range r.Expect {
 		if !e.OK {
-			fmt.Fprintf(w, "  expected %s %s, got %d\n", e.Finding, e.Want, e.Got)
+			fmt.Fprintf(w, "  expected %s %s, got %s\n", e.Finding, e.Want, e.GotText())
 		}
 	}
 	if !r.Passed {

@@ -545,6 +545,17 @@ func (c *checker) at(ms int64) string {
 	return fmt.Sprintf("%s (%s)", isoUs(satMul(ms, 1000)), relSec(satAdd(ms, -c.counts.StartMs)))
 }
 
+// Times says how many times, as a person writes it: once, twice, 3 times.
+func Times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
 // relSec renders milliseconds since the run's start as signed seconds.
 func relSec(ms int64) string {
 	s := strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
