@@ -73,11 +73,19 @@ func (c *collector) noRecord(f File) error {
 	if f.Codec != "" {
 		what += " (" + f.Codec + ")"
 	}
-	what += fmt.Sprintf(": %d lines, %d bad lines, %d listener events, %d other lines", f.Lines, f.Bad, f.Events, f.Other)
+	what += fmt.Sprintf(": %s, %s, %s, %s", count(f.Lines, "line"), count(f.Bad, "bad line"), count(f.Events, "listener event"), count(f.Other, "other line"))
 	if c.firstBad != "" {
 		what += "; the first bad line: " + c.firstBad
 	}
 	return fmt.Errorf("no StreamingQueryProgress record in this input (%s)", what)
+}
+
+// count is n and what, with an s for any n but 1.
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // ReadFrom reads one input from r, named name in its messages (a file's

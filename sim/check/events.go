@@ -276,9 +276,9 @@ func (c *checker) checkLateFilter() {
 				late := cp.EventTimeUs <= satMul(b.LateWatermarkMs, 1000)
 				switch {
 				case late && r.outcome != outLate:
-					d = fmt.Sprintf("copy %d (t=%s) is at or below batch %d's late watermark %s but was %s", ci, c.et(cp.EventTimeUs), b.BatchID, c.at(b.LateWatermarkMs), r.outcome)
+					d = fmt.Sprintf("copy %d (t=%s) is at or below batch %d's late watermark %s but was %s", ci, c.et(cp.EventTimeUs), b.BatchID, c.wm(b.LateWatermarkMs), r.outcome)
 				case !late && r.outcome == outLate:
-					d = fmt.Sprintf("copy %d (t=%s) is above batch %d's late watermark %s but was dropped as late", ci, c.et(cp.EventTimeUs), b.BatchID, c.at(b.LateWatermarkMs))
+					d = fmt.Sprintf("copy %d (t=%s) is above batch %d's late watermark %s but was dropped as late", ci, c.et(cp.EventTimeUs), b.BatchID, c.wm(b.LateWatermarkMs))
 				}
 			} else if r.outcome == outLate {
 				why := "the query has no watermark"
@@ -465,7 +465,7 @@ func (c *checker) checkLateDropped() {
 		}
 		b := &h.Batches[firstLate.exec]
 		fl := fmt.Sprintf("copy %d (t=%s) dropped as late in batch %d at %s (late watermark %s)",
-			firstLate.copy, c.et(h.Copies[firstLate.copy].EventTimeUs), b.BatchID, c.at(b.AtMs), c.at(b.LateWatermarkMs))
+			firstLate.copy, c.et(h.Copies[firstLate.copy].EventTimeUs), b.BatchID, c.at(b.AtMs), c.wm(b.LateWatermarkMs))
 		var d string
 		if m == 0 {
 			never++
