@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,5 +82,73 @@ func TestShrinkCLI(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, %q; want 2 and %q on one line", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestIncidentRecipe runs the README's incident recipe, its four lines as
+// written, on a spark.eventLog.dir of Spark 4.1.1's event logs and the
+// re-stamped-retries query's checkpoint: diagnose finds the table
+// duplicate and fits a scenario, run reproduces it, shrink writes the
+// smallest pair, and its regression test fails until the query is fixed.
+func TestIncidentRecipe(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(b), "<!-- incident-recipe:")
+	if !ok {
+		t.Fatal("README.md has no incident recipe")
+	}
+	_, block, _ = strings.Cut(block, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("the recipe has %d commands, want 4:\n%s", len(lines), block)
+	}
+	bin := binary(t)
+	fix, _ := filepath.Abs(fixtures)
+	work := t.TempDir()
+	sub := strings.NewReplacer("bin/dedupsim ", "", "/var/log/spark-events", eventLogDir(t, fix), "/checkpoints/payments", fix+"/restamped-hdfs/checkpoint")
+	want := []int{1, 0, 0, 1}
+	for i, l := range lines {
+		args := strings.Fields(sub.Replace(l))
+		c := exec.Command(bin, args...)
+		c.Dir = work
+		out, err := c.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != want[i] {
+			t.Fatalf("%s: exit %d, want %d\n%s", l, code, want[i], out)
+		}
+		switch i {
+		case 0:
+			if !strings.Contains(string(out), "PROBLEM table-duplicate") || !strings.Contains(string(out), "for example: r") {
+				t.Errorf("diagnose:\n%s", out)
+			}
+		case 2:
+			if !strings.Contains(string(out), "to 2 rows in 1 line") {
+				t.Errorf("shrink:\n%s", out)
+			}
+		case 3:
+			if !strings.Contains(string(out), `unique [id]`) {
+				t.Errorf("the regression test:\n%s", out)
+			}
+		}
+	}
+	// The fix, then the same check passes.
+	q := filepath.Join(work, "incident", "query.yaml")
+	qb, _ := os.ReadFile(q)
+	fixed := strings.Replace(string(qb), "dedup: {api: dropDuplicates, keys: [id, ts]}", "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}", 1)
+	if fixed == string(qb) {
+		t.Fatalf("query.yaml:\n%s", qb)
+	}
+	os.WriteFile(q, []byte(fixed), 0o644)
+	args := strings.Fields(sub.Replace(lines[3]))
+	c := exec.Command(bin, args...)
+	c.Dir = work
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Errorf("after the fix: %v\n%s", err, out)
 	}
 }
