@@ -13,8 +13,10 @@
 // Shrinking is deterministic: the candidates come in a fixed order, every
 // run is the simulator or the engine on an in-memory checkpoint, and the
 // budget counts runs, not seconds, so the same scenario, seed and budget
-// give the same bytes. Conform's shrinker (conform/shrink.go) uses the same
-// delta debugging (DropEach) on pairs that real Spark judges.
+// give the same bytes. (conform/shrink.go shrinks pairs that real Spark
+// judges: rounds of one-line and one-row candidates run side by side on
+// Spark, where each run costs seconds; this package runs its candidates one
+// by one in process, where each costs milliseconds.)
 package shrink
 
 import (

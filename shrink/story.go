@@ -8,6 +8,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/sim/check"
 )
 
 // The witness's story: which copies of the event, which batches emitted or
@@ -106,11 +107,6 @@ func inputLines(p *pair, r *execResult, header int) [][]int {
 
 func usText(us int64) string {
 	return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.999999Z")
-}
-
-// msText is a watermark as Spark prints it.
-func msText(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 func durText(us int64) string {
@@ -217,10 +213,10 @@ func (w *witness) whyReemitted(q *query.Query, r *execResult) string {
 		why := fmt.Sprintf("the state keeps copy 1's id until the watermark reaches its event time plus the %s delay, %s (docs/spark-semantics.md §4.2, §4.3)", durText(q.DelayMs()*1000), usText(expiry))
 		if evict >= 0 {
 			x := r.execs[evict]
-			why += fmt.Sprintf("; batch %d ran with watermark %s and removed it", x.batchID, msText(x.evictWM))
+			why += fmt.Sprintf("; batch %d ran with watermark %s and removed it", x.batchID, check.SparkTime(x.evictWM))
 		}
 		xb := r.execs[b.exec]
-		why += fmt.Sprintf(". Copy 2 came %s after copy 1 in event time, more than the delay, and above the watermark batch %d filtered with (%s), so it was not late (§4.4) and was emitted as a new key. The guarantee covers copies less than the delay apart (§4.5): a delay above the retries' largest gap would have dropped it.", durText(b.eventUs-a.eventUs), xb.batchID, msText(xb.lateWM))
+		why += fmt.Sprintf(". Copy 2 came %s after copy 1 in event time, more than the delay, and above the watermark batch %d filtered with (%s), so it was not late (§4.4) and was emitted as a new key. The guarantee covers copies less than the delay apart (§4.5): a delay above the retries' largest gap would have dropped it.", durText(b.eventUs-a.eventUs), xb.batchID, check.SparkTime(xb.lateWM))
 		return why
 	case col == "" && q.API == query.DropDuplicates:
 		return "without a watermark the state keeps every key forever (docs/spark-semantics.md §2.2): the state of this checkpoint did not hold the first copy when the second was read."

@@ -167,3 +167,24 @@ func TestPlan(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlanLine: a plan line never panics the reader, and what it keeps is
+// names (no '#', no empty key) and a delay >= 0.
+func FuzzPlanLine(f *testing.F) {
+	f.Add(`"simpleString":"StreamingDeduplicate [id#0, ts#3-T30000ms], state info [ checkpoint = file:/c/state, runId = 561ee604-6261-4d47-be56-000000000001, opId = 0]"`)
+	f.Add(`StreamingDeduplicateWithinWatermark [a#1], state info [ checkpoint = x, runId = 561ee604-6261-4d47-be56-000000000001, opId = 0]\n+- EventTimeWatermark 0f0e0d0c-0b0a-0908-0706-050403020100, t#9: timestamp, 2 minutes\n`)
+	f.Fuzz(func(t *testing.T, line string) {
+		c := newCollector()
+		c.planLine([]byte(line))
+		for _, p := range c.plans {
+			for _, k := range p.Keys {
+				if k == "" || strings.Contains(k, "#") {
+					t.Fatalf("key %q from %q", k, line)
+				}
+			}
+			if p.DelayMs < 0 {
+				t.Fatalf("delay %d", p.DelayMs)
+			}
+		}
+	})
+}
