@@ -142,7 +142,7 @@ func describeQuery(q *query.Query) string {
 // story tells the witness in a few lines of Markdown.
 func (w *witness) story(q *query.Query, r *execResult) []string {
 	var out []string
-	out = append(out, fmt.Sprintf("Event %s is in the %s %d times.", w.id, tableName(r), w.rows))
+	out = append(out, fmt.Sprintf("Event %s is in the %s %s.", w.id, tableName(r), check.Times(w.rows)))
 	switch w.class {
 	case Reemitted:
 		for i, c := range w.copies {
