@@ -527,7 +527,7 @@ func (a *Analyzer) diagnose(t []byte, err error) error {
 		q := strconv.Quote(c.name)
 		switch {
 		case strings.HasPrefix(msg, "missing "):
-			msg = "missing"
+			msg = "missing" + presentFields(t)
 		case strings.HasPrefix(msg, "column "+q+" "):
 			msg = strings.TrimPrefix(msg, "column "+q+" ")
 		default:
@@ -539,6 +539,24 @@ func (a *Analyzer) diagnose(t []byte, err error) error {
 		return a.lineError(c.name, errors.New(msg))
 	}
 	return a.lineError("", err)
+}
+
+// presentFields lists the fields a row has, for a column it lacks: the
+// flag (--key, --time) likely names one of them in another spelling.
+func presentFields(t []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(t, &m) != nil || len(m) == 0 {
+		return "; the row has no field"
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if len(names) > 20 {
+		names = append(names[:20], fmt.Sprintf("and %d more", len(names)-20))
+	}
+	return "; the row's fields: " + strings.Join(names, ", ")
 }
 
 // flush classifies a complete block's events against its median and feeds

@@ -237,7 +237,7 @@ func TestLineErrors(t *testing.T) {
 		t.Errorf("arrival null: %v", err)
 	}
 	_, err = Run(strings.NewReader(`{"id":"a","ts":1}`), Options{File: "x.jsonl", Keys: []string{"id"}, Time: "ts", Arrival: "at"})
-	if err == nil || err.Error() != "x.jsonl:1: at: missing" {
+	if err == nil || err.Error() != "x.jsonl:1: at: missing; the row's fields: id, ts" {
 		t.Errorf("arrival missing: %v", err)
 	}
 
@@ -248,7 +248,7 @@ func TestLineErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.BadLines != 2 || r.Events != 2 || r.ExtraCopies != 1 || len(r.BadExamples) != 2 ||
-		!strings.HasPrefix(r.BadExamples[0], "x.jsonl:2: ") || r.BadExamples[1] != "x.jsonl:4: id: missing" {
+		!strings.HasPrefix(r.BadExamples[0], "x.jsonl:2: ") || r.BadExamples[1] != "x.jsonl:4: id: missing; the row's fields: ts" {
 		t.Fatalf("%+v", r)
 	}
 	if !strings.Contains(strings.Join(r.Notes, "\n"), "2 bad lines skipped") {

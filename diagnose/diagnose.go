@@ -41,20 +41,29 @@ const (
 	TooFewPartitions     Kind = "state-partitions-too-few"
 	DuplicatesDropped    Kind = "duplicates-dropped"
 	EventTimeInKey       Kind = "event-time-in-key"
-	QueryRestarted       Kind = "query-restarted"
-	BadLines             Kind = "bad-lines"
+	// TableDuplicate: the checkpoint (--checkpoint) holds ids under several
+	// event times, so their events reached the table more than once.
+	TableDuplicate Kind = Kind(check.TableDuplicate)
+	// CheckpointMismatch: the checkpoint given is not the log's query's, or
+	// lacks batches the log has.
+	CheckpointMismatch Kind = "checkpoint-mismatch"
+	QueryRestarted     Kind = "query-restarted"
+	BadLines           Kind = "bad-lines"
 )
 
 // Kinds lists every kind in report order.
-var Kinds = []Kind{ConflictingCopies, QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
+var Kinds = []Kind{ConflictingCopies, CheckpointMismatch, QueryFailed, TableDuplicate, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
 	WatermarkRegressed, LateDropped, BatchDurationGrowing, TooFewPartitions, DuplicatesDropped, EventTimeInKey, QueryRestarted, BadLines}
 
-// Severity: a problem fails the diagnosis (exit 1); info is evidence.
+// Severity: a problem fails the diagnosis (exit 1); a risk is a failure
+// the metrics cannot show, which the checkpoint can (--checkpoint); info
+// is evidence.
 type Severity string
 
 // Severities.
 const (
 	Problem Severity = "problem"
+	Risk    Severity = "risk"
 	Info    Severity = "info"
 )
 
@@ -145,6 +154,9 @@ type Facts struct {
 	DuplicateRate float64 `json:"duplicateRate"`
 	// KeyRatePerSec is new keys per second of event time.
 	KeyRatePerSec float64 `json:"keyRatePerSecond"`
+	// Plan is the dedup as the event log's SQL plan shows it (nil
+	// without an event log).
+	Plan *progress.Plan `json:"plan,omitempty"`
 	// StateBytes is the measured bytes per key of operator 0
 	// (memoryUsedBytes / numRowsTotal over its plateau batches, the figure
 	// size --from-progress sizes with); nil when no batch has state rows.
@@ -178,7 +190,16 @@ type Report struct {
 	Conflicts  int                `json:"conflictingCopies"`
 	Queries    []QueryReport      `json:"queries"`
 	Problems   int                `json:"problems"`
-	Summary    string             `json:"summary"`
+	// Risks are findings the metrics cannot show (Risk).
+	Risks   int    `json:"risks"`
+	Summary string `json:"summary"`
+	// Verdict is the verdict line: "healthy" only with no problem and no
+	// risk.
+	Verdict string `json:"verdict"`
+	// Checkpoint is the checkpoint joined (Join), nil without one.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// Applications are those of an event-log folder given whole.
+	Applications []Application `json:"applications,omitempty"`
 }
 
 // Healthy: no problem finding.
@@ -216,27 +237,60 @@ func Diagnose(log *progress.Log, opt Options) Report {
 		}
 		r.Queries[0].Finding = append(r.Queries[0].Finding, f)
 	}
+	r.summarize()
+	return r
+}
+
+// summarize counts the problems and risks and words the summary and the
+// verdict (again after Join).
+func (r *Report) summarize() {
+	r.Problems, r.Risks = 0, 0
 	var parts []string
 	for _, q := range r.Queries {
-		var ks []string
+		var ks, rs []string
 		for _, f := range q.Finding {
-			if f.Severity == Problem {
+			switch f.Severity {
+			case Problem:
 				r.Problems++
 				ks = append(ks, string(f.Kind))
+			case Risk:
+				r.Risks++
+				rs = append(rs, string(f.Kind))
 			}
 		}
 		name := q.Name
 		if name == "" {
 			name = q.ID
 		}
-		if len(ks) == 0 {
-			parts = append(parts, fmt.Sprintf("%s: healthy over %d batches", name, q.Batches))
-		} else {
+		switch {
+		case len(ks) > 0:
 			parts = append(parts, fmt.Sprintf("%s: %s", name, strings.Join(uniq(ks), ", ")))
+		case len(rs) > 0:
+			parts = append(parts, fmt.Sprintf("%s: no problem in the metrics over %s; %s they cannot show (%s)", name, plural(q.Batches, "batch"), plural(len(rs), "risk"), strings.Join(uniq(rs), ", ")))
+		default:
+			parts = append(parts, fmt.Sprintf("%s: healthy over %s", name, plural(q.Batches, "batch")))
 		}
 	}
 	r.Summary = strings.Join(parts, "; ")
-	return r
+	switch {
+	case r.Problems > 0:
+		r.Verdict = fmt.Sprintf("%s: %s", plural(r.Problems, "problem"), r.Summary)
+	case r.Risks > 0:
+		r.Verdict = fmt.Sprintf("no problem in the metrics; %s they cannot show (%s)", plural(r.Risks, "risk"), r.Summary)
+	default:
+		r.Verdict = fmt.Sprintf("healthy (%s)", r.Summary)
+	}
+}
+
+// plural is n and what, with an s (es after ch, s, x) for any n but 1.
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "ch") || strings.HasSuffix(what, "s") || strings.HasSuffix(what, "x") {
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // conflictFinding: copies of one executed batch that differ. Spark writes
@@ -380,6 +434,10 @@ func (s *series) shape() Facts {
 		f.KeyRatePerSec = float64(updated) / (float64(maxEv-minEv) / 1000)
 	}
 	f.DelayMs, f.DelayEstimate = s.opt.DelayMs, false
+	f.Plan = s.q.Plan
+	if f.DelayMs == 0 && f.Plan != nil && f.Plan.HasDelay {
+		f.DelayMs = f.Plan.DelayMs
+	}
 	if f.DelayMs == 0 && f.HasWatermark {
 		f.DelayMs, f.DelayEstimate = s.estimateDelay(), true
 	}

@@ -24,9 +24,16 @@ func (r Report) WriteText(w io.Writer) {
 		if f.Codec != "" {
 			s += ", " + f.Codec
 		}
+		if f.InProgress {
+			s += ", in progress"
+		}
+		if f.CutShort {
+			s += ", cut short where the application was writing it"
+		}
 		s += fmt.Sprintf(", %d records)", f.Records)
 		shapes = append(shapes, s)
 	}
+	r.writeApplications(w)
 	fmt.Fprintf(w, "inputs: %s\n", strings.Join(shapes, ", "))
 	if r.BadTotal > 0 || r.Duplicates > 0 || r.Conflicts > 0 {
 		fmt.Fprintf(w, "bad lines: %d; records seen in two inputs: %d; conflicting copies: %d\n", r.BadTotal, r.Duplicates, r.Conflicts)
@@ -37,30 +44,26 @@ func (r Report) WriteText(w io.Writer) {
 		if t := q.Facts.stateBytesText(); t != "" {
 			fmt.Fprintf(w, "  %s\n", t)
 		}
-		for _, sev := range []Severity{Problem, Info} {
+		for _, sev := range []Severity{Problem, Risk, Info} {
 			for _, f := range q.Finding {
 				if f.Severity != sev {
 					continue
 				}
-				tag := "PROBLEM"
-				if sev == Info {
-					tag = "info"
-				}
+				tag := map[Severity]string{Problem: "PROBLEM", Risk: "RISK", Info: "info"}[sev]
 				fmt.Fprintf(w, "  %-7s %s: %s\n", tag, f.Kind, f.Message)
 				for _, e := range f.Evidence {
 					fmt.Fprintf(w, "            %s\n", e)
 				}
-				if sev == Problem {
+				switch sev {
+				case Problem:
 					fmt.Fprintf(w, "            fix: %s\n", f.Advice)
+				case Risk:
+					fmt.Fprintf(w, "            look: %s\n", f.Advice)
 				}
 			}
 		}
 	}
-	if r.Healthy() {
-		fmt.Fprintf(w, "\nverdict: healthy (%s)\n", r.Summary)
-	} else {
-		fmt.Fprintf(w, "\nverdict: %d problem(s): %s\n", r.Problems, r.Summary)
-	}
+	fmt.Fprintf(w, "\nverdict: %s\n", r.Verdict)
 }
 
 func nameOf(q QueryReport) string {
@@ -160,7 +163,7 @@ type junitFailure struct {
 
 // problemKinds are the kinds junit.xml has a test case for, per query, so
 // that a nightly job can alert on each by name.
-var problemKinds = []Kind{ConflictingCopies, QueryFailed, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
+var problemKinds = []Kind{ConflictingCopies, CheckpointMismatch, QueryFailed, TableDuplicate, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
 	WatermarkRegressed, LateDropped, BatchDurationGrowing, TooFewPartitions}
 
 // JUnit is junit.xml: one test case per query and problem kind, failed
@@ -196,11 +199,14 @@ func (r Report) HTML() []byte {
 	var b strings.Builder
 	e := html.EscapeString
 	b.WriteString("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>dedupsim diagnose</title>\n<style>" +
-		"body{font:14px system-ui,sans-serif;margin:2em;max-width:820px}.problem{color:#b00020}.info{color:#555}" +
+		"body{font:14px system-ui,sans-serif;margin:2em;max-width:820px}.problem{color:#b00020}.risk{color:#a15c00}.info{color:#555}" +
 		"li{margin:.4em 0}small{color:#555}</style></head><body>\n")
 	verdict := "healthy"
-	if !r.Healthy() {
-		verdict = fmt.Sprintf("%d problem(s)", r.Problems)
+	switch {
+	case r.Problems > 0:
+		verdict = plural(r.Problems, "problem")
+	case r.Risks > 0:
+		verdict = "no problem in the metrics; " + plural(r.Risks, "risk") + " they cannot show"
 	}
 	fmt.Fprintf(&b, "<h1>dedupsim diagnose: %s</h1>\n<p>%s</p>\n", e(verdict), e(r.Summary))
 	b.WriteString("<p><small>inputs: ")
@@ -219,12 +225,18 @@ func (r Report) HTML() []byte {
 		b.WriteString("<ul>\n")
 		for _, f := range q.Finding {
 			fmt.Fprintf(&b, "<li class=\"%s\"><b>%s</b> %s: %s<br><small>%s", f.Severity, e(string(f.Severity)), e(string(f.Kind)), e(f.Message), e(strings.Join(f.Evidence, "; ")))
-			if f.Severity == Problem {
+			switch f.Severity {
+			case Problem:
 				fmt.Fprintf(&b, "<br>fix: %s", e(f.Advice))
+			case Risk:
+				fmt.Fprintf(&b, "<br>look: %s", e(f.Advice))
 			}
 			b.WriteString("</small></li>\n")
 		}
 		b.WriteString("</ul>\n")
+		if n := chartNote(q); n != "" {
+			fmt.Fprintf(&b, "<p><small>%s</small></p>\n", e(n))
+		}
 		for _, c := range charts(q) {
 			b.WriteString(c.SVG())
 			b.WriteString("\n")
@@ -287,13 +299,26 @@ func charts(q QueryReport) []reports.Chart {
 	ev := func(p Point) (float64, bool) { return float64(p.MaxEventMs-e0) / 1000, p.HasMaxEvent }
 	late := line("numRowsDroppedByWatermark", "#b00020", func(p Point) (float64, bool) { return float64(p.Dropped), true })
 	late.Bars = true
-	return []reports.Chart{
+	out := []reports.Chart{
 		mk("State rows (numRowsTotal, operator 0)", "keys", line("numRowsTotal", "#1f77b4", func(p Point) (float64, bool) { return float64(p.RowsTotal), true })),
 		mk("State memory (memoryUsedBytes, operator 0)", "bytes", line("memoryUsedBytes", "#9467bd", func(p Point) (float64, bool) { return float64(p.MemoryBytes), true })),
-		mk("Watermark vs max event time (event-time seconds after "+iso(e0)+")", "event time, s", line("eventTime.watermark", "#2ca02c", wm), line("eventTime.max", "#ff7f0e", ev)),
-		mk("Late rows dropped per batch", "rows", late),
-		mk("Batch duration", "ms", line("batchDuration", "#8c564b", func(p Point) (float64, bool) { return float64(p.DurationMs), p.DurationMs >= 0 })),
 	}
+	// A query without a watermark has neither a watermark nor late rows:
+	// no empty chart for them (chartNote says so).
+	if q.Facts.HasWatermark {
+		out = append(out, mk("Watermark vs max event time (event-time seconds after "+iso(e0)+")", "event time, s", line("eventTime.watermark", "#2ca02c", wm), line("eventTime.max", "#ff7f0e", ev)),
+			mk("Late rows dropped per batch", "rows", late))
+	}
+	return append(out, mk("Batch duration", "ms", line("batchDuration", "#8c564b", func(p Point) (float64, bool) { return float64(p.DurationMs), p.DurationMs >= 0 })))
+}
+
+// chartNote says why a query's report has no watermark chart ("" when it
+// has one).
+func chartNote(q QueryReport) string {
+	if q.Facts.HasWatermark || len(q.Points) == 0 {
+		return ""
+	}
+	return "No watermark or late-rows chart: the query has no watermark (no record has eventTime.watermark), so nothing is late and nothing is evicted."
 }
 
 // Write writes report.html, report.json and junit.xml into dir (created if

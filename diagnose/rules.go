@@ -29,7 +29,7 @@ const (
 		`real events were discarded as too late ... Alert on it as a rate")`
 	adviceRestamp = `if producers stamp the event time anew on every retry, copies are different keys and pass: use ` +
 		`dropDuplicatesWithinWatermark(keys without the event time) (seed 000, "Event time in the key, different per retry"); ` +
-		`dedupsim inspect on the checkpoint lists ids held under several event times`
+		`diagnose --checkpoint DIR (the query's checkpoint) looks in the state for ids held under several event times`
 	adviceDuration = `eviction scans the whole store every batch, so batch time tracks state size: bound the state ` +
 		`(a watermark, a shorter delay) and move it off the heap (seed 004, Symptoms and Step 5)`
 	advicePartitions = `spark.sql.shuffle.partitions sets the state partitions and is pinned by the checkpoint: ` +
@@ -158,10 +158,11 @@ func (s *series) operator(i int) {
 			Advice:   "none needed: this is the dedup working; a sudden change of this rate is a producer change worth a look"})
 	}
 	if o.name == "dedupe" && s.facts.HasWatermark && o.removed > 0 {
-		s.add(Finding{Kind: EventTimeInKey, Severity: Info, Operator: i, FromBatch: -1,
-			Message:  fmt.Sprintf("%s evicts keys as the watermark passes (%s removed), so the event-time column is in its key: copies are duplicates only when their event times are equal", name, num(o.removed)),
-			Evidence: []string{"operatorName dedupe with eventTime.watermark and numRowsRemoved > 0"},
-			Advice:   adviceRestamp})
+		s.add(Finding{Kind: EventTimeInKey, Severity: Risk, Operator: i, FromBatch: -1,
+			Message: fmt.Sprintf("%s evicts keys as the watermark passes (%s removed), so the event-time column is in its key: copies are duplicates only when their event times are equal, and a retry re-stamped with a new event time is a new key that reaches the table again, which no metric counts", name, num(o.removed)),
+			Evidence: []string{"operatorName dedupe with eventTime.watermark and numRowsRemoved > 0",
+				"numDroppedDuplicateRows counts only copies with equal event times: re-stamped copies are emitted and counted as new rows"},
+			Advice: adviceRestamp})
 	}
 }
 
@@ -194,12 +195,12 @@ func (s *series) stateGrowth(i int, name string, o opSeries) {
 		return
 	}
 	ev := []string{
-		fmt.Sprintf("numRowsTotal %s -> %s; over the second half +%.1f keys/s (least squares, R² %.2f, %d batches)", num(o.firstTotal), num(o.lastTotal), f.slope, f.r2, len(wx)),
+		fmt.Sprintf("numRowsTotal %s -> %s; over the second half +%.1f keys/s (least squares, %s)", num(o.firstTotal), num(o.lastTotal), f.slope, fitText(f.r2, len(wx))),
 		fmt.Sprintf("numRowsRemoved summed: %s", num(o.removed)),
 	}
 	mf := linear(wx, wm)
 	if mf.slope > 0 {
-		ev = append(ev, fmt.Sprintf("memoryUsedBytes %s, +%s/s (R² %.2f)", bytesText(o.lastMem), bytesText(int64(mf.slope)), mf.r2))
+		ev = append(ev, fmt.Sprintf("memoryUsedBytes %s, +%s/s (%s)", bytesText(o.lastMem), bytesText(int64(mf.slope)), fitText(mf.r2, len(wx))))
 		if b := s.opt.MemoryBudgetBytes; b > 0 {
 			if o.lastMem >= b {
 				ev = append(ev, fmt.Sprintf("memoryUsedBytes is already over the budget of %s", bytesText(b)))
@@ -222,8 +223,8 @@ func (s *series) stateGrowth(i int, name string, o opSeries) {
 		advice += "; meanwhile " + adviceRocksDB
 	}
 	s.add(Finding{Kind: StateUnbounded, Severity: Problem, Operator: i, FromBatch: o.batches[0], Confidence: f.r2,
-		Message:  fmt.Sprintf("%s: state keeps growing, %s keys now, +%.1f keys/s over the second half (confidence R² %.2f)", name, num(o.lastTotal), f.slope, f.r2),
-		Evidence: ev, Advice: advice})
+		Message:  fmt.Sprintf("%s: state keeps growing, %s keys now, +%.1f keys/s over the second half (%s)", name, num(o.lastTotal), f.slope, fitSummary(f.r2, len(wx))),
+		Evidence: append(ev, fewPoints(len(wx))...), Advice: advice})
 }
 
 // overBound: numRowsTotal above new keys per second of event time x
@@ -475,9 +476,9 @@ func (s *series) durations() {
 		return
 	}
 	s.add(Finding{Kind: BatchDurationGrowing, Severity: Problem, Operator: -1, FromBatch: batches[0], Confidence: f.r2,
-		Message: fmt.Sprintf("batch duration grows: %s on average in the first half, %s in the second (+%s per minute, R² %.2f)",
-			check.Dur(int64(first)), check.Dur(int64(second)), check.Dur(int64(f.slope*60)), f.r2),
-		Evidence: []string{fmt.Sprintf("batchDuration (or durationMs.triggerExecution) of %d data batches, each run's first left out", len(xs))},
+		Message: fmt.Sprintf("batch duration grows: %s on average in the first half, %s in the second (+%s per minute, %s)",
+			check.Dur(int64(first)), check.Dur(int64(second)), check.Dur(int64(f.slope*60)), fitSummary(f.r2, len(xs))),
+		Evidence: append([]string{fmt.Sprintf("batchDuration (or durationMs.triggerExecution) of %d data batches, each run's first left out", len(xs))}, fewPoints(len(xs))...),
 		Advice:   adviceDuration})
 }
 
@@ -496,6 +497,34 @@ func (s *series) restarts() {
 		Message:  fmt.Sprintf("the query ran %d times on its checkpoint (a new runId each start)", len(s.q.Runs)),
 		Evidence: ev,
 		Advice:   "a restart re-runs an uncommitted batch with the same batch id: the sink must be idempotent per batch id (seed 000, txnAppId + txnVersion)"})
+}
+
+// minTrendPoints is how many batches a fitted trend needs before its R² is
+// evidence: a straight line fits a handful of points closely whatever the
+// state does next.
+const minTrendPoints = 12
+
+// fitText states a fit's R² with the points it rests on, and says when
+// they are too few to mean much.
+func fitText(r2 float64, n int) string {
+	return fmt.Sprintf("R² %.2f over %d batches", r2, n)
+}
+
+// fitSummary is fitText for a finding's message: "only N batches: weak
+// evidence" when they are too few.
+func fitSummary(r2 float64, n int) string {
+	if n < minTrendPoints {
+		return fmt.Sprintf("R² %.2f over only %d batches: weak evidence", r2, n)
+	}
+	return fitText(r2, n)
+}
+
+// fewPoints is the evidence line of a trend over too few batches.
+func fewPoints(n int) []string {
+	if n >= minTrendPoints {
+		return nil
+	}
+	return []string{fmt.Sprintf("only %d batches in the fit: under %d, a straight line fits almost any points closely, so an R² near 1 says little; let the query run longer and diagnose again", n, minTrendPoints)}
 }
 
 func iso(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -3,11 +3,14 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"strings"
 )
 
 // ScenarioHints are what the log cannot say and a QUERY.yaml can (the
-// --query flag): the dedup keys, and the event-time column.
+// --query flag): the dedup keys, the event-time column, the policy over
+// several sources.
 type ScenarioHints struct {
 	Keys     []string
 	TimeCol  string
@@ -17,12 +20,18 @@ type ScenarioHints struct {
 	Override bool
 }
 
+// MaxScenarioRate bounds the emitted scenario's rate (events per second):
+// a faster query is scaled down to it (said in the description), so that
+// the simulated run stays a few hundred thousand events.
+const MaxScenarioRate = 10_000
+
 // reproduces is the checker's findings the emitted scenario expects for
 // query q's problems: the root cause in the checker's vocabulary, in order
 // (no watermark shows as state-unbounded; a stall as watermark-stalled with
 // state-over-bound, since the simulated stall heals; a future timestamp or
 // late retries as late-dropped; a watermark that evicts nothing as
-// state-unbounded).
+// state-unbounded; ids under several event times in the checkpoint as
+// table-duplicate).
 func reproduces(has func(Kind) bool) []string {
 	var out []string
 	switch {
@@ -39,16 +48,106 @@ func reproduces(has func(Kind) bool) []string {
 	if has(WatermarkJump) || has(LateDropped) {
 		out = append(out, string(LateDropped))
 	}
+	if has(TableDuplicate) {
+		out = append(out, string(TableDuplicate))
+	}
 	return out
 }
 
+// world is the query as the user wrote it, from the best source there is
+// for each part: --query, then the checkpoint (its key schema, pinned
+// partitions and policy), then the event log's SQL plan, then the
+// progress records (the operator's name, an estimated delay).
+type world struct {
+	api, timeCol, policy string
+	keys                 []string
+	delayMs              int64
+	partitions           int64
+	from                 []string // where the columns came from
+}
+
+var simColumn = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+func fitWorld(r Report, q QueryReport, h ScenarioHints, has func(Kind) bool) world {
+	f := q.Facts
+	w := world{api: "dropDuplicates", delayMs: f.DelayMs, partitions: max(f.Partitions, 1), policy: h.Policy}
+	if len(f.Operators) > 0 && f.Operators[0] == "dedupeWithinWatermark" {
+		w.api = "dropDuplicatesWithinWatermark"
+	}
+	var ck *CheckpointOperator
+	if c := r.Checkpoint; c != nil && c.QueryID == q.ID {
+		if w.policy == "" {
+			w.policy = c.Policy
+		}
+		if len(c.Operators) > 0 {
+			ck = &c.Operators[0]
+			if ck.Partitions > 0 {
+				w.partitions = int64(ck.Partitions)
+			}
+		}
+	}
+	switch {
+	case len(h.Keys) > 0:
+		w.keys, w.timeCol = h.Keys, h.TimeCol
+		w.from = append(w.from, "--query")
+	case ck != nil && len(ck.KeyColumns) > 0:
+		w.keys = ck.KeyColumns
+		if ck.EventTime != "expiresAtMicros" {
+			w.timeCol = ck.EventTime
+		}
+		w.from = append(w.from, "the checkpoint's key schema")
+	case f.Plan != nil && len(f.Plan.Keys) > 0:
+		w.keys, w.timeCol = f.Plan.Keys, f.Plan.EventTime
+		w.from = append(w.from, "the event log's SQL plan")
+	}
+	if f.Plan != nil {
+		w.api = f.Plan.API
+		if w.timeCol == "" {
+			w.timeCol = f.Plan.EventTime
+		}
+	}
+	if f.DelayEstimate {
+		switch {
+		case ck != nil && ck.DelayMs > 0:
+			w.delayMs = ck.DelayMs
+		case f.Plan != nil && f.Plan.HasDelay:
+			w.delayMs = f.Plan.DelayMs
+		}
+	}
+	for _, k := range append(slices.Clone(w.keys), w.timeCol) {
+		if k != "" && !simColumn.MatchString(k) {
+			w.keys, w.timeCol = nil, ""
+			w.from = append(w.from, fmt.Sprintf("not %q: the simulator's column names are identifiers", k))
+			break
+		}
+	}
+	if w.timeCol == "" {
+		w.timeCol = "ts"
+	}
+	if len(w.keys) == 0 {
+		w.keys = []string{"id"}
+		if w.api == "dropDuplicates" && f.HasWatermark && (hasKind(q, EventTimeInKey) || has(TableDuplicate)) {
+			w.keys = []string{"id", w.timeCol}
+		}
+	}
+	if w.api == "dropDuplicatesWithinWatermark" {
+		w.keys = slices.DeleteFunc(slices.Clone(w.keys), func(k string) bool { return k == w.timeCol })
+		if len(w.keys) == 0 {
+			w.keys = []string{"id"}
+		}
+	}
+	return w
+}
+
 // Scenario is a scenario file (scenarios/README.md) fitted to query q of
-// the report: the input rate from inputRowsPerSecond, the duplicate rate
-// from numDroppedDuplicateRows, the API and watermark from the operator and
-// eventTime, and the fault that explains each problem finding (no
-// watermark, a quiet second input, a future-clock producer). Its expect
-// block asks the simulator for the same findings (Reproduces), and for
-// their absence when the query was healthy.
+// the report, in the user's world: the key and event-time columns, the
+// delay, the state partitions and the policy of the real query (fitWorld),
+// the input rate from inputRowsPerSecond (above MaxScenarioRate scaled
+// down, and said), the duplicate rate from numDroppedDuplicateRows, and the
+// fault that explains each problem finding (no watermark, a quiet second
+// input, a future-clock producer, re-stamped retries). Its expect block
+// asks the simulator for the same findings (Reproduces), and for their
+// absence when the query was healthy.
 func Scenario(r Report, qi int, h ScenarioHints) (string, []string) {
 	q := r.Queries[qi]
 	f := q.Facts
@@ -60,29 +159,25 @@ func Scenario(r Report, qi int, h ScenarioHints) (string, []string) {
 		}
 		return false
 	}
-	api := "dropDuplicates"
-	if len(f.Operators) > 0 && f.Operators[0] == "dedupeWithinWatermark" {
-		api = "dropDuplicatesWithinWatermark"
-	}
-	keys := h.Keys
-	if len(keys) == 0 {
-		keys = []string{"id"}
-		if api == "dropDuplicates" && f.HasWatermark && hasKind(q, EventTimeInKey) {
-			keys = []string{"id", "ts"}
-		}
-	}
-	delay := roundDelay(f.DelayMs)
+	w := fitWorld(r, q, h, has)
+	delay := roundDelay(w.delayMs)
 	trigger := max(1, int64(math.Round(float64(f.TriggerMs)/1000)))
-	rate := math.Max(1, math.Min(200, math.Round(f.InputRate)))
-	partitions := max(f.Partitions, 1)
+	measured := math.Max(1, math.Round(f.InputRate))
+	rate := math.Min(MaxScenarioRate, measured)
 	name := "diagnosed-" + slug(nameOf(q))
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\n", name)
 	fmt.Fprintf(&b, "source: %s\n", yamlQuote("dedupsim diagnose "+strings.Join(h.Files, " ")+": "+r.Summary))
 	b.WriteString("description: |\n")
 	fmt.Fprintf(&b, "  Fitted to query %s (id %s) by dedupsim diagnose.\n\n", nameOf(q), q.ID)
-	fmt.Fprintf(&b, "  %s; %d batches, %s rows in. Rates and sizes are scaled to a short\n", f.describe(), q.Batches, num(q.Rows))
-	b.WriteString("  simulated run; the fault below is the one that explains the finding. Keep it under\n")
+	fmt.Fprintf(&b, "  %s; %d batches, %s rows in.\n", f.describe(), q.Batches, num(q.Rows))
+	if len(w.from) > 0 {
+		fmt.Fprintf(&b, "  Columns from %s.\n", strings.Join(w.from, "; "))
+	}
+	if rate < measured {
+		fmt.Fprintf(&b, "  The input rate is scaled from %g to %g rows/s for a short simulated run (delay, partitions\n  and retry gaps are kept).\n", measured, rate)
+	}
+	b.WriteString("  The fault below is the one that explains the finding. Keep it under\n")
 	b.WriteString("  scenarios/incidents/ with the fix applied and its expectation turned to absent.\n")
 	b.WriteString("query:\n")
 	stall := has(WatermarkStalled)
@@ -90,23 +185,23 @@ func Scenario(r Report, qi int, h ScenarioHints) (string, []string) {
 	if stall || h.Sources > 1 {
 		nsrc = 2
 	}
-	fmt.Fprintf(&b, "  dedup: {api: %s, keys: [%s]}\n", api, strings.Join(keys, ", "))
+	fmt.Fprintf(&b, "  dedup: {api: %s, keys: [%s]}\n", w.api, strings.Join(w.keys, ", "))
 	switch {
 	case !f.HasWatermark:
 	case nsrc > 1:
 		b.WriteString("  sources:\n")
 		for _, s := range []string{"fast", "slow"} {
-			fmt.Fprintf(&b, "    - name: %s\n      watermark: {column: ts, delay: %s}\n", s, delay)
+			fmt.Fprintf(&b, "    - name: %s\n      watermark: {column: %s, delay: %s}\n", s, w.timeCol, delay)
 		}
-		policy := h.Policy
+		policy := w.policy
 		if policy == "" {
 			policy = "min"
 		}
 		fmt.Fprintf(&b, "  watermark_policy: %s\n", policy)
 	default:
-		fmt.Fprintf(&b, "  watermark: {column: ts, delay: %s}\n", delay)
+		fmt.Fprintf(&b, "  watermark: {column: %s, delay: %s}\n", w.timeCol, delay)
 	}
-	fmt.Fprintf(&b, "  shuffle_partitions: %d\n  sink: {kind: table}\n", partitions)
+	fmt.Fprintf(&b, "  shuffle_partitions: %d\n  sink: {kind: table}\n", w.partitions)
 	fmt.Fprintf(&b, "trigger_interval: %ds\nfault_phase: 2m\nheal_phase: 1m\n", trigger)
 	b.WriteString("sources:\n")
 	if nsrc > 1 && f.HasWatermark {
@@ -119,14 +214,19 @@ func Scenario(r Report, qi int, h ScenarioHints) (string, []string) {
 	}
 	var faults []string
 	late := has(LateDropped) && !has(WatermarkJump)
-	if f.DuplicateRate > 0 || late {
+	dupRate := math.Max(0.01, math.Min(0.5, f.DuplicateRate))
+	switch {
+	case has(TableDuplicate):
+		// Ids under several event times: retries re-stamped when sent again.
+		faults = append(faults, fmt.Sprintf("  producer-retry-restamped: {probability: %.4g, gap: exponential, gap_ms: %ds}", dupRate, max(1, trigger)))
+	case f.DuplicateRate > 0 || late:
 		// Late rows without a jump are copies that arrive after the
 		// watermark passed them: retries further apart than the delay.
 		gap := max(1, trigger)
 		if late {
-			gap = 3 * max(1, (f.DelayMs+999)/1000)
+			gap = 3 * max(1, (w.delayMs+999)/1000)
 		}
-		faults = append(faults, fmt.Sprintf("  producer-retry: {probability: %.4g, gap_ms: %ds}", math.Max(0.01, math.Min(0.5, f.DuplicateRate)), gap))
+		faults = append(faults, fmt.Sprintf("  producer-retry: {probability: %.4g, gap_ms: %ds}", dupRate, gap))
 	}
 	if stall {
 		faults = append(faults, "  source-silence: {source: 1, start_frac: 0.2, duration_ms: 90s}")

@@ -62,6 +62,8 @@ type Expectations struct {
 	Table     []jsontext.Value
 	TableLine int
 	HasTable  bool
+	// Properties hold whatever the exact figures are (property.go).
+	Properties []Property
 }
 
 // MaxLineBytes caps a line of an expectations file.
@@ -76,13 +78,15 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-// line is one line of the file: exactly one of batch, run, table.
+// line is one line of the file: exactly one of batch, run, table, or a
+// property (unique, no-loss, max-state-keys, late-rows).
 type line struct {
 	Batch   *int64           `json:"batch,omitempty"`
 	Emitted []jsontext.Value `json:"emitted,omitempty"`
 	Counts
 	Run   *runLine         `json:"run,omitempty"`
 	Table []jsontext.Value `json:"table,omitempty"`
+	propertyLine
 }
 
 type runLine struct {
@@ -131,20 +135,29 @@ func (e *Expectations) add(n int, text []byte) error {
 		return fmt.Errorf("want a JSON object: %v", err)
 	}
 	if err := jsonv2.Unmarshal(text, &l, jsonv2.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false)); err != nil {
-		return fmt.Errorf("%v (a line is {\"batch\": N, ...}, {\"run\": {...}} or {\"table\": [ROW, ...]})", err)
+		return fmt.Errorf("%v (a line is {\"batch\": N, ...}, {\"run\": {...}}, {\"table\": [ROW, ...]}, {\"unique\": [COLUMN, ...]}, {\"no-loss\": true}, {\"max-state-keys\": N} or {\"late-rows\": \"<= N\"})", err)
 	}
 	_, hasTable := raw["table"]
+	_, hasUnique := raw["unique"]
 	kinds := 0
-	for _, k := range []bool{l.Batch != nil, l.Run != nil, hasTable} {
+	for _, k := range []bool{l.Batch != nil, l.Run != nil, hasTable, hasUnique, l.NoLoss != nil, l.MaxStateKeys != nil, l.LateRows != nil} {
 		if k {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return errors.New(`want exactly one of "batch", "run" or "table" on a line`)
+		return errors.New(`want exactly one of "batch", "run", "table" or a property ("unique", "no-loss", "max-state-keys", "late-rows") on a line`)
 	}
 	if (l.Batch == nil) && (l.Emitted != nil || l.Counts != (Counts{})) {
 		return errors.New(`"emitted" and the counts belong to a batch line, or inside "run"`)
+	}
+	if hasUnique || l.NoLoss != nil || l.MaxStateKeys != nil || l.LateRows != nil {
+		p, err := l.propertyLine.property(n, hasUnique)
+		if err != nil {
+			return err
+		}
+		e.Properties = append(e.Properties, p)
+		return nil
 	}
 	switch {
 	case l.Batch != nil:

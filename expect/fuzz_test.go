@@ -22,6 +22,8 @@ func FuzzParse(f *testing.F) {
 		`{"run": {}, "table": []}`,
 		"{\"batch\": 0, \"emitted\": [\"\xff\"]}",
 		`{"numOutputRows": 1}`,
+		`{"unique": ["id", "ts"]}` + "\n" + `{"no-loss": true}` + "\n" + `{"max-state-keys": 10}` + "\n" + `{"late-rows": "<= 0"}`,
+		`{"late-rows": ">3"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -40,6 +42,11 @@ func FuzzParse(f *testing.F) {
 			}
 			if b.Counts.check() != nil {
 				t.Fatalf("negative count accepted: %+v", b.Counts)
+			}
+		}
+		for _, p := range e.Properties {
+			if p.N < 0 || (p.Kind == Unique && len(p.Columns) == 0) || p.Line < 1 {
+				t.Fatalf("property %+v", p)
 			}
 		}
 	})

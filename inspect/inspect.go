@@ -83,6 +83,9 @@ type Operator struct {
 	// time) held under more than one event time: re-stamped retries that
 	// dropDuplicates on (id, event time) let through.
 	KeysWithSeveralTimes int `json:"keysWithSeveralEventTimes"`
+	// SeveralTimesExamples are five of those keys (their other columns),
+	// the smallest as text.
+	SeveralTimesExamples []string `json:"keysWithSeveralEventTimesExamples,omitempty"`
 }
 
 // Partition is one state partition at the version read.

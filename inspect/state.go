@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,9 +14,12 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/internal/filekind"
@@ -168,7 +172,7 @@ func (c *reader) operator(id int) (Operator, error) {
 		return op, err
 	}
 	op.KeySchema, op.ValueSchema = key.text, val.text
-	layout := rowLayout{key: key, val: val, timeField: -1}
+	layout := rowLayout{key: key, val: val, timeField: -1, examples: &op.SeveralTimesExamples}
 	for i, f := range key.fields {
 		if f.Type == "timestamp" {
 			if d, ok := f.Metadata["spark.watermarkDelayMs"]; ok {
@@ -373,7 +377,13 @@ type rowLayout struct {
 	expiry    bool
 	// prefix is 1 for RocksDB (a version byte before each UnsafeRow).
 	prefix int
+	// examples, when set, collects the smallest keys seen under a second
+	// event time (Operator.SeveralTimesExamples).
+	examples *[]string
 }
+
+// maxExamples bounds Operator.SeveralTimesExamples.
+const maxExamples = 5
 
 // partition rebuilds one partition's state at version.
 func (c *reader) partition(base string, p int, version int64, l rowLayout) (Partition, error) {
@@ -742,6 +752,9 @@ func (l rowLayout) summarise(pt *Partition, k, v []byte, groups groupSet) error 
 			groups[h] = groupTimes{first: t}
 		} else if e.first != t {
 			groups[h] = groupTimes{first: e.first, several: true}
+			if !e.several && l.examples != nil {
+				addExample(l.examples, exampleText(g))
+			}
 		}
 	}
 	return nil
@@ -791,4 +804,29 @@ func otherColumns(row []byte, n, skip int) (string, error) {
 		b.WriteByte(0)
 	}
 	return b.String(), nil
+}
+
+// addExample keeps the maxExamples smallest examples, sorted, so that
+// they do not depend on the order the state was read in.
+func addExample(ex *[]string, x string) {
+	i, found := slices.BinarySearch(*ex, x)
+	if found || i >= maxExamples {
+		return
+	}
+	*ex = slices.Insert(*ex, i, x)
+	if len(*ex) > maxExamples {
+		*ex = (*ex)[:maxExamples]
+	}
+}
+
+// exampleText shows a key's other columns (otherColumns' form): each
+// column as text when it is printable UTF-8, else in hex.
+func exampleText(g string) string {
+	parts := strings.Split(strings.TrimSuffix(g, "\x00"), "\x00")
+	for i, p := range parts {
+		if !utf8.ValidString(p) || strings.IndexFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			parts[i] = "0x" + hex.EncodeToString([]byte(p))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

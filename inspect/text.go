@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -17,6 +18,21 @@ func (r *Report) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// NoWatermark says the checkpoint shows no watermark at all: no
+// operator's state holds an event time (or expiry), and the watermark is
+// still 0.
+func (r *Report) NoWatermark() bool {
+	if r.BatchWatermarkMs != 0 || r.NextBatchWatermarkMs != 0 || len(r.Operators) == 0 {
+		return false
+	}
+	for _, o := range r.Operators {
+		if o.EventTime != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // WriteText prints the report for a person.
 func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "checkpoint %s\n", r.Checkpoint)
@@ -26,7 +42,11 @@ func (r *Report) WriteText(w io.Writer) {
 		pending = fmt.Sprintf(" (batch %d in flight: offsets written, no commit)", r.LastOffsetBatch)
 	}
 	fmt.Fprintf(w, "  last batch: offsets %d, committed %d%s\n", r.LastOffsetBatch, r.LastCommitBatch, pending)
-	fmt.Fprintf(w, "  watermark: batch %d ran with %s; the next batch runs with %s\n", r.LastOffsetBatch, msText(r.BatchWatermarkMs), msText(r.NextBatchWatermarkMs))
+	if r.NoWatermark() {
+		fmt.Fprintf(w, "  watermark: none: no operator's state holds an event time and the offset log's batchWatermarkMs never left 0 (the query has no withWatermark before its dedup, so nothing is evicted)\n")
+	} else {
+		fmt.Fprintf(w, "  watermark: batch %d ran with %s; the next batch runs with %s\n", r.LastOffsetBatch, msText(r.BatchWatermarkMs), msText(r.NextBatchWatermarkMs))
+	}
 	if r.BatchTimestampMs > 0 {
 		fmt.Fprintf(w, "  last trigger: %s\n", msText(r.BatchTimestampMs))
 	}
@@ -72,6 +92,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		if o.KeysWithSeveralTimes > 0 {
 			fmt.Fprintf(w, "    %d key(s) held under more than one %s: re-stamped retries that dropDuplicates on (id, event time) let through; dropDuplicatesWithinWatermark would have caught them (seed 000)\n", o.KeysWithSeveralTimes, o.EventTime)
+			if len(o.SeveralTimesExamples) > 0 {
+				fmt.Fprintf(w, "      for example: %s\n", strings.Join(o.SeveralTimesExamples, "; "))
+			}
 		}
 	}
 	for _, m := range r.Warnings {

@@ -147,10 +147,10 @@ func tableLine(tb check.Table) Line {
 		if tb.ExtraRows == tb.MoreThanOnce {
 			twice = "twice"
 		}
-		say = append(say, fmt.Sprintf("%s events are in %s %s", num(tb.MoreThanOnce), it, twice))
+		say = append(say, fmt.Sprintf("%s in %s %s", areEvents(tb.MoreThanOnce), it, twice))
 	}
 	if tb.NeverLost > 0 {
-		say = append(say, fmt.Sprintf("%s events are lost (never reached %s, not dropped as late or filtered)", num(tb.NeverLost), it))
+		say = append(say, fmt.Sprintf("%s lost (never reached %s, not dropped as late or filtered)", areEvents(tb.NeverLost), it))
 	}
 	if d := tb.NeverLate + tb.NeverFiltered; d > 0 {
 		say = append(say, fmt.Sprintf("%s events never reached %s because they were dropped on purpose (late or filtered)", num(d), it))
@@ -170,7 +170,7 @@ func tableLine(tb check.Table) Line {
 	s = strings.ToUpper(s[:1]) + s[1:] + "."
 	s += fmt.Sprintf(" Of %s events: %s once (%s), %s more than once (%s", num(tb.Events), num(tb.Once), pct(tb, tb.Once), num(tb.MoreThanOnce), pct(tb, tb.MoreThanOnce))
 	if tb.ExtraRows > 0 {
-		s += fmt.Sprintf(", %s extra rows", num(tb.ExtraRows))
+		s += fmt.Sprintf(", %s extra %s", num(tb.ExtraRows), map[bool]string{true: "row", false: "rows"}[tb.ExtraRows == 1])
 	}
 	s += fmt.Sprintf("), %s never (%s", num(tb.Never), pct(tb, tb.Never))
 	if tb.Never > 0 {
@@ -184,6 +184,14 @@ func tableLine(tb check.Table) Line {
 	}
 	l.Text = s + "."
 	return l
+}
+
+// areEvents is "1 event is" or "N events are".
+func areEvents(n int) string {
+	if n == 1 {
+		return "1 event is"
+	}
+	return num(n) + " events are"
 }
 
 // marginText says how close the run came to letting a copy through, in
@@ -202,8 +210,12 @@ func marginText(m *check.Margin) string {
 		s = append(s, "No event had a copy after its first emission")
 		return strings.Join(s, ". ") + "."
 	}
-	s = append(s, fmt.Sprintf("Of %s later copies (read after their event's first emitted copy) %s were caught by state, %s as late, %s escaped into the output",
-		num(m.LaterCopies), num(m.CaughtByState), num(m.CaughtAsLate), num(m.Escaped)))
+	later := "later copies"
+	if m.LaterCopies == 1 {
+		later = "later copy"
+	}
+	s = append(s, fmt.Sprintf("Of %s %s (read after their event's first emitted copy) %s caught by state, %s as late, %s escaped into the output",
+		num(m.LaterCopies), later, num(m.CaughtByState), num(m.CaughtAsLate), num(m.Escaped)))
 	if g := m.LargestCaught; g != nil {
 		s = append(s, fmt.Sprintf("Largest gap still caught: %s in event time (appended %s apart; event %s, copies %d and %d)", gapDur(g.GapMs), check.Dur(abs64(g.AppendGapMs)), g.Event, g.FirstCopy, g.Copy))
 	}

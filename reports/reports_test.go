@@ -88,7 +88,7 @@ func TestReportsAreSelfContainedAndDeterministic(t *testing.T) {
 		t.Fatal("report.html differs between two renders")
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
-	if !bytes.Contains(md, []byte("0 of 1 runs")) || !bytes.Contains(md, []byte("expected `exactly-once` present, got 0")) {
+	if !bytes.Contains(md, []byte("0 of 1 runs")) || !bytes.Contains(md, []byte("expected `exactly-once` present, got false")) {
 		t.Fatalf("summary.md:\n%s", md)
 	}
 }
@@ -213,12 +213,12 @@ func TestJUnitFailureNamesTheReplay(t *testing.T) {
 	if c.Time != "2.250" || s.Suites[0].Time != "2.250" || c.Failure == nil {
 		t.Fatalf("junit %+v", s)
 	}
-	for _, w := range []string{"expected exactly-once present, got 0", "replay: dedupsim replay --seed 7 sample.yaml"} {
+	for _, w := range []string{"expected exactly-once present, got false", "replay: dedupsim replay --seed 7 sample.yaml"} {
 		if !strings.Contains(c.Failure.Message, w) || !strings.Contains(c.Failure.Text, w) {
 			t.Errorf("failure %+v lacks %q", c.Failure, w)
 		}
 	}
-	if !strings.HasPrefix(c.Failure.Text, "Table: 1 events are in the table twice.") || !strings.HasPrefix(c.SystemOut, "Table: ") || !strings.Contains(c.SystemOut, "API contract: BROKEN: sink-replay-duplicate (1)") {
+	if !strings.HasPrefix(c.Failure.Text, "Table: 1 event is in the table twice.") || !strings.HasPrefix(c.SystemOut, "Table: ") || !strings.Contains(c.SystemOut, "API contract: BROKEN: sink-replay-duplicate (1)") {
 		t.Errorf("headline missing: %+v", c)
 	}
 }

@@ -110,9 +110,9 @@ func findingViews(r *result.Run) []findingView {
 // wmStamp is a watermark; 0 is Spark's initial value, not an instant.
 func wmStamp(ms, start int64) stamp {
 	if ms <= 0 {
-		return stamp{Rel: "0", ISO: "not set yet"}
+		return stamp{Rel: "not set yet", ISO: check.SparkTime(0)}
 	}
-	return stampMs(ms, start)
+	return stamp{rel(ms, start), check.SparkTime(ms)}
 }
 
 // spread states the gap between the first and the last copy of a timeline.

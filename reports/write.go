@@ -163,6 +163,16 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"expName":  expName,
 	"dur":      check.Dur,
 	"gap":      gapDur,
+	"status":   Status,
+	"ints": func(xs any) string {
+		switch v := xs.(type) {
+		case []int:
+			return intList(v)
+		case []int64:
+			return intList(v)
+		}
+		return fmt.Sprint(xs)
+	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>dedupsim: {{.Run.Scenario}} seed {{.Run.Seed}}</title>
 <style>
@@ -180,7 +190,7 @@ table.timeline{width:100%}table.timeline td,table.timeline th{font-size:12px;pad
 code,pre{background:#f5f5f5;padding:2px 4px}.violation{color:#b3261e;font-weight:bold}.counted{color:#8a6d00}.warning{color:#a15c00}
 svg{display:block;margin:12px 0;border:1px solid #eee}
 </style></head><body>
-<h1>{{.Run.Scenario}} <span class="badge {{.Badge}}">{{if .Run.Passed}}PASS: expectations met{{else}}FAIL: expectations not met{{end}}</span></h1>
+<h1>{{.Run.Scenario}} <span class="badge {{.Badge}}">{{status .Run}}</span></h1>
 <div class="headline">
 {{range $i, $l := .Headline}}<p class="{{$l.Tone}}{{if eq $i 0}} table{{end}}"><b>{{$l.Label}}:</b> {{$l.Text}}</p>
 {{end}}</div>
@@ -193,7 +203,7 @@ svg{display:block;margin:12px 0;border:1px solid #eee}
 <p>{{.Run.Report.Verdict.Summary}}</p>
 <h2>Expectations</h2>
 {{if .Run.Expect}}<table><tr><th>finding</th><th>expected</th><th>got</th><th></th></tr>
-{{range .Run.Expect}}<tr><td>{{expName .Finding}}</td><td>{{.Want}}</td><td>{{.Got}}</td><td class="{{if .OK}}pass{{else}}fail{{end}}">{{if .OK}}met{{else}}NOT MET{{end}}</td></tr>
+{{range .Run.Expect}}<tr><td>{{expName .Finding}}</td><td>{{.Want}}</td><td>{{.GotText}}</td><td class="{{if .OK}}pass{{else}}fail{{end}}">{{if .OK}}met{{else}}NOT MET{{end}}</td></tr>
 {{end}}</table>{{else}}<p>None stated.</p>{{end}}
 {{with .Run.Report.Margin}}<h2>Margin</h2>
 <table>
@@ -211,7 +221,7 @@ svg{display:block;margin:12px 0;border:1px solid #eee}
 {{if not .Run.Report.Findings}}<p>None.</p>{{end}}
 {{range .Findings}}<h3><span class="{{.Severity}}">{{.Kind}}</span> ({{.Severity}}, {{.Count}})</h3><p>{{.Message}}</p>
 {{if .Examples}}<table><tr><th>event</th><th>copies</th><th>batches</th><th>detail</th></tr>
-{{range .Examples}}<tr><td>{{.Event}}</td><td>{{.Copies}}</td><td>{{.Batches}}</td><td>{{.Detail}}{{if .Spread}}<br><b>{{.Spread}}</b>{{end}}</td></tr>
+{{range .Examples}}<tr><td>{{.Event}}</td><td>{{ints .Copies}}</td><td>{{ints .Batches}}</td><td>{{.Detail}}{{if .Spread}}<br><b>{{.Spread}}</b>{{end}}</td></tr>
 {{if .Steps}}<tr><td colspan="4"><table class="timeline"><tr><th>copy</th><th>event time</th><th>appended</th><th>read by batch</th><th>batch ran at</th><th>outcome</th><th>late watermark</th><th>watermark</th><th>rows in table</th></tr>
 {{range .Steps}}<tr><td>{{.Copy}}{{if .Fault}}<br><small>{{.Fault}}</small>{{end}}</td><td>{{.EventTime.Rel}}<br><small>{{.EventTime.ISO}}</small></td><td>{{.Appended.Rel}}<br><small>{{.Appended.ISO}}</small></td><td>{{.Batch}}</td><td>{{.BatchAt.Rel}}<br><small>{{.BatchAt.ISO}}</small></td><td>{{.Outcome}}</td><td>{{.LateWatermark.Rel}}<br><small>{{.LateWatermark.ISO}}</small></td><td>{{.Watermark.Rel}}<br><small>{{.Watermark.ISO}}</small></td><td>{{.InTable}}</td></tr>
 {{end}}</table></td></tr>{{end}}{{end}}</table>{{end}}
@@ -254,6 +264,44 @@ func LiveLine(l *history.Live) string {
 		s += "; engine files in " + l.Dir
 	}
 	return s + "."
+}
+
+// Status is a run's status in one line: PASS or FAIL on its expectations,
+// and, beside a PASS, a broken API contract said in the same line (the
+// scenario expected it: a badge alone would read as all is well).
+func Status(r *result.Run) string {
+	switch {
+	case !r.Passed:
+		return "FAIL: expectations not met"
+	case !r.Report.Verdict.ExactlyOnce:
+		return "PASS: expectations met; the API contract is broken, as the scenario expects"
+	}
+	return "PASS: expectations met"
+}
+
+// intList writes indices as "3, 17" ("none" for none), not as Go's [3 17].
+func intList[T int | int64](xs []T) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// ExampleText is one example of a finding in one line: the event, its
+// copies and batches (left out when none), and the detail.
+func ExampleText(ex check.Example) string {
+	s := "event " + ex.Event
+	if len(ex.Copies) > 0 {
+		s += " copies " + intList(ex.Copies)
+	}
+	if len(ex.Batches) > 0 {
+		s += " batches " + intList(ex.Batches)
+	}
+	return s + ": " + ex.Detail
 }
 
 // HTML renders report.html: self-contained, no scripts, no network.
@@ -330,7 +378,7 @@ func Markdown(runs []*result.Run) string {
 		var unmet []string
 		for _, e := range r.Expect {
 			if !e.OK {
-				unmet = append(unmet, fmt.Sprintf("- expected %s %s, got %d\n", mdCode(e.Finding), mdText(e.Want), e.Got))
+				unmet = append(unmet, fmt.Sprintf("- expected %s %s, got %s\n", mdCode(e.Finding), mdText(e.Want), mdText(e.GotText())))
 			}
 		}
 		if len(unmet) > 0 {
@@ -475,7 +523,7 @@ func JUnit(runs []*result.Run) ([]byte, error) {
 			var lines []string
 			for _, e := range r.Expect {
 				if !e.OK {
-					lines = append(lines, fmt.Sprintf("expected %s %s, got %d", e.Finding, e.Want, e.Got))
+					lines = append(lines, fmt.Sprintf("expected %s %s, got %s", e.Finding, e.Want, e.GotText()))
 				}
 			}
 			body := Headline(r)

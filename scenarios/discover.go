@@ -6,9 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/dedupsim/dedupsim/internal/filekind"
 	"github.com/dedupsim/dedupsim/internal/suggest"
@@ -21,7 +25,15 @@ import (
 // scenario file, a name that is neither a file nor a catalogue scenario
 // (with a "did you mean"), and two scenarios of one name (their report
 // folders would collide) are errors.
-func Discover(args []string) ([]*Scenario, error) {
+func Discover(args []string) ([]*Scenario, error) { return DiscoverNoting(args, nil) }
+
+// DiscoverNoting is Discover, and inside a folder it skips the YAML files
+// that are no scenario, telling note (nil: nobody) in one line each: a
+// file whose top level is no mapping, or a mapping with none of a
+// scenario's keys (an exec pair's query.yaml, a CI workflow, a compose
+// file). A file with a scenario key is a scenario, and its errors are
+// errors; a file named as an argument is always read as a scenario.
+func DiscoverNoting(args []string, note func(string)) ([]*Scenario, error) {
 	var out []*Scenario
 	from := map[string]string{} // scenario name -> where it came from
 	add := func(s *Scenario) error {
@@ -41,7 +53,21 @@ func Discover(args []string) ([]*Scenario, error) {
 		if err != nil {
 			return nil, err
 		}
+		folder := false
+		if st, err := os.Stat(a); err == nil && st.IsDir() {
+			folder = true
+		}
+		n := 0
 		for _, f := range files {
+			if folder {
+				if why := notScenario(f); why != "" {
+					if note != nil {
+						note(fmt.Sprintf("%s: skipped, not a scenario (%s)", f, why))
+					}
+					continue
+				}
+			}
+			n++
 			s, err := Load(f)
 			if err != nil {
 				return nil, err
@@ -50,8 +76,70 @@ func Discover(args []string) ([]*Scenario, error) {
 				return nil, err
 			}
 		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s: no scenario file in this folder or below it (%d YAML files, none a scenario: a scenario has query:, sources:, faults:, expect: ...)", a, len(files))
+		}
 	}
 	return out, nil
+}
+
+// scenarioKeys are the top-level keys of a scenario file.
+var scenarioKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if strings.Contains(opts, "inline") {
+				walk(f.Type)
+				continue
+			}
+			if name != "" && name != "-" {
+				keys[name] = true
+			}
+		}
+	}
+	walk(reflect.TypeOf(file{}))
+	return keys
+}()
+
+// notScenario says why the YAML file at path is no scenario ("" when it
+// may be one): its top level is not a mapping, or has none of a
+// scenario's keys. A file that cannot be read or parsed is left to Load,
+// which says what is wrong.
+func notScenario(path string) string {
+	data, err := readFile(path)
+	if err != nil || len(data) > maxFileBytes {
+		return ""
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil || len(root.Content) == 0 {
+		return ""
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return "its top level is not a mapping"
+	}
+	var keys []string
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k := doc.Content[i].Value
+		if scenarioKeys[k] {
+			return ""
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	what := ""
+	if slices.Contains(keys, "dedup") || slices.Contains(keys, "sink") {
+		what = ": an exec query file"
+	}
+	if len(keys) > 4 {
+		keys = append(keys[:4], "...")
+	}
+	return "top-level keys " + strings.Join(keys, ", ") + what
 }
 
 // expand turns one argument into the scenario files or catalogue names it

@@ -117,6 +117,17 @@ func ExportOptionsFor(cfg Config) (ExportOptions, error) {
 	return o, nil
 }
 
+// IDColumn is the rows' event-id column under these options (the query's
+// first dedup key that is not its event-time column, "id" when there is
+// none; Config.Columns): copies of one event share its value. "" for the
+// zero options, whose layout comes from the history.
+func (o ExportOptions) IDColumn() string {
+	if o.layout == nil {
+		return ""
+	}
+	return o.layout.idCol
+}
+
 // ExportCheckpoints is how many checkpoints h's run used, so how many
 // traces export it: 1, plus one per fresh-checkpoint restart
 // (query-shape-change). ExportOptions.Checkpoint is in [0, this).

@@ -107,7 +107,7 @@ func newAnalyzeCmd() *cobra.Command {
 	f.Float64Var(&o.margin, "margin", analyze.DefaultMargin, "delay = percentile x (1 + margin), rounded up "+analyze.MarginRange)
 	f.StringVar(&o.rateWindow, "rate-window", "1m", "window of event time the distinct-key rate is counted in "+analyze.RateWindowRange)
 	f.Float64Var(&o.ratePercentile, "rate-percentile", analyze.DefaultRatePercentile, "percentile of the per-window key rates the state is sized from "+analyze.PercentileRange)
-	f.Float64Var(&o.rate, "rate", 0, "size the state from this key rate instead of the measured one "+sizing.RateRange)
+	f.Var((*rateFlag)(&o.rate), "rate", "size the state from this key rate instead of the measured one (50000, 50k, 1.5M) "+sizing.RateRange)
 	f.Float64Var(&o.bytesPerKey, "bytes-per-key", 100, "state bytes per key for the estimate "+sizing.BytesPerKeyRange)
 	f.IntVar(&o.partitions, "partitions", 200, "spark.sql.shuffle.partitions for the estimate "+sizing.PartitionsRange)
 	f.IntVar(&o.maxKeys, "max-keys", analyze.DefaultMaxKeys, "most distinct keys held at once (memory bound); the oldest are evicted "+analyze.MaxKeysRange)

@@ -101,7 +101,7 @@ func printCheck(w io.Writer, r *result.Run) {
 	for _, fd := range r.Report.Findings {
 		fmt.Fprintf(w, "  %s (%s, %d): %s\n", fd.Kind, fd.Severity, fd.Count, fd.Message)
 		for _, ex := range fd.Examples {
-			fmt.Fprintf(w, "    event %s copies %v batches %v: %s\n", ex.Event, ex.Copies, ex.Batches, ex.Detail)
+			fmt.Fprintf(w, "    %s\n", reports.ExampleText(ex))
 		}
 	}
 }

@@ -610,8 +610,8 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "dedupsim ") || !strings.HasPrefix(lines[1], "module   github.com/dedupsim/dedupsim ") ||
-		!strings.HasPrefix(lines[2], "commit   ") || !strings.HasPrefix(lines[3], "go       go1.") {
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "dedupsim ") || !strings.HasPrefix(lines[1], "module   github.com/dedupsim/dedupsim ") ||
+		!strings.HasPrefix(lines[2], "commit   ") || !strings.HasPrefix(lines[3], "go       go1.") || !strings.HasPrefix(lines[4], "pin      ") {
 		t.Fatalf("version:\n%s", out)
 	}
 	if m := regexp.MustCompile(`^commit   ([0-9a-f]+)`).FindStringSubmatch(lines[2]); m != nil && len(m[1]) != 40 {

@@ -69,7 +69,7 @@ func TestCaptureBadInput(t *testing.T) {
 		{name: "exec/check unknown field", files: with("e.jsonl", `{"batch": 0, "numOutputRow": 1}`), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{"e.jsonl:1:", `unknown object member name "numOutputRow"`}},
 		{name: "exec/check batch order", files: with("e.jsonl", "{\"batch\": 1}\n{\"batch\": 0}\n"), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{"e.jsonl:2: batch 0 after batch 1 (line 1)"}},
 		{name: "exec/check negative", files: with("e.jsonl", `{"run": {"numRowsTotal": -1}}`), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{"e.jsonl:1: numRowsTotal -1: want a count >= 0"}},
-		{name: "exec/check two kinds", files: with("e.jsonl", `{"batch": 0, "table": []}`), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{`want exactly one of "batch", "run" or "table"`}},
+		{name: "exec/check two kinds", files: with("e.jsonl", `{"batch": 0, "table": []}`), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{`want exactly one of "batch", "run", "table" or a property ("unique", "no-loss", "max-state-keys", "late-rows")`}},
 		{name: "exec/check repeated", files: with("e.jsonl", `{"batch": 0, "batch": 0}`), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{`duplicate object member name "batch"`}},
 		{name: "exec/check bad utf8", files: with("e.jsonl", "{\"batch\": 0, \"emitted\": [\"\xff\"]}"), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{"e.jsonl:1:", "invalid UTF-8"}},
 		{name: "exec/check not met", files: with("e.jsonl", `{"batch": 0, "emitted": [2]}`), args: ex("--check", "$DIR/e.jsonl"), code: 1, want: []string{"batch 0 ($DIR/e.jsonl:1): emitted keys: missing 2", "unexpected 1", "exec: --check $DIR/e.jsonl: 2 differences"}},

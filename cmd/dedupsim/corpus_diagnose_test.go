@@ -24,7 +24,10 @@ func TestDiagnoseInspectBadInput(t *testing.T) {
 	cases := []badCase{
 		{name: "diagnose no log", args: d(), code: 2, want: []string{"requires at least 1 arg(s)"}},
 		{name: "diagnose missing log", args: d("$DIR/absent.jsonl"), code: 2, want: []string{"diagnose: $DIR/absent.jsonl", "no such file"}},
-		{name: "diagnose plain folder", files: log, args: d("$DIR"), code: 2, want: []string{"not a rolling event log"}},
+		{name: "diagnose empty folder", files: map[string]string{"sub/.hidden": "x"}, args: d("$DIR/sub"), code: 2, want: []string{"a folder with no event log in it"}},
+		{name: "diagnose app without a folder", files: log, args: d("--app", "local-1", "$DIR/p.jsonl"), code: 2, want: []string{"--app picks one application of a spark.eventLog.dir folder"}},
+		{name: "diagnose app unknown", files: log, args: d("--app", "local-1", "$DIR"), code: 2, want: []string{"--app local-1: no such application; the applications: p.jsonl"}},
+		{name: "diagnose checkpoint not one", files: log, args: d("--checkpoint", "$DIR", "$DIR/p.jsonl"), code: 2, want: []string{"diagnose: --checkpoint: ", "not a Spark streaming checkpoint"}},
 		{name: "diagnose only bad lines", files: bad, args: d("$DIR/p.jsonl"), code: 2, want: []string{"no StreamingQueryProgress record", "2 bad lines", "$DIR/p.jsonl:1"}},
 		{name: "diagnose empty", files: map[string]string{"e.log": ""}, args: d("$DIR/e.log"), code: 2, want: []string{"no StreamingQueryProgress record"}},
 		{name: "diagnose corrupt zstd", files: map[string]string{"a.zstd": "\x28\xb5\x2f\xfd\x01\x02\x03garbage"}, args: d("$DIR/a.zstd"), code: 2, want: []string{"diagnose: $DIR/a.zstd"}},
@@ -53,7 +56,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 	bin := binary(t)
 	out, errOut, code := run(bin, "diagnose", fixtures+"/unbounded-hdfs/progress.jsonl", "--memory-budget", "1g")
 	if code != 1 || !strings.Contains(out, "PROBLEM no-watermark") || !strings.Contains(out, "PROBLEM state-unbounded") ||
-		!strings.Contains(out, "budget of 1.0 GiB is reached in") || !strings.Contains(errOut, "2 problem(s)") {
+		!strings.Contains(out, "budget of 1.0 GiB is reached in") || !strings.Contains(errOut, "2 problems: unbounded_hdfs: no-watermark, state-unbounded") {
 		t.Errorf("unbounded: exit %d\n%s\n%s", code, out, errOut)
 	}
 	dir := t.TempDir()

@@ -48,6 +48,9 @@ counted and quoted; the records read per input are printed.`
 type diagnoseOptions struct {
 	out, emit, queryFile, budget, futureTol string
 	asJSON                                  bool
+	// checkpoint is --checkpoint (diagnose_checkpoint.go); app is --app
+	// (diagnose_folder.go).
+	checkpoint, app string
 }
 
 func newDiagnoseCmd() *cobra.Command {
@@ -68,6 +71,8 @@ func newDiagnoseCmd() *cobra.Command {
 	f.StringVar(&o.emit, "emit-scenario", "", "write a scenario that reproduces the findings on the simulator")
 	f.StringVar(&o.queryFile, "query", "", "the query's QUERY.yaml, for what the log lacks (watermark delay, keys)")
 	f.BoolVar(&o.asJSON, "json", false, "print report.json instead of the summary")
+	f.StringVar(&o.app, "app", "", "with a spark.eventLog.dir folder: diagnose only this application (its id, as listed)")
+	f.StringVar(&o.checkpoint, "checkpoint", "", "the query's checkpoint folder: what the metrics cannot show (ids held under several event times)")
 	return cmd
 }
 
@@ -78,6 +83,10 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 	opt, q, err := o.options()
 	if err != nil {
 		return badInput(fmt.Errorf("diagnose: %w", err))
+	}
+	logs, apps, err := expandEventLogDirs(logs, o.app)
+	if err != nil {
+		return badInput(err)
 	}
 	log, err := sparkprogress.Read(logs)
 	var ie *sparkprogress.InputError
@@ -94,6 +103,12 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 		return badInput(fmt.Errorf("diagnose: %s", msg))
 	}
 	rep := diagnose.Diagnose(log, opt)
+	rep.Applications = apps
+	if o.checkpoint != "" {
+		if err := joinCheckpoint(&rep, o.checkpoint); err != nil {
+			return err
+		}
+	}
 	if o.asJSON {
 		b, err := rep.JSON()
 		if err != nil {
@@ -114,7 +129,7 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 		}
 	}
 	if !rep.Healthy() {
-		return &exitError{code: 1, err: fmt.Errorf("diagnose: %d problem(s): %s", rep.Problems, rep.Summary)}
+		return &exitError{code: 1, err: fmt.Errorf("diagnose: %s", rep.Verdict)}
 	}
 	return nil
 }
@@ -169,7 +184,7 @@ func emitScenario(w io.Writer, rep diagnose.Report, q *query.Query, file string)
 		h.Files = append(h.Files, filepath.Base(f.Path))
 	}
 	if q != nil {
-		h.Keys, h.Policy, h.Sources = q.Keys, q.WatermarkPolicy, len(q.Sources)
+		h.Keys, h.Policy, h.Sources, h.TimeCol = q.Keys, q.WatermarkPolicy, len(q.Sources), q.EventTimeColumn()
 	}
 	text, want := diagnose.Scenario(rep, qi, h)
 	if _, err := scenarios.Parse(file, []byte(text)); err != nil {

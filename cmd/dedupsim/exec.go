@@ -41,6 +41,7 @@ type execOptions struct {
 	engine                                         string
 	seed                                           uint64
 	checkPath, recordPath                          string // docs/expectations.md
+	reportDir                                      string // --report (exec_expect.go)
 	expect                                         *expectHook
 }
 
@@ -64,6 +65,7 @@ func newExecCmd() *cobra.Command {
 	f.StringVar(&o.format, "format", "jsonl", "output format: jsonl (the exec interface) or table (for people)")
 	f.StringVar(&o.checkPath, "check", "", "expectations file the run must meet (docs/expectations.md); exit 1 with the differences")
 	f.StringVar(&o.recordPath, "record", "", "write this run's outcome as an expectations file")
+	f.StringVar(&o.reportDir, "report", "", "with --check: write junit.xml and summary.md (one test per expectation line) into this folder")
 	f.StringVar(&o.engine, "engine", "dedupsim", "dedupsim, or spark: run the pair on a real Apache Spark (pyspark)")
 	return cmd
 }
@@ -79,7 +81,7 @@ func runExec(o execOptions) (err error) {
 	}
 	if err := refuseOverlap("exec",
 		[]namedPath{readsFile("--query", o.queryPath), readsFile("--input", o.inputPath), checkInput(o.checkPath), readsDir("--checkpoint", o.ckptDir)},
-		[]namedPath{writesFile("--out", o.outPath), writesFile("--record", o.recordPath)}); err != nil {
+		append([]namedPath{writesFile("--out", o.outPath), writesFile("--record", o.recordPath)}, writesInFolder("--report", o.reportDir, "junit.xml", "summary.md")...)); err != nil {
 		return badInput(err)
 	}
 	if err := checkEngine(o.engine); err != nil {
@@ -186,7 +188,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 		return wb.send(r)
 	}
 	res, err := trace.RunSteps(q, next, trace.Options{
-		Checkpoint: ckpt, Seed: o.seed, Emit: emit, NewStateProvider: stores.Open,
+		Checkpoint: ckpt, Seed: o.seed, Emit: emit, NewStateProvider: stores.Open, OnBatch: o.expect.onBatch,
 		Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
 		// next is a steps.Reader's, whose rows are compact: the encoder
 		// copies them without scanning each again.

@@ -9,11 +9,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/trace"
 	"github.com/dedupsim/dedupsim/expect"
 	"github.com/dedupsim/dedupsim/inspect/delta"
+	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/scenarios"
 )
 
 // maxTableDiffs bounds the keys listed by tableDiffs.
@@ -64,15 +68,25 @@ type expectHook struct {
 	// table is --check's Delta table: the run's final table must hold its
 	// keys, each as many times.
 	table *delta.TableKeys
+	// reportDir is --report; queryPath and inputPath name the pair in it.
+	reportDir, queryPath, inputPath string
+	// inputErr is the first error reading an execution's input (no-loss).
+	inputErr error
 }
 
 // newExpectHook reads --check's file (bad input: exit 2, before anything
 // runs) and opens --record's temp file; nil when neither is given.
 func newExpectHook(o execOptions, q *query.Query) (*expectHook, error) {
+	if o.reportDir != "" && o.checkPath == "" {
+		return nil, badInput(errors.New("exec: --report writes the result of --check (junit.xml, summary.md): give --check FILE too"))
+	}
+	if fi, err := os.Stat(o.reportDir); o.reportDir != "" && err == nil && !fi.IsDir() {
+		return nil, badInput(fmt.Errorf("exec: --report %s: not a folder", o.reportDir))
+	}
 	if o.checkPath == "" && o.recordPath == "" {
 		return nil, nil
 	}
-	h := &expectHook{checkPath: o.checkPath}
+	h := &expectHook{checkPath: o.checkPath, reportDir: o.reportDir, queryPath: o.queryPath, inputPath: o.inputPath}
 	var exp *expect.Expectations
 	if o.checkPath != "" && delta.IsTable(o.checkPath) {
 		d, _ := sink.Lookup(q.Sink.Kind)
@@ -138,25 +152,54 @@ func (h *expectHook) observe(r *trace.Record) error {
 	return h.obs.Observe(x)
 }
 
+// onBatch gives the observer the rows an execution read, when a no-loss
+// property needs them.
+func (h *expectHook) onBatch(r *engine.BatchRecord) {
+	if h == nil || !h.obs.NeedsInput() || h.inputErr != nil {
+		return
+	}
+	rows := make([]json.RawMessage, len(r.Input))
+	dropped := make([]bool, len(r.Input))
+	for i, in := range r.Input {
+		rows[i] = in.Data
+		if i < len(r.Outcomes) {
+			dropped[i] = r.Outcomes[i] == dedup.Late || r.Outcomes[i] == dedup.Filtered
+		}
+	}
+	h.inputErr = h.obs.ObserveInput(rows, dropped)
+}
+
 // finish writes --record and compares the run with --check: the
 // differences go to standard error, one a line, and the run fails (exit 1).
+// With --check, --report gets junit.xml and summary.md, and a GitHub
+// Actions step summary (GITHUB_STEP_SUMMARY) gets summary.md, met or not.
 func (h *expectHook) finish(res *trace.Result) error {
 	if h == nil {
 		return nil
 	}
+	if h.inputErr != nil {
+		return &exitError{code: 1, err: fmt.Errorf("exec: --check: %w", h.inputErr)}
+	}
 	diffs, err := h.obs.Finish(res.Table, res.HasTable)
+	var tableCheck *reports.Check // --check with a Delta table: one test of its own
 	if err == nil && h.table != nil {
 		var more []string
 		if more, err = tableDiffs(h.table, res.Table); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("exec: --check: %w", err)}
 		}
 		diffs = append(diffs, more...)
+		tableCheck = &reports.Check{Name: "final table holds the Delta table's keys", Where: h.checkPath, Diffs: more}
 	}
 	if err == nil && h.rec != nil {
 		err = h.rec.commit()
 	}
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("exec: --record: %w", err)}
+	}
+	if h.checkPath != "" {
+		if err := h.report(tableCheck); err != nil {
+			return err
+		}
 	}
 	if len(diffs) == 0 {
 		return nil
@@ -181,4 +224,50 @@ func checkInput(path string) namedPath {
 		return readsDir("--check", path)
 	}
 	return readsFile("--check", path)
+}
+
+// report writes --report's junit.xml and summary.md, and appends
+// summary.md to GITHUB_STEP_SUMMARY when it is set: one test per line of
+// the expectations file, or one for a Delta table's keys (tableCheck).
+func (h *expectHook) report(tableCheck *reports.Check) error {
+	var checks []reports.Check
+	if tableCheck != nil {
+		checks = append(checks, *tableCheck)
+	}
+	for _, c := range h.obs.Cases() {
+		where := fmt.Sprintf("%s:%d", h.checkPath, c.Line)
+		if c.Line == 0 {
+			where = h.checkPath
+		}
+		checks = append(checks, reports.Check{Name: c.Name, Where: where, Diffs: c.Diffs})
+	}
+	about := fmt.Sprintf("dedupsim exec --query %s --input %s --check %s", scenarios.QuoteArg(h.queryPath), scenarios.QuoteArg(h.inputPath), scenarios.QuoteArg(h.checkPath))
+	md := []byte(reports.ChecksMarkdown("dedupsim exec: "+filepath.Base(h.checkPath), about, checks))
+	if h.reportDir != "" {
+		root, err := reports.OpenRunDir(h.reportDir)
+		if err != nil {
+			return outputError(err)
+		}
+		root.Close()
+		ju, err := reports.ChecksJUnit("dedupsim.exec", buildVersion, checks)
+		if err != nil {
+			return err
+		}
+		for _, f := range []struct {
+			name string
+			data []byte
+		}{{"junit.xml", ju}, {"summary.md", md}} {
+			if err := reports.WriteFile(filepath.Join(h.reportDir, f.name), f.data); err != nil {
+				return outputError(err)
+			}
+		}
+	}
+	whole := h.checkPath
+	if h.reportDir != "" {
+		whole = filepath.Join(h.reportDir, "summary.md")
+	}
+	if err := appendStepSummary(md, whole); err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	return nil
 }

@@ -38,7 +38,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate("dedupsim {{.Version}}\n")
 	root.AddCommand(newExecCmd(), newRunCmd(), newReplayCmd(), newSweepCmd(), newMergeCmd(), newCheckCmd(), newListCmd(),
-		newSizeCmd(), newAnalyzeCmd(), newCaptureCmd(), newDiagnoseCmd(), newInspectCmd(), newEngineCmd(), newConformCmd(), newVersionCmd())
+		newSizeCmd(), newAnalyzeCmd(), newCaptureCmd(), newDiagnoseCmd(), newInspectCmd(), newEngineCmd(), newConformCmd(), newVersionCmd(), newShrinkCmd())
 	root.SetFlagErrorFunc(flagError)
 	return root
 }

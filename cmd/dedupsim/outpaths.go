@@ -140,9 +140,9 @@ func writesInFolder(what, dir string, names ...string) []namedPath {
 
 // diagnoseOverlap: diagnose's outputs (--emit-scenario, --out's
 // report.html, report.json and junit.xml) against the logs it reads (a
-// rolling event log is a folder) and --query.
+// rolling event log is a folder), --query and --checkpoint.
 func diagnoseOverlap(logs []string, o diagnoseOptions) error {
-	inputs := []namedPath{readsFile("--query", o.queryFile)}
+	inputs := []namedPath{readsFile("--query", o.queryFile), readsDir("--checkpoint", o.checkpoint)}
 	for _, l := range logs {
 		if fi, err := os.Stat(l); err == nil && fi.IsDir() {
 			inputs = append(inputs, readsDir("the log", l))

@@ -16,6 +16,7 @@ import (
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
+	"github.com/dedupsim/dedupsim/shrink"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
 	"github.com/spf13/cobra"
@@ -26,6 +27,9 @@ type replayOptions struct {
 	seed                      uint64
 	out, memBudget, exportDir string
 	swarm, strict, export     bool
+	// shrinkDir: --shrink DIR (shrink.go).
+	shrinkDir string
+	budget    int
 }
 
 func newReplayCmd() *cobra.Command {
@@ -41,7 +45,10 @@ keeps the history (DIR/<scenario>-<seed>/history.json.gz).
 --export DIR also writes the run as a dedupsim exec pair, DIR/query.yaml and DIR/steps.jsonl, and
 prints the exec command that replays it batch for batch without the simulator (a run that
 restarted on a fresh checkpoint after a query-shape-change has one pair per checkpoint, the later
-ones in DIR/checkpoint-K/). See docs/incidents.md.`,
+ones in DIR/checkpoint-K/). See docs/incidents.md.
+
+--shrink DIR also shrinks the run to the smallest exec pair that still holds an event twice in
+the table, as dedupsim shrink does (--budget bounds its runs).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.export = cmd.Flags().Changed("export")
@@ -56,6 +63,8 @@ ones in DIR/checkpoint-K/). See docs/incidents.md.`,
 	cmd.Flags().BoolVar(&o.swarm, "swarm", false, "the run was a swarm run")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, strictUsage)
 	cmd.Flags().StringVar(&o.exportDir, "export", "", "also write the run as an exec pair (query.yaml, steps.jsonl) in this folder")
+	cmd.Flags().StringVar(&o.shrinkDir, "shrink", "", "also shrink the run into this folder (dedupsim shrink)")
+	cmd.Flags().IntVar(&o.budget, "budget", shrink.DefaultBudget, "with --shrink: runs to spend at most")
 	memoryBudgetFlag(cmd, &o.memBudget)
 	return cmd
 }
@@ -95,6 +104,11 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 			return err
 		}
 	}
+	if o.shrinkDir != "" {
+		if err := replayShrink(w, s, o, r); err != nil {
+			return err
+		}
+	}
 	return failed(runs)
 }
 
@@ -111,6 +125,9 @@ func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
 		if err := checkExport(o.exportDir); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkReplayShrink(arg, o); err != nil {
+		return nil, err
 	}
 	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("replay: %s is a folder: replay runs one scenario (a file or a catalogue name)", arg)

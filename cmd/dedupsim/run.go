@@ -181,7 +181,13 @@ func runScenarios(args []string) ([]*scenarios.Scenario, error) {
 	if len(args) == 0 {
 		return scenarios.Catalogue()
 	}
-	return scenarios.Discover(args)
+	return scenarios.DiscoverNoting(args, noteSkipped("run"))
+}
+
+// noteSkipped prints discovery's one-line notes (a YAML file in a folder
+// that is no scenario) on standard error.
+func noteSkipped(verb string) func(string) {
+	return func(s string) { fmt.Fprintf(os.Stderr, "dedupsim %s: %s\n", verb, s) }
 }
 
 // runTally is what run keeps of a batch, in job order.
@@ -475,11 +481,14 @@ func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error
 // not run, what a live run did, the unmet expectations and, for a failure,
 // the command that replays it.
 func printRun(w io.Writer, r *result.Run) {
-	status := "PASS"
-	if !r.Passed {
-		status = "FAIL"
+	status, why, _ := strings.Cut(reports.Status(r), ": ")
+	if !strings.Contains(why, ";") {
+		why = ""
+	} else {
+		_, why, _ = strings.Cut(why, "; ")
+		why = " (" + why + ")"
 	}
-	fmt.Fprintf(w, "%s %s seed=%d\n", status, r.Scenario, r.Seed)
+	fmt.Fprintf(w, "%s %s seed=%d%s\n", status, r.Scenario, r.Seed, why)
 	for _, l := range reports.HeadlineLines(r) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
@@ -494,7 +503,7 @@ func printRun(w io.Writer, r *result.Run) {
 	}
 	for _, e := range r.Expect {
 		if !e.OK {
-			fmt.Fprintf(w, "  expected %s %s, got %d\n", e.Finding, e.Want, e.Got)
+			fmt.Fprintf(w, "  expected %s %s, got %s\n", e.Finding, e.Want, e.GotText())
 		}
 	}
 	if !r.Passed {

@@ -68,7 +68,7 @@ func newSizeCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&o.rate, "rate", 0, "arrival rate of distinct keys "+sizing.RateRange)
+	f.Var((*rateFlag)(&o.rate), "rate", "arrival rate of distinct keys (50000, 50k, 1.5M) "+sizing.RateRange)
 	f.StringVar(&o.delay, "delay", "", `watermark delay ("2h", "2 hours") `+sizing.DelayRange)
 	f.StringVar(&o.api, "api", "dropDuplicatesWithinWatermark", "dropDuplicatesWithinWatermark | dropDuplicates | batchDropDuplicates")
 	f.IntVar(&o.partitions, "partitions", 200, "spark.sql.shuffle.partitions "+sizing.PartitionsRange)

@@ -80,7 +80,7 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	if err := refuseOverlap("sweep", scenarioArgs(args), batchOutputs(o.out)); err != nil {
 		return badInput(err)
 	}
-	list, err := scenarios.Discover(args)
+	list, err := scenarios.DiscoverNoting(args, noteSkipped("sweep"))
 	if err != nil {
 		return badInput(err)
 	}

@@ -54,6 +54,23 @@ func (b build) String() string {
 	return s
 }
 
+// pin is the go install reference that installs this very build again, as
+// a CI recipe pins it (docs/ci.md), and why there is none: the module
+// version go install recorded (a release tag, or the pseudo-version of a
+// commit), else the commit go build recorded in a clean checkout. A build
+// with uncommitted changes, or one that recorded neither, has no pin.
+func (b build) pin() (ref, why string) {
+	switch {
+	case b.modified || strings.HasSuffix(b.version, "+dirty"):
+		return "", "the working tree had uncommitted changes: no version installs this build; commit, or install a release"
+	case strings.HasPrefix(b.version, "v"):
+		return b.version, ""
+	case b.revision != "":
+		return b.revision, ""
+	}
+	return "", "no version recorded: install with go install ...@<tag or commit>, or build in a git checkout"
+}
+
 // buildVersion is the version line of this binary.
 var buildVersion = readBuild().String()
 
@@ -63,7 +80,8 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the module version and commit this binary was built from",
 		Long: `version prints the module version (what go install ...@VERSION installed, or (devel) for a
 local build), the commit and whether the working tree was modified (recorded by go build in a git
-checkout), and the Go version. Every report carries the same version line.`,
+checkout), the Go version, and the pin: the go install line that installs this very build again,
+to put in a CI recipe (docs/ci.md). Every report carries the same version line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b := readBuild()
@@ -79,9 +97,21 @@ checkout), and the Go version. Every report carries the same version line.`,
 				fmt.Fprintln(w, "commit   not recorded (not built in a git checkout)")
 			}
 			fmt.Fprintf(w, "go       %s\n", orUnknown(b.goVersion))
+			if ref, why := b.pin(); ref != "" {
+				fmt.Fprintf(w, "pin      go install %s/cmd/dedupsim@%s\n", orDefault(b.module, "github.com/dedupsim/dedupsim"), ref)
+			} else {
+				fmt.Fprintf(w, "pin      none: %s\n", why)
+			}
 			return nil
 		},
 	}
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }
 
 func orUnknown(s string) string {

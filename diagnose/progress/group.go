@@ -105,6 +105,9 @@ func (c *collector) group() {
 		}
 		q := &c.log.Queries[len(c.log.Queries)-1]
 		q.Runs = append(q.Runs, Run{RunID: k.run, StartMs: r.start, Records: c.records[at:end:end], Stopped: r.stopped, Exception: r.exception})
+		if p, ok := c.plans[k.run]; ok && q.Plan == nil {
+			q.Plan = &p
+		}
 		at = end
 	}
 	c.records = nil

@@ -73,11 +73,19 @@ func (c *collector) noRecord(f File) error {
 	if f.Codec != "" {
 		what += " (" + f.Codec + ")"
 	}
-	what += fmt.Sprintf(": %d lines, %d bad lines, %d listener events, %d other lines", f.Lines, f.Bad, f.Events, f.Other)
+	what += fmt.Sprintf(": %s, %s, %s, %s", count(f.Lines, "line"), count(f.Bad, "bad line"), count(f.Events, "listener event"), count(f.Other, "other line"))
 	if c.firstBad != "" {
 		what += "; the first bad line: " + c.firstBad
 	}
 	return fmt.Errorf("no StreamingQueryProgress record in this input (%s)", what)
+}
+
+// count is n and what, with an s for any n but 1.
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // ReadFrom reads one input from r, named name in its messages (a file's
@@ -114,6 +122,8 @@ type collector struct {
 	strs    map[string]string
 	// firstBad is the current input's first bad line (where: reason).
 	firstBad string
+	// plans are the dedup plans of the event logs, by run id (plan.go).
+	plans map[string]Plan
 }
 
 func (c *collector) readPath(path string) (File, error) {
@@ -130,6 +140,7 @@ func (c *collector) readPath(path string) (File, error) {
 		return f, err
 	}
 	defer r.Close()
+	f.InProgress = strings.HasSuffix(path, ".inprogress")
 	err = c.readStream(&f, path, r)
 	return f, err
 }
@@ -163,11 +174,13 @@ func (c *collector) readRolling(dir string) (File, error) {
 		return f, errors.New("a folder, and not a rolling event log (no events_<index>_<appId> files): give files or an eventlog_v2_* folder")
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].idx < parts[j].idx })
+	f.InProgress = rollingInProgress(dir, strings.TrimPrefix(filepath.Base(dir), rollingPrefix))
 	for i, p := range parts {
 		if p.idx != i+1 {
 			return f, fmt.Errorf("event log part %d is missing (found %s)", i+1, p.name)
 		}
-		sub := File{Path: filepath.Join(dir, p.name)}
+		// Only the last part of a running application is being written.
+		sub := File{Path: filepath.Join(dir, p.name), InProgress: f.InProgress && i == len(parts)-1}
 		r, err := openRegular(sub.Path)
 		if err != nil {
 			return f, fmt.Errorf("%s: %w", p.name, err)
@@ -177,7 +190,7 @@ func (c *collector) readRolling(dir string) (File, error) {
 		if err != nil {
 			return f, fmt.Errorf("%s: %w", p.name, err)
 		}
-		f.Codec, f.Parts = sub.Codec, f.Parts+1
+		f.Codec, f.Parts, f.CutShort = sub.Codec, f.Parts+1, sub.CutShort
 		f.Lines += sub.Lines
 		f.Records += sub.Records
 		f.Events += sub.Events
@@ -185,6 +198,40 @@ func (c *collector) readRolling(dir string) (File, error) {
 		f.Other += sub.Other
 	}
 	return f, nil
+}
+
+// endReader notes when the file it reads has ended.
+type endReader struct {
+	r   io.Reader
+	eof bool
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.eof = true
+	}
+	return n, err
+}
+
+// cutShortReader ends a compressed stream of an event log still being
+// written where its file ends: a decoder error once the whole file was
+// read is a last block not written yet (Spark's history server replays
+// such logs as maybe truncated), not damage; before that it stays an
+// error.
+type cutShortReader struct {
+	r   io.Reader
+	raw *endReader
+	f   *File
+}
+
+func (c *cutShortReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil && err != io.EOF && c.raw.eof {
+		c.f.CutShort = true
+		return n, io.EOF
+	}
+	return n, err
 }
 
 // maxLayers bounds the codecs stacked on one input (a gzip of a zstd
@@ -195,6 +242,11 @@ const maxLayers = 3
 const sniffLen = 4096
 
 func (c *collector) readStream(f *File, path string, raw io.Reader) error {
+	var tail *endReader
+	if f.InProgress {
+		tail = &endReader{r: raw}
+		raw = tail
+	}
 	in := bufio.NewReaderSize(raw, 1<<16)
 	var names []string
 	for layer := 0; ; layer++ {
@@ -218,7 +270,11 @@ func (c *collector) readStream(f *File, path string, raw io.Reader) error {
 			return err
 		}
 		defer dr.Close()
-		in = bufio.NewReaderSize(dr, 1<<16)
+		var dec io.Reader = dr
+		if tail != nil {
+			dec = &cutShortReader{r: dr, raw: tail, f: f}
+		}
+		in = bufio.NewReaderSize(dec, 1<<16)
 	}
 	f.Codec = strings.Join(names, "+")
 	// Text logs and JSON hold no NUL byte: one in the first bytes is a
@@ -417,6 +473,9 @@ func (c *collector) jsonLine(f *File, where string, line []byte) {
 		f.Shape = EventLog
 		if !bytes.Contains(line[:min(len(line), 256)], []byte(eventPrefix)) {
 			f.Other++
+			if bytes.Contains(line, []byte("StreamingDeduplicate")) {
+				c.planLine(line)
+			}
 			return
 		}
 	}

@@ -162,6 +162,12 @@ type File struct {
 	// Other counts lines that are neither records nor bad: other log lines
 	// and other Spark events.
 	Other int `json:"other"`
+	// InProgress: the event log of a running application (a name ending
+	// in .inprogress, or a rolling folder whose appstatus marker does);
+	// CutShort: its compressed stream ended mid-block, as a log still
+	// being written does, and was read up to there.
+	InProgress bool `json:"inProgress,omitempty"`
+	CutShort   bool `json:"cutShort,omitempty"`
 }
 
 // Run is one start of a query: the records of one run id.
@@ -180,6 +186,9 @@ type Query struct {
 	ID   string
 	Name string
 	Runs []Run
+	// Plan is the dedup as an event log's SQL plan shows it (the first
+	// run that has one), nil without an event log.
+	Plan *Plan
 }
 
 // Records is every record of q in order (runs by start, batches by id).

@@ -206,7 +206,7 @@ func TestParseErrors(t *testing.T) {
 		{"watermark missing column", "dedup: {api: dropDuplicates}\nwatermark:\n  delay: 1s\n", `query.yaml:2: watermark: missing required field "column" (the event-time column of withWatermark)`},
 		{"watermark empty column", "dedup: {api: dropDuplicates}\nwatermark: {column: '', delay: 1s}\n", `query.yaml:2: watermark.column: must not be empty`},
 		{"negative delay", "dedup: {api: dropDuplicates}\nwatermark:\n  column: ts\n  delay: -10 seconds\n", `query.yaml:4: watermark.delay: delay threshold (-10 seconds) should not be negative`},
-		{"bad delay", "dedup: {api: dropDuplicates}\nwatermark: {column: ts, delay: 10 secs}\n", `query.yaml:2: watermark.delay: invalid interval "10 secs": invalid unit "secs"`},
+		{"bad delay", "dedup: {api: dropDuplicates}\nwatermark: {column: ts, delay: 10 secs}\n", `query.yaml:2: watermark.delay: invalid interval "10 secs": invalid unit "secs": the units are year, month, week, day, hour, minute, second, millisecond and microsecond, singular or plural ("10 minutes"), or write a Go duration ("10m")`},
 		{"delay number", "dedup: {api: dropDuplicates}\nwatermark: {column: ts, delay: 10}\n", `query.yaml:2: watermark.delay: invalid interval "10": want a Spark interval such as "10 seconds" or a Go duration such as "10s"`},
 		{"watermark and sources", "dedup: {api: dropDuplicates}\nwatermark: {column: ts, delay: 1s}\nsources: [{name: a}]\n", `query.yaml:3: sources: cannot be combined with the top-level watermark (line 2): give each source its own watermark`},
 		{"sources empty", "dedup: {api: dropDuplicates}\nsources: []\n", `query.yaml:2: sources: want at least one source`},

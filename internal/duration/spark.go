@@ -313,7 +313,7 @@ func stringToInterval(s string) (months, days int32, micros int64, err error) {
 			}
 			n, err := addUnit(s[i:], value, fraction, &months, &days, &micros)
 			if err == errUnknownUnit {
-				return fail(i, "invalid unit %q")
+				return fail(i, "invalid unit %q: "+unitsAccepted)
 			}
 			if err != nil {
 				return fail(i, "%q: "+err.Error())
@@ -327,12 +327,12 @@ func stringToInterval(s string) (months, days int32, micros int64, err error) {
 			case isSpace(b):
 				state = stateTrimBeforeSign
 			default:
-				return fail(i, "invalid unit %q")
+				return fail(i, "invalid unit %q: "+unitsAccepted)
 			}
 			i++
 		case stateUnitEnd:
 			if !isSpace(b) {
-				return fail(i, "invalid unit %q")
+				return fail(i, "invalid unit %q: "+unitsAccepted)
 			}
 			i++
 			state = stateTrimBeforeSign
@@ -350,6 +350,11 @@ func stringToInterval(s string) (months, days int32, micros int64, err error) {
 }
 
 var errUnknownUnit = errors.New("unknown unit")
+
+// unitsAccepted lists what an interval's unit may be, as Spark's
+// IntervalUtils reads them: full words only ("10 mins" and "10 min" are
+// refused by Spark too).
+const unitsAccepted = "the units are year, month, week, day, hour, minute, second, millisecond and microsecond, singular or plural (\"10 minutes\"), or write a Go duration (\"10m\")"
 
 // addUnit matches the unit at the start of rest (Spark's matchAt: a prefix
 // match of the singular name; the plural 's' is consumed by the caller),
@@ -479,7 +484,7 @@ func sqlInterval(s string) (months, days int32, micros int64, err error) {
 		v, u := toks[i], toks[i+1]
 		i += 2
 		if u.quoted || !sqlUnits[u.text] {
-			return 0, 0, 0, fmt.Errorf("invalid unit %q", u.text)
+			return 0, 0, 0, fmt.Errorf("invalid unit %q: "+unitsAccepted, u.text)
 		}
 		val := v.text
 		if v.quoted {

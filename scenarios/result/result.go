@@ -9,6 +9,7 @@
 package result
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/dedupsim/dedupsim/sim/check"
@@ -23,7 +24,8 @@ type Expectation struct {
 	// Want is what the scenario asked: "present", "absent", or a bound
 	// such as ">= 1" on the finding's count.
 	Want string `json:"want"`
-	// Got is the finding's count in this run (or 1/0 for the verdict).
+	// Got is the finding's count in this run (or 1/0 for the verdict:
+	// GotText says true or false).
 	Got int  `json:"got"`
 	OK  bool `json:"ok"`
 }
@@ -48,4 +50,17 @@ type Run struct {
 	// version and commit; set by the CLI). It is the same for every run of
 	// one binary, so report.json stays byte-identical for a seed.
 	Version string `json:"version,omitempty"`
+}
+
+// GotText is what a run gave for the expectation, as a person reads it:
+// true or false for the exactly-once verdict (Got is 1 or 0), else the
+// count.
+func (e Expectation) GotText() string {
+	if e.Finding == "exactly-once" {
+		if e.Got == 1 {
+			return "true"
+		}
+		return "false"
+	}
+	return fmt.Sprint(e.Got)
 }

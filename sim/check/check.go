@@ -545,6 +545,34 @@ func (c *checker) at(ms int64) string {
 	return fmt.Sprintf("%s (%s)", isoUs(satMul(ms, 1000)), relSec(satAdd(ms, -c.counts.StartMs)))
 }
 
+// Times says how many times, as a person writes it: once, twice, 3 times.
+func Times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// SparkTime renders a watermark as Spark's progress prints eventTime
+// (yyyy-MM-dd'T'HH:mm:ss.SSS'Z', UTC): 0, the watermark before the first
+// one is set, is 1970-01-01T00:00:00.000Z; Spark never has one below.
+func SparkTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// wm renders a watermark (ms): Spark's form, then the time since the run's
+// start, or "not set yet" for 0 (no seconds before 1970 counted back from
+// the run).
+func (c *checker) wm(ms int64) string {
+	if ms <= 0 {
+		return SparkTime(ms) + " (not set yet)"
+	}
+	return fmt.Sprintf("%s (%s)", SparkTime(ms), relSec(satAdd(ms, -c.counts.StartMs)))
+}
+
 // relSec renders milliseconds since the run's start as signed seconds.
 func relSec(ms int64) string {
 	s := strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)

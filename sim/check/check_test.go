@@ -369,7 +369,7 @@ func TestSinkReplayDuplicate(t *testing.T) {
 		h.Table = append(h.Table, h.Table[3])
 		r := check(h)
 		mustHave(t, r, SinkReplayDuplicate)
-		if d := finding(r, SinkReplayDuplicate).Examples[0].Detail; !strings.Contains(d, "is in the table 2 times") {
+		if d := finding(r, SinkReplayDuplicate).Examples[0].Detail; !strings.Contains(d, "is in the table twice") {
 			t.Fatal(d)
 		}
 	})
@@ -451,7 +451,7 @@ func TestLateDropped(t *testing.T) {
 		r := check(h)
 		mustHave(t, r, LateDropped, WatermarkStalled)
 		f := finding(r, LateDropped)
-		if !strings.Contains(f.Message, "a future-clock producer was active (1 copies carry an event time more than the delay ahead of their append time, up to 2h46m35s ahead; future-timestamp fired 1 times)") || f.Count < 50 {
+		if !strings.Contains(f.Message, "a future-clock producer was active (1 copy carries an event time more than the delay ahead of its append time, up to 2h46m35s ahead; future-timestamp fired once)") || f.Count < 50 {
 			t.Fatalf("%+v", f)
 		}
 		if !strings.Contains(f.Message, "74 of them honest") {

@@ -135,7 +135,7 @@ func (c *checker) checkConservation() {
 		for _, e := range epochs {
 			if ids := byEpoch[e]; len(ids) > 1 {
 				drEx = append(drEx, Example{Event: cp.Event, Copies: []int{ci}, Batches: sortedUniqueIDs(ids),
-					Detail: fmt.Sprintf("copy %d read %d times in checkpoint %d (batches %s); fates %s", ci, len(ids), e, idList(ids), c.fates(rs))})
+					Detail: fmt.Sprintf("copy %d read %s in checkpoint %d (batches %s); fates %s", ci, Times(len(ids)), e, idList(ids), c.fates(rs))})
 			}
 		}
 		if len(epochs) > 1 {
@@ -276,9 +276,9 @@ func (c *checker) checkLateFilter() {
 				late := cp.EventTimeUs <= satMul(b.LateWatermarkMs, 1000)
 				switch {
 				case late && r.outcome != outLate:
-					d = fmt.Sprintf("copy %d (t=%s) is at or below batch %d's late watermark %s but was %s", ci, c.et(cp.EventTimeUs), b.BatchID, c.at(b.LateWatermarkMs), r.outcome)
+					d = fmt.Sprintf("copy %d (t=%s) is at or below batch %d's late watermark %s but was %s", ci, c.et(cp.EventTimeUs), b.BatchID, c.wm(b.LateWatermarkMs), r.outcome)
 				case !late && r.outcome == outLate:
-					d = fmt.Sprintf("copy %d (t=%s) is above batch %d's late watermark %s but was dropped as late", ci, c.et(cp.EventTimeUs), b.BatchID, c.at(b.LateWatermarkMs))
+					d = fmt.Sprintf("copy %d (t=%s) is above batch %d's late watermark %s but was dropped as late", ci, c.et(cp.EventTimeUs), b.BatchID, c.wm(b.LateWatermarkMs))
 				}
 			} else if r.outcome == outLate {
 				why := "the query has no watermark"
@@ -317,7 +317,7 @@ func (c *checker) checkDuplicates() {
 			ids = append(ids, c.rowBatch(r))
 		}
 		x := Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
-			Detail: fmt.Sprintf("emitted %d times: %s", len(ems), detail)}
+			Detail: fmt.Sprintf("emitted %s: %s", Times(len(ems)), detail)}
 		if within {
 			in = append(in, x)
 		} else {
@@ -465,7 +465,7 @@ func (c *checker) checkLateDropped() {
 		}
 		b := &h.Batches[firstLate.exec]
 		fl := fmt.Sprintf("copy %d (t=%s) dropped as late in batch %d at %s (late watermark %s)",
-			firstLate.copy, c.et(h.Copies[firstLate.copy].EventTimeUs), b.BatchID, c.at(b.AtMs), c.at(b.LateWatermarkMs))
+			firstLate.copy, c.et(h.Copies[firstLate.copy].EventTimeUs), b.BatchID, c.at(b.AtMs), c.wm(b.LateWatermarkMs))
 		var d string
 		if m == 0 {
 			never++
@@ -526,7 +526,11 @@ func (c *checker) futureClock() string {
 	}
 	var parts []string
 	if n > 0 {
-		parts = append(parts, fmt.Sprintf("%d copies carry an event time more than the delay ahead of their append time, up to %s ahead", n, Dur(lead)))
+		what := fmt.Sprintf("%d copies carry", n)
+		if n == 1 {
+			what = "1 copy carries"
+		}
+		parts = append(parts, fmt.Sprintf("%s an event time more than the delay ahead of its append time, up to %s ahead", what, Dur(lead)))
 	}
 	var keys []string
 	for k := range names {
@@ -534,7 +538,7 @@ func (c *checker) futureClock() string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d times", k, names[k]))
+		parts = append(parts, fmt.Sprintf("%s %s", k, Times(names[k])))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -611,7 +615,7 @@ func (c *checker) checkHealed() {
 			}
 		}
 		ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
-			Detail: fmt.Sprintf("an honest event of the healed phase (appended at or after %s, no fault) was emitted %d times and never dropped as late", c.at(h.HealAtMs), m)})
+			Detail: fmt.Sprintf("an honest event of the healed phase (appended at or after %s, no fault) was emitted %s and never dropped as late", c.at(h.HealAtMs), Times(m))})
 	}
 	sortExamples(ex)
 	c.add(NotConverged, len(ex), fmt.Sprintf("the healed phase (from %s to the end at %s) did not converge: %d copies never consumed, %d honest healed-phase events not emitted exactly once", c.at(h.HealAtMs), c.at(h.EndMs), c.ncCopies, bad), ex)
@@ -635,7 +639,7 @@ func (c *checker) healedHonest(e int) bool {
 // eventFate says whether the event still reached the output.
 func (c *checker) eventFate(e int) string {
 	if m := len(c.emits.of(e)); m > 0 {
-		return fmt.Sprintf("; event %s was still emitted %d time(s)", c.event(e), m)
+		return fmt.Sprintf("; event %s was still emitted %s", c.event(e), Times(m))
 	}
 	return fmt.Sprintf("; event %s was never emitted", c.event(e))
 }

@@ -518,7 +518,7 @@ func (c *checker) contradictions() {
 		}
 	}
 	for _, ci := range over {
-		c.bad(Example{Event: h.Copies[ci].Event, Copies: []int{ci}, Detail: fmt.Sprintf("copy %d is in the table %d times, but only %d sink writes that kept rows delivered it", ci, inTable[ci], keptRows[ci])})
+		c.bad(Example{Event: h.Copies[ci].Event, Copies: []int{ci}, Detail: fmt.Sprintf("copy %d is in the table %s, but only %d sink writes that kept rows delivered it", ci, Times(int(inTable[ci])), keptRows[ci])})
 		if len(over) > 1 {
 			c.bad(Example{Detail: fmt.Sprintf("%d more copies in the table have fewer sink writes that kept rows than table rows", len(over)-1)})
 			break

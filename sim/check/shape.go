@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/query"
 )
@@ -154,6 +155,6 @@ func (c *checker) resolveShapes(openers []string) {
 	// derived from it. A key of the event time alone is the one case where
 	// two events can share a key.
 	if h.EventTimeInKey && len(h.Keys) == 1 {
-		c.note("dedup keys %v are the event time alone: two events with one event time share a key, while the checker models the key as the event id plus the event time", h.Keys)
+		c.note("dedup keys [%s] are the event time alone: two events with one event time share a key, while the checker models the key as the event id plus the event time", strings.Join(h.Keys, ", "))
 	}
 }

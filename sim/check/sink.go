@@ -114,9 +114,9 @@ func (c *checker) checkSink() {
 				for _, ci := range sortedUniqueInts(rows) {
 					ids = append(ids, keptByOf(ci)...)
 				}
-				d := fmt.Sprintf("in the table %d times but emitted %d times", len(rows), m)
+				d := fmt.Sprintf("in the table %s but emitted %s", Times(len(rows)), Times(m))
 				if twice >= 0 {
-					d += fmt.Sprintf("; copy %d is in the table %d times but emitted %d times", twice, perCopy[twice], emittedCopy[twice])
+					d += fmt.Sprintf("; copy %d is in the table %s but emitted %s", twice, Times(int(perCopy[twice])), Times(int(emittedCopy[twice])))
 				}
 				if len(ids) > 0 {
 					d += "; kept by deliveries of batch " + idCounts(ids)
@@ -137,7 +137,7 @@ func (c *checker) checkSink() {
 						why = append(why, fmt.Sprintf("batch %d delivered %d rows, kept %d", c.rowBatch(r), len(h.Writes[wi].Rows), h.Writes[wi].Kept))
 					}
 				}
-				d := fmt.Sprintf("emitted %d time(s) but absent from the final table", len(c.emits.of(e)))
+				d := fmt.Sprintf("emitted %s but absent from the final table", Times(len(c.emits.of(e))))
 				if len(why) > 0 {
 					d += " (" + joinLimit(why, 4) + ")"
 				} else {
@@ -153,7 +153,7 @@ func (c *checker) checkSink() {
 		for e := range c.nEvents {
 			ev := c.event(e)
 			if rows := perEvent.of(e); len(rows) > 1 {
-				dupEx = append(dupEx, Example{Event: ev, Copies: sortedUniqueInts(rows), Detail: fmt.Sprintf("in the final table %d times (emitted %d times)", len(rows), len(c.emits.of(e)))})
+				dupEx = append(dupEx, Example{Event: ev, Copies: sortedUniqueInts(rows), Detail: fmt.Sprintf("in the final table %s (emitted %s)", Times(len(rows)), Times(len(c.emits.of(e))))})
 			}
 		}
 		c.add(TableDuplicate, len(dupEx), fmt.Sprintf("%d events are held more than once in the final table", len(dupEx)), dupEx)
@@ -185,7 +185,7 @@ func (c *checker) checkSink() {
 		}
 		last := h.Writes[ws[len(ws)-1]].Rows
 		ex = append(ex, Example{Copies: sortedUniqueInts(limitCopies(last, 8)), Batches: []int64{k.id},
-			Detail: fmt.Sprintf("batch %d (checkpoint %d) delivered %d times and rows were kept %d times (kept %s)", k.id, k.epoch, len(deliveries[k]), len(ws), joinLimit(ks, 6))})
+			Detail: fmt.Sprintf("batch %d (checkpoint %d) delivered %s and rows were kept %s (kept %s)", k.id, k.epoch, Times(len(deliveries[k])), Times(len(ws)), joinLimit(ks, 6))})
 	}
 	sortExamples(ex)
 	msg := fmt.Sprintf("replayed output reached the sink twice: %d batches delivered more than once had rows kept more than once", rekept)

@@ -76,7 +76,7 @@ func (c *checker) checkRegressed() {
 		for _, i := range l {
 			b := &h.Batches[i]
 			if b.NextWatermarkMs < b.WatermarkMs {
-				flag(i, b.BatchID, fmt.Sprintf("batch %d: next watermark %s below the watermark %s it ran with", b.BatchID, c.at(b.NextWatermarkMs), c.at(b.WatermarkMs)))
+				flag(i, b.BatchID, fmt.Sprintf("batch %d: next watermark %s below the watermark %s it ran with", b.BatchID, c.wm(b.NextWatermarkMs), c.wm(b.WatermarkMs)))
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func (c *checker) checkStalled() {
 				ahead = fmt.Sprintf(" (%s ahead of the processing clock)", Dur(v.wm-o2))
 			}
 			ex = append(ex, Example{Batches: sortedUniqueIDs(ids),
-				Detail: fmt.Sprintf("watermark stayed at %s%s from %s to %s (%s up, %s down after crashes; >= %s) while %d copies arrived; %d batches ran meanwhile", isoUs(satMul(v.wm, 1000)), ahead, c.at(o1), c.at(o2), Dur(o2-o1-downMs), Dur(downMs), Dur(stallMs), n, hi-lo)})
+				Detail: fmt.Sprintf("watermark stayed at %s%s from %s to %s (%s up, %s down after crashes; >= %s) while %d copies arrived; %d batches ran meanwhile", SparkTime(v.wm), ahead, c.at(o1), c.at(o2), Dur(o2-o1-downMs), Dur(downMs), Dur(stallMs), n, hi-lo)})
 		}
 	}
 	c.add(WatermarkStalled, len(ex), fmt.Sprintf("the watermark did not advance for %s or more while data flowed, %d times (a quiet input under the min policy, a future-clock producer, old event times, or a stuck engine); state is not evicted meanwhile", Dur(stallMs), len(ex)), ex)

@@ -1,0 +1,20 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/dedupsim/dedupsim/diagnose"
+	"github.com/dedupsim/dedupsim/inspect"
+)
+
+// joinCheckpoint is diagnose --checkpoint: dedupsim inspect reads the
+// checkpoint (a folder it cannot read is bad input, exit 2, as for
+// inspect), and diagnose.Join adds what its state shows.
+func joinCheckpoint(rep *diagnose.Report, dir string) error {
+	ir, err := inspect.Inspect(dir)
+	if err != nil {
+		return badInput(fmt.Errorf("diagnose: --checkpoint: %w", err))
+	}
+	diagnose.Join(rep, diagnose.CheckpointOf(dir, ir))
+	return nil
+}
