@@ -152,9 +152,9 @@ var (
 // encoding format (a 4.0 conf).
 var table = []Row{
 	{Line: "3.5", Scala212: true, Pinned: base40[:10], APIs: apis35,
-		Cite: "Spark 3.5 (Scala 2.12): dropDuplicatesWithinWatermark (SPARK-42931); no state checkpoint format v2"},
+		Cite: "Spark 3.5 (Scala 2.12): dropDuplicatesWithinWatermark (SPARK-42931); no state checkpoint format v2 (measured: pyspark 3.5.9 pins 10)"},
 	{Line: "4.0", Pinned: base40, FormatV2: true, APIs: apis35,
-		Cite: "Spark 4.0 (Scala 2.13): state encoding format pinned (SQLConf.STREAMING_STATE_STORE_ENCODING_FORMAT), state checkpoint format v2 (SQLConf.STATE_STORE_CHECKPOINT_FORMAT_VERSION)"},
+		Cite: "Spark 4.0 (Scala 2.13, measured: pyspark 4.0.5 pins 11): state encoding format pinned (SQLConf.STREAMING_STATE_STORE_ENCODING_FORMAT), state checkpoint format v2 (SQLConf.STATE_STORE_CHECKPOINT_FORMAT_VERSION)"},
 	{Line: "4.1", Pinned: base40, FormatV2: true, APIs: apis35,
 		Cite: "Spark 4.1: the 4.0 confs (measured: pyspark 4.1.1 pins 11)"},
 	{Line: "4.2", Pinned: concat(base40, added42), FormatV2: true, MissingMetadata: true, APIs: apis35,
