@@ -540,7 +540,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 			q.StateStore, err = p.enum(f.val, f.name, "state store", stateStores)
 		case "checkpoint_format_version":
 			formatKey = f.key
-			q.formatLine = f.key.Line
+			q.at().formatLine = f.key.Line
 			var n int64
 			if n, err = p.integer(f.val, f.name); err == nil && n != 1 && n != 2 {
 				err = p.errAt(f.val, f.name, "must be 1 or 2 (spark.sql.streaming.stateStore.checkpointFormatVersion), got %d", n)
@@ -612,7 +612,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		return nil, p.errAt(futureKey, "drop_future_events", "needs a watermark: the filter compares the event-time column with processing time")
 	}
 	if !q.SparkVersion.IsZero() {
-		q.file = p.file
+		q.pos.file = p.file
 		if err := q.CheckSparkVersion(); err != nil {
 			return nil, err
 		}

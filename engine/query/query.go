@@ -150,11 +150,26 @@ type Query struct {
 	// Scala 2.13's set order unless the version says otherwise. The
 	// engine sets it from the checkpoint's pinned conf on a restart.
 	KeyOrder sparkver.KeyOrder
-	// file, versionLine, formatLine and confLines place errors found
-	// after parsing (SetSparkVersion).
+	// pos places errors found after parsing (SetSparkVersion); nil
+	// unless the file sets spark_version, spark_conf or
+	// checkpoint_format_version.
+	pos *positions
+}
+
+// positions are where the version-dependent fields are written.
+type positions struct {
 	file                    string
 	versionLine, formatLine int
-	confLines               map[string]int
+	// confLines: each spark_conf key's line; "" is spark_conf's own.
+	confLines map[string]int
+}
+
+// at is the position record, made on first use.
+func (q *Query) at() *positions {
+	if q.pos == nil {
+		q.pos = &positions{confLines: map[string]int{}}
+	}
+	return q.pos
 }
 
 // Values of Query.StateStore and Query.WatermarkPolicy.
@@ -214,8 +229,8 @@ func ParseFile(path string) (*Query, error) {
 func Parse(filename string, data []byte) (*Query, error) {
 	p := &parser{file: filename}
 	q, err := p.parse(data)
-	if q != nil {
-		q.file = filename
+	if q != nil && q.pos != nil {
+		q.pos.file = filename
 	}
 	return q, err
 }

@@ -33,7 +33,7 @@ func (p *parser) sparkVersion(n *yaml.Node, q *Query) error {
 		return p.errAt(s, "spark_version", "%v", err)
 	}
 	q.SparkVersion = v
-	q.versionLine = s.Line
+	q.at().versionLine = s.Line
 	return nil
 }
 
@@ -48,7 +48,7 @@ func (p *parser) sparkConf(key, n *yaml.Node, q *Query) error {
 		return p.errAt(n, "spark_conf", "want a mapping of Spark conf keys to values, got %s", describe(n))
 	}
 	q.SparkConf = map[string]string{}
-	q.confLines = map[string]int{"": key.Line}
+	q.at().confLines[""] = key.Line
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, err := p.resolve(n.Content[i], "spark_conf")
 		if err != nil {
@@ -61,7 +61,7 @@ func (p *parser) sparkConf(key, n *yaml.Node, q *Query) error {
 			return p.errAt(k, "spark_conf", "YAML merge keys (<<) are not supported; write the confs out")
 		}
 		path := "spark_conf." + k.Value
-		if line, dup := q.confLines[k.Value]; dup {
+		if line, dup := q.pos.confLines[k.Value]; dup {
 			return p.errAt(k, path, "conf given twice (first at line %d)", line)
 		}
 		v, err := p.scalar(n.Content[i+1], path, "a conf value (a string, number or boolean)")
@@ -69,7 +69,7 @@ func (p *parser) sparkConf(key, n *yaml.Node, q *Query) error {
 			return err
 		}
 		q.SparkConf[k.Value] = v.Value
-		q.confLines[k.Value] = k.Line
+		q.pos.confLines[k.Value] = k.Line
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (p *parser) sparkConf(key, n *yaml.Node, q *Query) error {
 // query's spark_conf and options are checked against the line.
 func (q *Query) SetSparkVersion(v sparkver.Version) error {
 	if !q.SparkVersion.IsZero() && q.SparkVersion.Full != v.Full {
-		return &Error{File: q.file, Line: q.versionLine, Path: "spark_version", Msg: fmt.Sprintf("the query file says %s but --spark-version says %s: give one, or the same", q.SparkVersion.Full, v.Full)}
+		return &Error{File: q.at().file, Line: q.at().versionLine, Path: "spark_version", Msg: fmt.Sprintf("the query file says %s but --spark-version says %s: give one, or the same", q.SparkVersion.Full, v.Full)}
 	}
 	q.SparkVersion = v
 	return q.CheckSparkVersion()
@@ -91,14 +91,15 @@ func (q *Query) SetSparkVersion(v sparkver.Version) error {
 // means depends on the line.
 func (q *Query) CheckSparkVersion() error {
 	errAt := func(key, format string, args ...any) error {
-		path, line := "spark_conf", q.confLines[""]
+		pos := q.at()
+		path, line := "spark_conf", pos.confLines[""]
 		if key != "" {
-			path, line = "spark_conf."+key, q.confLines[key]
+			path, line = "spark_conf."+key, pos.confLines[key]
 		}
-		return &Error{File: q.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}
+		return &Error{File: pos.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}
 	}
 	if q.SparkVersion.IsZero() {
-		if len(q.SparkConf) > 0 {
+		if q.SparkConf != nil {
 			return errAt("", "needs a Spark version (spark_version: or --spark-version): which confs exist and what they do depends on the line")
 		}
 		return nil
@@ -146,7 +147,7 @@ func (q *Query) CheckSparkVersion() error {
 		}
 	}
 	if q.CheckpointFormat == 2 && !row.FormatV2 {
-		return &Error{File: q.file, Line: q.formatLine, Path: "checkpoint_format_version", Msg: fmt.Sprintf("2 needs Spark 4.0 or later (Spark %s has no state checkpoint format v2: %s is ignored)", q.SparkVersion.Full, sparkver.ConfCheckpointFormat)}
+		return &Error{File: q.at().file, Line: q.at().formatLine, Path: "checkpoint_format_version", Msg: fmt.Sprintf("2 needs Spark 4.0 or later (Spark %s has no state checkpoint format v2: %s is ignored)", q.SparkVersion.Full, sparkver.ConfCheckpointFormat)}
 	}
 	q.KeyOrder = row.KeyOrderFor(q.ConfValue(sparkver.ConfKeyOrder))
 	return nil
