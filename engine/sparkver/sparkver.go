@@ -265,8 +265,10 @@ func (r Row) KeyOrderFor(v string) KeyOrder {
 // OldCheckpointValue is the value a line gives a pinned conf that an
 // older checkpoint's offsets do not hold (OffsetSeqMetadata.
 // relevantSQLConfDefaultValues): ConfKeyOrder restarts as "false" (the
-// order the checkpoint's state was written in); the others take the
-// row's value.
+// order the checkpoint's state was written in; measured: a 4.1.1
+// checkpoint restarted on 4.3.0 writes "false" in each new offsets
+// entry). The engine gives the others the session's value, as Spark does
+// for a conf with no such default.
 func OldCheckpointValue(c Conf) string {
 	if c.Key == ConfKeyOrder {
 		return "false"
