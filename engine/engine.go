@@ -130,19 +130,19 @@ type BatchRecord struct {
 
 // Engine runs one query from one checkpoint until it stops or dies.
 type Engine struct {
-	cfg      Config
-	q        query.Query // with the checkpoint's pinned settings applied
-	ckpt     *checkpoint.Log
-	conf     map[string]string
+	cfg  Config
+	q    query.Query // with the checkpoint's pinned settings applied
+	ckpt *checkpoint.Log
+	conf map[string]string
 	// confOrder is the order conf is written in offsets/N (nil: sorted).
 	confOrder []string
-	queryID  string
-	runID    string
-	provider state.Provider
-	op       *dedup.Operator
-	decoder  *row.Decoder
-	tracker  *watermark.Tracker
-	warnings []string
+	queryID   string
+	runID     string
+	provider  state.Provider
+	op        *dedup.Operator
+	decoder   *row.Decoder
+	tracker   *watermark.Tracker
+	warnings  []string
 
 	nextBatch int64
 	committed []json.RawMessage // end offsets of the last committed batch
