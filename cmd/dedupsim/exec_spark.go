@@ -44,6 +44,9 @@ func runExecSpark(o execOptions) (err error) {
 	if err != nil {
 		return badInput(err)
 	}
+	if err := applySparkVersion(q, o.sparkVersion); err != nil {
+		return err
+	}
 	data, err := os.ReadFile(o.inputPath)
 	if err != nil {
 		return badInput(fmt.Errorf("exec: --input: %w", err))

@@ -75,10 +75,14 @@ func (p *parser) sparkConf(key, n *yaml.Node, q *Query) error {
 }
 
 // SetSparkVersion gives the query the Spark version of --spark-version:
-// one the query file names too must be the same line and text. The
+// one the query file names too must be the same line, and the same
+// version where both give a patch ("4.3" and "4.3.0" agree, "4.3.0" and
+// "4.3.1" do not). The
 // query's spark_conf and options are checked against the line.
 func (q *Query) SetSparkVersion(v sparkver.Version) error {
-	if !q.SparkVersion.IsZero() && q.SparkVersion.Full != v.Full {
+	if f := q.SparkVersion; !f.IsZero() && f.Line == v.Line && (f.Full == f.Line || f.Full == v.Full) {
+		// The same line: the flag may name the patch the file leaves out.
+	} else if !f.IsZero() && (f.Line != v.Line || v.Full != v.Line) {
 		return &Error{File: q.at().file, Line: q.at().versionLine, Path: "spark_version", Msg: fmt.Sprintf("the query file says %s but --spark-version says %s: give one, or the same", q.SparkVersion.Full, v.Full)}
 	}
 	q.SparkVersion = v

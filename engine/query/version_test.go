@@ -72,6 +72,15 @@ func TestSetSparkVersion(t *testing.T) {
 	if err := q.SetSparkVersion(v43); err != nil {
 		t.Fatalf("same version: %v", err)
 	}
+	line, _ := sparkver.Parse("4.3")
+	if err := q.SetSparkVersion(line); err != nil || q.SparkVersion.Full != "4.3" {
+		t.Fatalf("the line of the file's version: %v %v", err, q.SparkVersion)
+	}
+	v431, _ := sparkver.Parse("4.3.1")
+	q.SparkVersion = v43
+	if err := q.SetSparkVersion(v431); err == nil {
+		t.Fatal("4.3.0 in the file and 4.3.1 given: want a conflict")
+	}
 	q2, _ := Parse("query.yaml", []byte("dedup: {api: dropDuplicates, keys: [a,b,c,d,e]}\n"))
 	if err := q2.SetSparkVersion(v43); err != nil || q2.KeyOrder != sparkver.CallOrder {
 		t.Fatalf("flag: %v %v", err, q2.KeyOrder)
