@@ -191,6 +191,12 @@ func Parse(filename string, data []byte) (*Scenario, error) {
 	if err := s.Config.Validate(); err != nil {
 		return nil, validateError(filename, data, doc, err)
 	}
+	// spark_version and spark_conf go into the query text, which every
+	// runner (the simulator, an engine process over Kafka) reads; Validate
+	// has checked them.
+	if err := s.Config.FoldSparkVersion(); err != nil {
+		return nil, &Error{File: filename, Field: "spark_version", Msg: err.Error()}
+	}
 	return s, nil
 }
 
