@@ -36,7 +36,9 @@ func (c *Config) FoldSparkVersion() error {
 	add := func(m *yaml.Node, key string, val *yaml.Node) {
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, val)
 	}
-	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v, Style: yaml.DoubleQuotedStyle} }
+	str := func(v string) *yaml.Node {
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: v, Style: yaml.DoubleQuotedStyle}
+	}
 	if v := c.SparkVersion; v != "" {
 		if have := get(root, "spark_version"); have != nil {
 			if have.Value != v {
