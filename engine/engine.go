@@ -562,7 +562,7 @@ func (e *Engine) Warnings() []string { return e.warnings }
 // (sparkver.OldCheckpointValue: the key-order conf restarts as "false"),
 // as OffsetSeqMetadata.setSessionConf does; a new query takes the
 // query's spark_conf, else the line's default. The dedup's state key
-// order follows the key-order value (spark-semantics.md §16).
+// order follows the key-order value (spark-semantics.md §17).
 func (e *Engine) pinnedConf(stored map[string]string, restart bool) (map[string]string, []string) {
 	row, ok := sparkver.Lookup(e.q.SparkVersion)
 	if !ok {

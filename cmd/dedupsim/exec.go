@@ -43,7 +43,7 @@ type execOptions struct {
 	seed                                           uint64
 	checkPath, recordPath                          string // docs/expectations.md
 	reportDir                                      string // --report (exec_expect.go)
-	sparkVersion                                   string // --spark-version (spark-semantics.md §16)
+	sparkVersion                                   string // --spark-version (spark-semantics.md §17)
 	expect                                         *expectHook
 }
 

@@ -13,7 +13,7 @@ import "github.com/dedupsim/dedupsim/engine/sparkver"
 // hashes (spark-semantics.md §13.1). dropDuplicates() with no names passes
 // every column through the same path.
 //
-// Other lines order otherwise (sparkver.KeyOrder, spark-semantics.md §16):
+// Other lines order otherwise (sparkver.KeyOrder, spark-semantics.md §17):
 // Spark 3.5 is built on Scala 2.12, whose HashSet iterates a node's
 // entries and sub-tries interleaved; Spark 4.3 keeps the call order when
 // spark.sql.dropDuplicates.deterministicKeyOrder.enabled is true.

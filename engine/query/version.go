@@ -12,7 +12,7 @@ import (
 )
 
 // The query's Spark version (spark_version:, or --spark-version) and
-// spark_conf (docs/exec-format.md, spark-semantics.md §16).
+// spark_conf (docs/exec-format.md, spark-semantics.md §17).
 
 // confFields are the pinned confs the query sets with its own fields.
 var confFields = map[string]string{

@@ -17,7 +17,7 @@ import (
 // HashTrieSet / HashTrieMap node's elems array (TrieIterator), in which
 // leaves and sub-tries sit interleaved by slot.
 //
-// spark-semantics.md §13.1 and the version table (§16) rest on this:
+// spark-semantics.md §13.1 and the version table (§17) rest on this:
 // the dedup's state key order before Spark 4.3 (Dataset.
 // groupColsFromDropDuplicates' colNames.toSet.toSeq) and the order of the
 // conf map Spark writes in offsets/N (OffsetSeqMetadata's

@@ -2,7 +2,7 @@
 // Spark line (3.5, 4.0, 4.1, 4.2, 4.3): the confs a new checkpoint pins in
 // offsets/N, the dedup's state key order, the checks and error classes
 // that appeared in a line, and the operators it runs. Every row cites the
-// Spark change it follows; docs/spark-semantics.md §16 prints the table.
+// Spark change it follows; docs/spark-semantics.md §17 prints the table.
 //
 // No version (the zero Version) is dedupsim's behaviour from before the
 // table: the eight confs it always pinned, written in key order, and the

@@ -61,7 +61,7 @@ type Options struct {
 	// Records, when set, is the records file (live/records) appended to.
 	Records string
 	// SparkVersion is --spark-version: the Spark version the query
-	// follows (spark-semantics.md §16); empty: the query's own, if any.
+	// follows (spark-semantics.md §17); empty: the query's own, if any.
 	SparkVersion string
 	// Stdout receives one JSON Line per batch execution; Stderr warnings.
 	Stdout, Stderr io.Writer
