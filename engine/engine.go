@@ -560,6 +560,7 @@ func (e *Engine) Warnings() []string { return e.warnings }
 // restart each takes the checkpoint's value, and one the checkpoint does
 // not hold the value Spark gives an older checkpoint
 // (sparkver.OldCheckpointValue: the key-order conf restarts as "false"),
+// or else the session's,
 // as OffsetSeqMetadata.setSessionConf does; a new query takes the
 // query's spark_conf, else the line's default. The dedup's state key
 // order follows the key-order value (spark-semantics.md §17).
@@ -585,8 +586,8 @@ func (e *Engine) pinnedConf(stored map[string]string, restart bool) (map[string]
 				if q := e.q.ConfValue(c.Key); q != sv {
 					e.warnConf(c.Key, q, sv)
 				}
-			} else if restart && c.Key == sparkver.ConfKeyOrder {
-				v = sparkver.OldCheckpointValue(c)
+			} else if old, ok := sparkver.OldCheckpointValue(c); ok && restart {
+				v = old
 			} else {
 				v = e.q.ConfValue(c.Key)
 			}

@@ -45,3 +45,37 @@ func TestPinnedConfsMatchRealSpark(t *testing.T) {
 		}
 	}
 }
+
+// TestRestartConfsMatchRealSpark: a 4.1.1 checkpoint restarted on 4.3.0
+// writes the conf map real pyspark 4.3.0 wrote in that case (§17.4).
+func TestRestartConfsMatchRealSpark(t *testing.T) {
+	real, err := os.ReadFile("sparkver/testdata/real-offsets/4.1.1-restarted-on-4.3.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := fsys.NewMem()
+	rows := `{"rows": [{"id":1,"n":1,"l":1,"d":1,"b":1,"ts":1}]}` + "\n"
+	for i, v := range []string{"4.1.1", "4.3.0"} {
+		q, err := query.Parse("query.yaml", []byte("dedup: {api: dropDuplicates, keys: [id, n, l, d, b, ts]}\nshuffle_partitions: 2\nspark_version: "+v+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			rows += `{"rows": [{"id":2,"n":1,"l":1,"d":1,"b":1,"ts":1}]}` + "\n"
+		}
+		st, err := steps.ParseTyped("steps.jsonl", []byte(rows), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := trace.Run(q, st, trace.Options{Checkpoint: fs}); err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+	}
+	got, err := fs.ReadFile("offsets/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := confRe.Find(got), confRe.Find(real); string(g) != string(w) {
+		t.Errorf("dedupsim %s\n spark    %s", g, w)
+	}
+}

@@ -79,6 +79,10 @@ type Conf struct {
 	// Since is the Spark change that added the conf to OffsetSeqMetadata.
 	// relevantSQLConfs.
 	Since string
+	// Old is the value the line gives the conf on a restart of a
+	// checkpoint whose offsets do not hold it (OffsetSeqMetadata.
+	// relevantSQLConfDefaultValues); empty: the session's value.
+	Old string
 }
 
 // Row is one line's behaviour.
@@ -109,31 +113,31 @@ type Row struct {
 // The confs every line from 4.0 pins, with the values a default session
 // writes (measured on pyspark 4.1.1 and 4.2.1: offsets/0 of a new query).
 var base40 = []Conf{
-	{ConfShufflePartitions, "", "SQLConf.SHUFFLE_PARTITIONS"},
-	{ConfStateStore, "", "SQLConf.STATE_STORE_PROVIDER_CLASS"},
-	{ConfWatermarkPolicy, "", "SQLConf.STREAMING_MULTIPLE_WATERMARK_POLICY (SPARK-24730)"},
-	{"spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion", "2", "SQLConf.FLATMAPGROUPSWITHSTATE_STATE_FORMAT_VERSION"},
-	{"spark.sql.streaming.aggregation.stateFormatVersion", "2", "SQLConf.STREAMING_AGGREGATION_STATE_FORMAT_VERSION"},
-	{"spark.sql.streaming.join.stateFormatVersion", "2", "SQLConf.STREAMING_JOIN_STATE_FORMAT_VERSION"},
-	{"spark.sql.streaming.stateStore.compression.codec", "lz4", "SQLConf.STATE_STORE_COMPRESSION_CODEC"},
-	{"spark.sql.streaming.stateStore.rocksdb.formatVersion", "5", "SQLConf.STATE_STORE_ROCKSDB_FORMAT_VERSION"},
-	{"spark.sql.streaming.statefulOperator.useStrictDistribution", "true", "SQLConf.STATEFUL_OPERATOR_USE_STRICT_DISTRIBUTION"},
-	{"spark.sql.optimizer.pruneFiltersCanPruneStreamingSubplan", "false", "SQLConf.PRUNE_FILTERS_CAN_PRUNE_STREAMING_SUBPLAN"},
-	{"spark.sql.streaming.stateStore.encodingFormat", "unsaferow", "SQLConf.STREAMING_STATE_STORE_ENCODING_FORMAT"},
+	{ConfShufflePartitions, "", "SQLConf.SHUFFLE_PARTITIONS", ""},
+	{ConfStateStore, "", "SQLConf.STATE_STORE_PROVIDER_CLASS", ""},
+	{ConfWatermarkPolicy, "", "SQLConf.STREAMING_MULTIPLE_WATERMARK_POLICY (SPARK-24730)", ""},
+	{"spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion", "2", "SQLConf.FLATMAPGROUPSWITHSTATE_STATE_FORMAT_VERSION", ""},
+	{"spark.sql.streaming.aggregation.stateFormatVersion", "2", "SQLConf.STREAMING_AGGREGATION_STATE_FORMAT_VERSION", ""},
+	{"spark.sql.streaming.join.stateFormatVersion", "2", "SQLConf.STREAMING_JOIN_STATE_FORMAT_VERSION", ""},
+	{"spark.sql.streaming.stateStore.compression.codec", "lz4", "SQLConf.STATE_STORE_COMPRESSION_CODEC", ""},
+	{"spark.sql.streaming.stateStore.rocksdb.formatVersion", "5", "SQLConf.STATE_STORE_ROCKSDB_FORMAT_VERSION", ""},
+	{"spark.sql.streaming.statefulOperator.useStrictDistribution", "true", "SQLConf.STATEFUL_OPERATOR_USE_STRICT_DISTRIBUTION", ""},
+	{"spark.sql.optimizer.pruneFiltersCanPruneStreamingSubplan", "false", "SQLConf.PRUNE_FILTERS_CAN_PRUNE_STREAMING_SUBPLAN", ""},
+	{"spark.sql.streaming.stateStore.encodingFormat", "unsaferow", "SQLConf.STREAMING_STATE_STORE_ENCODING_FORMAT", ""},
 }
 
 // 4.2 adds four (measured on pyspark 4.2.1).
 var added42 = []Conf{
-	{ConfRowChecksum, "false", "SQLConf.STATE_STORE_ROW_CHECKSUM_ENABLED"},
-	{"spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion", "2", "4.2"},
-	{"spark.sql.streaming.queryEvolution.enableSourceEvolution", "false", "4.2, source evolution (DataStreamReader.name)"},
-	{"spark.sql.function.protobufExtensions.enabled", "false", "4.2"},
+	{ConfRowChecksum, "false", "SQLConf.STATE_STORE_ROW_CHECKSUM_ENABLED", ""},
+	{"spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion", "2", "4.2", "1"},
+	{"spark.sql.streaming.queryEvolution.enableSourceEvolution", "false", "4.2, source evolution (DataStreamReader.name)", ""},
+	{"spark.sql.function.protobufExtensions.enabled", "false", "4.2", ""},
 }
 
 // 4.3 adds two (real pyspark 4.3.0 checkpoints, inspect/testdata/spark-v2).
 var added43 = []Conf{
-	{ConfKeyOrder, "true", "4.3, Dataset.groupColsFromDropDuplicates"},
-	{"spark.sql.streaming.statefulOperator.alwaysNullableOutput.enabled", "true", "4.3"},
+	{ConfKeyOrder, "true", "4.3, Dataset.groupColsFromDropDuplicates", "false"},
+	{"spark.sql.streaming.statefulOperator.alwaysNullableOutput.enabled", "true", "4.3", "false"},
 }
 
 func concat(parts ...[]Conf) []Conf {
@@ -160,7 +164,7 @@ var table = []Row{
 	{Line: "4.2", Pinned: concat(base40, added42), FormatV2: true, MissingMetadata: true, APIs: apis35,
 		Cite: "Spark 4.2: StreamingQueryCheckpointMetadata refuses logs without metadata (STREAMING_CHECKPOINT_MISSING_METADATA_FILE, spark.sql.streaming.checkpoint.verifyMetadataExists.enabled); row checksum (measured: pyspark 4.2.1 pins 15)"},
 	{Line: "4.3", Pinned: concat(base40, added42, added43), FormatV2: true, MissingMetadata: true, KeyOrderConf: true,
-		Known: []Conf{{ConfIncrementalCleanup, "0", "4.3"}}, APIs: apis35,
+		Known: []Conf{{Key: ConfIncrementalCleanup, Value: "0", Since: "4.3"}}, APIs: apis35,
 		Cite: "Spark 4.3: deterministic dropDuplicates key order (spark.sql.dropDuplicates.deterministicKeyOrder.enabled), incremental cleanup (measured: pyspark 4.3.0 pins 17)"},
 }
 
@@ -264,14 +268,11 @@ func (r Row) KeyOrderFor(v string) KeyOrder {
 
 // OldCheckpointValue is the value a line gives a pinned conf that an
 // older checkpoint's offsets do not hold (OffsetSeqMetadata.
-// relevantSQLConfDefaultValues): ConfKeyOrder restarts as "false" (the
-// order the checkpoint's state was written in; measured: a 4.1.1
-// checkpoint restarted on 4.3.0 writes "false" in each new offsets
-// entry). The engine gives the others the session's value, as Spark does
-// for a conf with no such default.
-func OldCheckpointValue(c Conf) string {
-	if c.Key == ConfKeyOrder {
-		return "false"
-	}
-	return c.Value
+// relevantSQLConfDefaultValues), and whether it has one. Measured: a
+// 4.1.1 checkpoint restarted on 4.3.0 writes deterministicKeyOrder
+// "false" (the order its state was written in), mergeOperatorVersion "1"
+// and alwaysNullableOutput "false" in each new offsets entry. A conf
+// without one takes the session's value, as Spark does.
+func OldCheckpointValue(c Conf) (string, bool) {
+	return c.Old, c.Old != ""
 }
