@@ -46,16 +46,22 @@ func TestPinnedConfsMatchRealSpark(t *testing.T) {
 	}
 }
 
-// TestRestartConfsMatchRealSpark: a 4.1.1 checkpoint restarted on 4.3.0
-// writes the conf map real pyspark 4.3.0 wrote in that case (§17.4).
+// TestRestartConfsMatchRealSpark: a 4.1.1 checkpoint restarted on 4.2.1
+// or 4.3.0 writes the conf map real pyspark wrote in that case (§17.4).
 func TestRestartConfsMatchRealSpark(t *testing.T) {
-	real, err := os.ReadFile("sparkver/testdata/real-offsets/4.1.1-restarted-on-4.3.0")
+	for _, to := range []string{"4.2.1", "4.3.0"} {
+		restartConfs(t, to)
+	}
+}
+
+func restartConfs(t *testing.T, to string) {
+	real, err := os.ReadFile("sparkver/testdata/real-offsets/4.1.1-restarted-on-" + to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fs := fsys.NewMem()
 	rows := `{"rows": [{"id":1,"n":1,"l":1,"d":1,"b":1,"ts":1}]}` + "\n"
-	for i, v := range []string{"4.1.1", "4.3.0"} {
+	for i, v := range []string{"4.1.1", to} {
 		q, err := query.Parse("query.yaml", []byte("dedup: {api: dropDuplicates, keys: [id, n, l, d, b, ts]}\nshuffle_partitions: 2\nspark_version: "+v+"\n"))
 		if err != nil {
 			t.Fatal(err)
@@ -76,6 +82,6 @@ func TestRestartConfsMatchRealSpark(t *testing.T) {
 		t.Fatal(err)
 	}
 	if g, w := confRe.Find(got), confRe.Find(real); string(g) != string(w) {
-		t.Errorf("dedupsim %s\n spark    %s", g, w)
+		t.Errorf("4.1.1 restarted on %s:\n dedupsim %s\n spark    %s", to, g, w)
 	}
 }
