@@ -46,6 +46,9 @@ type Scenario struct {
 	Config sim.Config
 	Check  check.Options
 	Expect Expect
+	// SparkVersionFlag is the --spark-version the scenario runs with
+	// (folded into Config.Query); ReplayCommand repeats it.
+	SparkVersionFlag string
 }
 
 // Expect is the verdict a scenario states.

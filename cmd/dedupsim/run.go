@@ -580,6 +580,7 @@ func scenarioSparkVersion(list []*scenarios.Scenario, flag string) error {
 			return fmt.Errorf("%s: %w", s.File, err)
 		}
 		s.Config = cfg
+		s.SparkVersionFlag = flag
 	}
 	return nil
 }
