@@ -443,6 +443,10 @@ func parseMetadata(line string) (Metadata, error) {
 	return m, nil
 }
 
+// confRowChecksum is spark.sql.streaming.stateStore.rowChecksum.enabled
+// (sparkver.ConfRowChecksum).
+const confRowChecksum = "spark.sql.streaming.stateStore.rowChecksum.enabled"
+
 // checkConf holds the pinned settings dedupsim interprets to the values
 // it can run with (the others are recorded for fidelity only).
 func checkConf(key, v string) error {
@@ -455,6 +459,10 @@ func checkConf(key, v string) error {
 	case ConfWatermarkPolicy:
 		if v != query.PolicyMin && v != query.PolicyMax {
 			return fmt.Errorf("%q is not a watermark policy (min or max)", v)
+		}
+	case confRowChecksum:
+		if v == "true" {
+			return errors.New(`"true": the state rows carry a row checksum (Spark 4.2+), a layout dedupsim does not read (spark-semantics.md §17.6)`)
 		}
 	case ConfStateStore:
 		if v != HDFSProviderClass && v != RocksDBProviderClass {
