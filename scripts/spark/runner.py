@@ -245,6 +245,13 @@ def make_spark(args, work):
         .config("spark.hadoop.fs.AbstractFileSystem.file.impl", "org.apache.hadoop.fs.local.RawLocalFs")
         .config("spark.sql.streaming.checkpoint.fileChecksum.enabled", "false")
         .config("spark.sql.streaming.stateStore.coordinatorReportSnapshotUploadLag", "false")
+        # Spark 4.2 and 4.3: forceSnapshotUploadOnLag defaults to true and
+        # may only be true with the lag reports above on; otherwise every
+        # state store task fails (IllegalArgumentException from
+        # SQLConf.stateStoreForceSnapshotUploadOnLag, wrapped in
+        # FOREACH_BATCH_USER_FUNCTION_ERROR by the runner's foreachBatch).
+        # Earlier Spark lines ignore the unknown conf.
+        .config("spark.sql.streaming.stateStore.forceSnapshotUploadOnLag", "false")
     )
     b = delta_builder(b, args)
     for kv in args.conf:
