@@ -56,6 +56,10 @@ type Outcome struct {
 	Unsupported string
 	// RunnerFault marks an error of the runner itself, not of Spark.
 	RunnerFault bool
+	// Version is the Spark version that produced a Spark outcome (as the
+	// runner reported it; "" for the engine's), for the expected
+	// differences that belong to some Spark lines only.
+	Version string
 	// Seen lists what the engine's run exercised ("late rows", "evictions",
 	// "rows at the watermark", "replays"), for the table.
 	Seen []string

@@ -231,6 +231,9 @@ func TestExpectedDifferences(t *testing.T) {
 	}
 	const bq = "dedup: {api: batchDropDuplicates, keys: [id]}\n"
 	const bsteps = `{"rows": [{"id":4,"n":1},{"id":null,"n":2},{"id":4,"n":3}]}` + "\n"
+	const zq = "dedup: {api: dropDuplicates, keys: [id, d]}\n"
+	const zsteps = `{"rows": [{"id":1,"d":0.0}]}` + "\n" + `{"rows": [{"id":1,"d":-0.0}]}` + "\n"
+	const wq = "dedup: {api: dropDuplicates, keys: [s, m, id, l, d]}\n"
 	errDiff := &Diff{Exec: -1, Field: "error"}
 	rowsDiff := &Diff{Exec: 0, Field: "rows"}
 	for _, tc := range []struct {
@@ -306,6 +309,26 @@ func TestExpectedDifferences(t *testing.T) {
 		{"streaming dedup kept another copy", &Case{Query: []byte(q), Steps: []byte(bsteps),
 			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}},
 			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`, `{"id":null,"n":2}`)}}}, rowsDiff, ""},
+		{"opposite-sign zero key on 4.3", &Case{Query: []byte(zq), Steps: []byte(zsteps),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":1,"d":0.0}`), exec1(1, `{"id":1,"d":-0.0}`)}},
+			Spark:  &Outcome{Version: "4.3.0", Execs: []Exec{exec1(0, `{"id":1,"d":0.0}`), exec1(1)}}}, &Diff{Exec: 1, Field: "rows"}, "negative-zero-key-one-in-4.3"},
+		{"opposite-sign zero key on 4.2", &Case{Query: []byte(zq), Steps: []byte(zsteps),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.2.1"}}, &Diff{Exec: 1, Field: "rows"}, ""},
+		{"opposite-sign zero under another key on 4.3", &Case{Query: []byte(zq), Steps: []byte(`{"rows": [{"id":1,"d":0.0}]}` + "\n" + `{"rows": [{"id":2,"d":-0.0}]}` + "\n"),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.3.0"}}, &Diff{Exec: 1, Field: "rows"}, ""},
+		{"same-sign zeros on 4.3", &Case{Query: []byte(zq), Steps: []byte(`{"rows": [{"id":1,"d":-0.0},{"id":1,"d":-0.0}]}` + "\n"),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.3.0"}}, rowsDiff, ""},
+		{"opposite-sign zeros in a batch dedup on 4.3", &Case{Query: []byte("dedup: {api: batchDropDuplicates, keys: [id, d]}\n"), Steps: []byte(zsteps),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.3.0"}}, rowsDiff, ""},
+		{"5 keys reordered on restart, refused by 4.3", &Case{Checkpoint: "k", Query: []byte(wq),
+			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
+			&Diff{Exec: 0, Field: "execution"}, "key-order-call-order-in-4.3"},
+		{"5 keys reordered on restart, refused by 4.1", &Case{Checkpoint: "k", Query: []byte(wq),
+			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.1.4", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
+			&Diff{Exec: 0, Field: "execution"}, ""},
+		{"5 keys, refused by 4.3 without a resumed checkpoint", &Case{Query: []byte(wq),
+			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
+			&Diff{Exec: 0, Field: "execution"}, ""},
 		{"mixed types but a watermark differs", &Case{Query: []byte(q), Steps: []byte(`{"rows": [{"id":"1"},{"id":1}]}` + "\n"),
 			Engine: &Outcome{}, Spark: &Outcome{}}, &Diff{Field: "eventTime.watermark"}, ""},
 	} {
