@@ -77,7 +77,7 @@ func TestGenerateCovers(t *testing.T) {
 		"evictions", "empty batches", "no-data batches off", "two sources (min)", "two sources (max)", "restart",
 		"crash after-offsets-write", "crash after-state-commit", "crash after-sink-write", "crash after-commit",
 		"replays", "absent field", "mixed JSON types", "nested keys", "typed numbers", "declared schema",
-		"key type changed on restart"} {
+		"key type changed on restart", "5+ key columns"} {
 		if features[f] == 0 {
 			t.Errorf("no case has %q", f)
 		}
