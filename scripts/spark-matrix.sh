@@ -59,6 +59,11 @@ done
   echo
   echo "per flavour (all cases; agree/disagree/skipped, +N known): dropDuplicates | +wm(key) | +wm(nonkey) | WithinWatermark | batch"
   printf '%s\n' "${flav[@]}"
+  echo
+  echo "per feature (summed over the flavours; agree/disagree/skipped, +N known):"
+  logs=()
+  for v in $lines; do [[ -f $out/$v.log ]] && logs+=("$out/$v.log"); done
+  ((${#logs[@]} > 0)) && python3 scripts/spark-matrix-features.py "${logs[@]}"
   if [[ -s $out/known.tmp ]]; then
     echo
     echo "known differences that fired:"
