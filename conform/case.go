@@ -38,6 +38,9 @@ type Case struct {
 	// case resumed with its key's type changed); Generate lists it after
 	// the n cases.
 	followUp *Case
+	// prevKeys are the dedup keys, as written, of the case before this one
+	// on the same checkpoint (nil for the first): set by Run.
+	prevKeys []string
 
 	// Engine and Spark are the outcomes, filled by the runs.
 	Engine, Spark *Outcome

@@ -174,6 +174,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	for _, c := range cases {
 		c.Engine = RunEngine(c, ckpts)
 	}
+	setPrevKeys(cases)
 
 	deltaCache := opt.DeltaCache
 	if deltaCache == "" {

@@ -234,6 +234,7 @@ func TestExpectedDifferences(t *testing.T) {
 	const zq = "dedup: {api: dropDuplicates, keys: [id, d]}\n"
 	const zsteps = `{"rows": [{"id":1,"d":0.0}]}` + "\n" + `{"rows": [{"id":1,"d":-0.0}]}` + "\n"
 	const wq = "dedup: {api: dropDuplicates, keys: [s, m, id, l, d]}\n"
+	wprev := []string{"d", "l", "id", "m", "s"}
 	errDiff := &Diff{Exec: -1, Field: "error"}
 	rowsDiff := &Diff{Exec: 0, Field: "rows"}
 	for _, tc := range []struct {
@@ -322,13 +323,22 @@ func TestExpectedDifferences(t *testing.T) {
 			Engine: &Outcome{}, Spark: &Outcome{Version: "4.3.0"}}, rowsDiff, ""},
 		{"opposite-sign zeros in a batch dedup on 4.3", &Case{Query: []byte("dedup: {api: batchDropDuplicates, keys: [id, d]}\n"), Steps: []byte(zsteps),
 			Engine: &Outcome{}, Spark: &Outcome{Version: "4.3.0"}}, rowsDiff, ""},
-		{"5 keys reordered on restart, refused by 4.3", &Case{Checkpoint: "k", Query: []byte(wq),
+		{"5 keys reordered on restart, refused by 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev,
 			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
 			&Diff{Exec: 0, Field: "execution"}, "key-order-call-order-in-4.3"},
-		{"5 keys reordered on restart, refused by 4.1", &Case{Checkpoint: "k", Query: []byte(wq),
+		{"5 keys reordered on restart, refused by 4.1", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev,
 			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.1.4", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
 			&Diff{Exec: 0, Field: "execution"}, ""},
-		{"5 keys, refused by 4.3 without a resumed checkpoint", &Case{Query: []byte(wq),
+		{"5 keys reordered on restart, other rows on 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev,
+			Engine: &Outcome{Execs: []Exec{exec1(1, `{"s":1}`)}}, Spark: &Outcome{Version: "4.3.0", Execs: []Exec{exec1(1, `{"s":2}`)}}},
+			&Diff{Exec: 0, Field: "rows"}, "key-order-call-order-in-4.3"},
+		{"5 keys in the same order on restart, other rows on 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: []string{"s", "m", "id", "l", "d"},
+			Engine: &Outcome{Execs: []Exec{exec1(1, `{"s":1}`)}}, Spark: &Outcome{Version: "4.3.0", Execs: []Exec{exec1(1, `{"s":2}`)}}},
+			&Diff{Exec: 0, Field: "rows"}, ""},
+		{"other 5 keys on restart, refused by 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: []string{"s", "m", "id", "l", "x"},
+			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
+			&Diff{Exec: 0, Field: "execution"}, ""},
+		{"5 keys, refused by 4.3 without a resumed checkpoint", &Case{Query: []byte(wq), prevKeys: wprev,
 			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
 			&Diff{Exec: 0, Field: "execution"}, ""},
 		{"mixed types but a watermark differs", &Case{Query: []byte(q), Steps: []byte(`{"rows": [{"id":"1"},{"id":1}]}` + "\n"),
