@@ -247,7 +247,7 @@ var ExpectedDifferences = []ExpectedDifference{
 		Reason: "Spark 4.2 and 4.3 streaming dedup treat -0.0 and 0.0 (and every NaN) in a key as one value: a projection " +
 			"normalising float and double keys is planned before the streaming dedup node (SPARK-56280, apache/spark " +
 			"pull 55088), where Spark 3.5-4.1, and dedupsim, compare the key's " +
-			"UnsafeRow bytes, in which they differ (spark-semantics.md §14.9): a zero key whose opposite-sign zero was " +
+			"UnsafeRow bytes, in which they differ (spark-semantics.md §15.5): a zero key whose opposite-sign zero was " +
 			"already seen for that key is a duplicate in 4.2 and 4.3 and a new key before (measured on 4.2.1 and 4.3.0)",
 		Applies: func(c *Case, d *Diff) bool {
 			return sparkAtLeast(c.Spark, 4, 2) && c.Engine.Err == "" && c.Spark.Err == "" && hasOppositeZeroKey(c)
