@@ -458,6 +458,7 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 			if st.Status == "error" && st.Error != "" && out.Err == "" {
 				out.Err, out.RunnerFault = st.Error, true
 			}
+			out.Version = s.version
 			p.c.Spark = out
 		case <-s.exited:
 			return fmt.Errorf("the Spark runner exited early: %v", s.exitErr)
