@@ -231,10 +231,21 @@ bench-10m:
 	DEDUPSIM_BENCH_KEYS=10000000 $(GO) test -timeout 60m -run '^$$' -bench 'Engine|StoreRestart/.*/fromSnapshot' -benchtime 1x -benchmem ./engine/ | tee out/bench-10m.txt
 	@$(GO) run scripts/benchtable.go < out/bench-10m.txt
 
+# gofmt, go vet, staticcheck (its default checks; a finding kept on purpose
+# carries a //lint:ignore comment with its reason) and goimports' grouping
+# (the standard library in a group of its own). The two linters are pinned
+# in tools/go.mod, a module of their own, so that their dependencies never
+# change the versions dedupsim builds with.
+LINT_TOOL = $(GO) tool -modfile=$(CURDIR)/tools/go.mod
+GO_FILES  = $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
+
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $(GO_FILES)); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(LINT_TOOL) staticcheck ./...
+	@out=$$($(LINT_TOOL) goimports -l $(GO_FILES)) || exit 1; \
+	  if [ -n "$$out" ]; then echo "goimports: regroup the imports (the standard library in a group of its own):"; echo "$$out"; exit 1; fi
 
 # Short runs of every fuzz target (go test -fuzz takes one target at a time).
 fuzz:

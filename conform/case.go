@@ -338,16 +338,3 @@ func errorClass(msg string) string {
 	}
 	return ""
 }
-
-// rowsOf lists every row text of the case's steps, per source, in order.
-func (p *parsed) rowsOf() [][]byte {
-	var out [][]byte
-	for _, s := range p.st {
-		for _, name := range p.q.SourceNames() {
-			for _, r := range s.Rows[name] {
-				out = append(out, bytes.Clone(r.Data))
-			}
-		}
-	}
-	return out
-}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -617,5 +616,3 @@ func writeFile(path string, data []byte) error {
 	}
 	return nil
 }
-
-var errNoPython = errors.New("no python")

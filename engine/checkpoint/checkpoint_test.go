@@ -117,9 +117,7 @@ func TestRemoveTemps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, f := range fs.Files() {
-		got = append(got, f)
-	}
+	got = append(got, fs.Files()...)
 	if strings.Join(got, " ") != ".dedupsim.lock metadata offsets/3 state/0/1/4.delta" {
 		t.Fatalf("after RemoveTemps: %v", got)
 	}

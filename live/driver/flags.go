@@ -3,13 +3,14 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"github.com/dedupsim/dedupsim/engine/sink"
-	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 )
 
 // Environment variables: CrashEnv arms a crash point like --crash-at;
