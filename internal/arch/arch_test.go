@@ -490,7 +490,7 @@ var floors = [][]string{
 // engine itself sits above checkpoint, query and the sources and sinks
 // it runs.
 var engineFloors = [][]string{
-	{"engine/crashpoint", "engine/fsys", "engine/ids", "engine/schema", "engine/state/expiry", "engine/watermark"},
+	{"engine/crashpoint", "engine/fsys", "engine/ids", "engine/schema", "engine/sparkver", "engine/state/expiry", "engine/watermark"},
 	{"engine/row", "engine/state"},
 	{"engine/dedup", "engine/sink", "engine/source", "engine/state/pebblestore", "engine/state/statetest"},
 	{"engine/query"},
