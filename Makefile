@@ -3,12 +3,17 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: delta-fetch delta-fixtures redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
+.PHONY: build-pprof delta-fetch delta-fixtures redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java bench-spark
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/dedupsim
+
+# The same binary with --cpuprofile and --memprofile (or DEDUPSIM_CPUPROFILE,
+# DEDUPSIM_MEMPROFILE) on every verb: docs/performance.md, "Profiling a run".
+build-pprof:
+	$(GO) build -tags pprof -o bin/dedupsim-pprof ./cmd/dedupsim
 
 # The main job: every scenario of the embedded catalogue on the simulator,
 # checked against its expected verdict, with reports in out/demo; the kill -9
