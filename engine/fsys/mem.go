@@ -3,8 +3,11 @@ package fsys
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"runtime"
 	"sort"
 	"sync"
 )
@@ -41,10 +44,17 @@ import (
 // to its last Sync (never synced: empty). Files open before the crash become
 // unusable. Torn writes (a prefix of unsynced data surviving) are not
 // modelled.
+//
+// With SpillAbove(n), the content of a file that is n bytes or more when it
+// is synced moves out of the Go heap into a temporary file of the host
+// (created in os.TempDir and unlinked at once, so nothing is left behind
+// however the process ends), read back on ReadFile; the model above is
+// unchanged (see SpillAbove).
 type Mem struct {
-	mu    sync.Mutex
-	dirs  map[string]*memDir // by clean path; "." is the root
-	epoch uint64             // bumped by Crash; older handles fail
+	mu         sync.Mutex
+	dirs       map[string]*memDir // by clean path; "." is the root
+	epoch      uint64             // bumped by Crash; older handles fail
+	spillAbove int                // 0: never spill
 }
 
 type memDir struct {
@@ -54,11 +64,73 @@ type memDir struct {
 }
 
 type memInode struct {
-	data   []byte // current content
-	synced []byte // content as of the last Sync
+	data   blob // current content
+	synced blob // content as of the last Sync
 	// data and synced may share bytes: both are only ever appended to or
 	// replaced, never modified in place, and synced's capacity equals its
-	// length.
+	// length; a spilled blob is never written again.
+}
+
+// blob is a file's content: b in the heap, or, when f is set, the first n
+// bytes of a spilled (temporary, unlinked, never rewritten) host file.
+type blob struct {
+	b []byte
+	f *spilled
+}
+
+// spilled is the host file behind a spilled blob. Several blobs (a file's
+// current and synced content, a Clone's) may share one; the file is closed,
+// and its disk space freed, when none refers to it any more.
+type spilled struct {
+	f *os.File
+	n int
+}
+
+// read returns the content; the slice may be shared when in the heap
+// (copy it before handing it out).
+func (b blob) read() ([]byte, error) {
+	if b.f == nil {
+		return b.b, nil
+	}
+	buf := make([]byte, b.f.n)
+	if _, err := b.f.f.ReadAt(buf, 0); err != nil {
+		return nil, fmt.Errorf("fsys.Mem: reading back spilled content from %s: %w", b.f.f.Name(), err)
+	}
+	return buf, nil
+}
+
+// spill writes data to an unlinked temporary host file. It reports false,
+// and the caller keeps the bytes in the heap, when the host refuses (no
+// space, no temp dir): spilling saves memory and changes nothing else.
+func spill(data []byte) (*spilled, bool) {
+	f, err := os.CreateTemp("", "dedupsim-mem-*")
+	if err != nil {
+		return nil, false
+	}
+	if os.Remove(f.Name()) != nil {
+		f.Close()
+		return nil, false
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, false
+	}
+	sp := &spilled{f: f, n: len(data)}
+	runtime.AddCleanup(sp, func(f *os.File) { f.Close() }, f)
+	return sp, true
+}
+
+// SpillAbove makes every file of n bytes or more (n > 0) leave the Go heap
+// when it is synced: its synced content goes to a temporary host file,
+// unlinked at once, and is read back by ReadFile (and copied to memory
+// again if the file is written after its sync). What a Crash keeps and
+// loses is the same as without spilling: unsynced data stays in the heap
+// and is dropped as before. n <= 0 turns spilling off for later syncs.
+// It is for a long simulation whose checkpoint would not fit the heap.
+func (m *Mem) SpillAbove(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spillAbove = max(n, 0)
 }
 
 var (
@@ -123,7 +195,7 @@ func (m *Mem) Create(name string) (File, error) {
 		ino = &memInode{}
 		d.files[path.Base(p)] = ino
 	} else {
-		ino.data = nil // truncation is not durable until the next Sync
+		ino.data = blob{} // truncation is not durable until the next Sync
 	}
 	return &memFile{m: m, ino: ino, epoch: m.epoch, name: name}, nil
 }
@@ -140,7 +212,14 @@ func (m *Mem) ReadFile(name string) ([]byte, error) {
 	if ino == nil {
 		return nil, pathErr("open", name, fs.ErrNotExist)
 	}
-	return bytes.Clone(ino.data), nil
+	if ino.data.f != nil {
+		data, err := ino.data.read()
+		if err != nil {
+			return nil, pathErr("read", name, err)
+		}
+		return data, nil
+	}
+	return bytes.Clone(ino.data.b), nil
 }
 
 // Rename replaces newname with the file oldname. Only files can be renamed.
@@ -316,11 +395,12 @@ func (m *Mem) Clone() *Mem {
 		if c, ok := inodes[ino]; ok {
 			return c
 		}
-		c := &memInode{data: bytes.Clone(ino.data), synced: bytes.Clone(ino.synced)}
+		// A spilled blob is never written again: the copy shares it.
+		c := &memInode{data: blob{b: bytes.Clone(ino.data.b), f: ino.data.f}, synced: blob{b: bytes.Clone(ino.synced.b), f: ino.synced.f}}
 		inodes[ino] = c
 		return c
 	}
-	c := &Mem{dirs: make(map[string]*memDir, len(m.dirs)), epoch: m.epoch}
+	c := &Mem{dirs: make(map[string]*memDir, len(m.dirs)), epoch: m.epoch, spillAbove: m.spillAbove}
 	for p, d := range m.dirs {
 		nd := newMemDir()
 		for n, ino := range d.files {
@@ -382,7 +462,16 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.check("write"); err != nil {
 		return 0, err
 	}
-	f.ino.data = append(f.ino.data, p...)
+	if f.ino.data.f != nil {
+		// Written after a sync that spilled it: back to the heap (rare:
+		// the engine writes a file once, then syncs it).
+		old, err := f.ino.data.read()
+		if err != nil {
+			return 0, pathErr("write", f.name, err)
+		}
+		f.ino.data = blob{b: old[:len(old):len(old)]}
+	}
+	f.ino.data.b = append(f.ino.data.b, p...)
 	return len(p), nil
 }
 
@@ -392,11 +481,20 @@ func (f *memFile) Sync() error {
 	if err := f.check("sync"); err != nil {
 		return err
 	}
+	if f.ino.data.f == nil && f.m.spillAbove > 0 && len(f.ino.data.b) >= f.m.spillAbove {
+		if sp, ok := spill(f.ino.data.b); ok {
+			f.ino.data = blob{f: sp}
+		}
+	}
+	if f.ino.data.f != nil {
+		f.ino.synced = f.ino.data
+		return nil
+	}
 	// Share the bytes instead of copying: content is only ever appended
 	// to, never changed in place, and the capacity limit makes the next
 	// append to data reallocate rather than write past synced's end.
-	n := len(f.ino.data)
-	f.ino.synced = f.ino.data[:n:n]
+	n := len(f.ino.data.b)
+	f.ino.synced = blob{b: f.ino.data.b[:n:n]}
 	return nil
 }
 
