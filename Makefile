@@ -179,10 +179,11 @@ bench-spark:
 
 # Engine rows/s per API on the memory and Pebble stores, restart time and
 # bytes per key (1 M keys; bench-10m for 10 M), then the simulator, printed
-# as one table (the raw output stays in out/bench.txt).
+# as one table (the raw output stays in out/bench.txt); RunScale is the
+# simulator at scale, scenarios/scale/scale-1m.yaml's shape (1 M copies).
 bench:
 	@mkdir -p out
-	$(GO) test -run '^$$' -bench 'Engine|Store|Sim' -benchtime 1x -benchmem ./engine/... ./sim/ | tee out/bench.txt
+	DEDUPSIM_SCALE_RATE=5000 DEDUPSIM_SCALE_SECONDS=200 $(GO) test -run '^$$' -bench 'Engine|Store|Sim|RunScale' -benchtime 1x -benchmem ./engine/... ./sim/ | tee out/bench.txt
 	@$(GO) run scripts/benchtable.go < out/bench.txt
 	@# diagnose over 20 k, 80 k and 1 M progress records (a year of 30 s triggers):
 	@# ns/record must not grow with the count; cpu-s/op and peak-heap-MiB beside it
