@@ -443,27 +443,50 @@ func TestMemSpill(t *testing.T) {
 		t.Fatal("a ReadFile result shares the file's bytes")
 	}
 	c := m.Clone()
-	// Append to the spilled file without a sync: back in the heap, and
-	// lost by a crash.
+	// A file spills at the write that takes it past the threshold, before
+	// any sync; appending to a synced spilled file copies it to a new spill
+	// file, and a crash loses what was not synced.
 	f, err := m.Create("d/log")
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Write([]byte(big[:100]))
+	if fsys.Spilled(m, "d/log") {
+		t.Fatal("d/log spilled under the threshold")
+	}
+	f.Write([]byte(big[100:]))
+	if !fsys.Spilled(m, "d/log") {
+		t.Fatal("d/log not spilled at the write past the threshold")
+	}
+	f.Write([]byte("more"))
+	if got, _ := m.ReadFile("d/log"); string(got) != big+"more" {
+		t.Fatalf("d/log before its sync: %d bytes", len(got))
+	}
+	f.Close()
+	f, _ = m.Create("d/log") // truncate: the unsynced spill file is dropped
 	f.Write([]byte(big))
 	f.Sync()
 	if !fsys.Spilled(m, "d/log") {
 		t.Fatal("d/log not spilled at its sync")
 	}
 	f.Write([]byte("tail"))
-	if fsys.Spilled(m, "d/log") {
-		t.Fatal("d/log still spilled after a write past its sync")
+	if !fsys.Spilled(m, "d/log") {
+		t.Fatal("d/log not spilled after a write past its sync")
 	}
 	if got, _ := m.ReadFile("d/log"); string(got) != big+"tail" {
 		t.Fatalf("d/log before the crash: %d bytes", len(got))
 	}
 	f.Close()
 	m.SyncDir("d")
+	// An unsynced spilled file in the same directory: gone at the crash
+	// with its name (dir not synced since).
+	g, _ := m.Create("d/unsynced")
+	g.Write([]byte(big))
+	g.Close()
 	m.Crash()
+	if ok, _ := m.Exists("d/unsynced"); ok {
+		t.Fatal("an unsynced spilled file survived the crash")
+	}
 	if got, _ := m.ReadFile("d/log"); string(got) != big {
 		t.Fatalf("d/log after the crash: %d bytes, want the synced %d", len(got), len(big))
 	}

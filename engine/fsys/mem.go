@@ -45,11 +45,11 @@ import (
 // unusable. Torn writes (a prefix of unsynced data surviving) are not
 // modelled.
 //
-// With SpillAbove(n), the content of a file that is n bytes or more when it
-// is synced moves out of the Go heap into a temporary file of the host
-// (created in os.TempDir and unlinked at once, so nothing is left behind
-// however the process ends), read back on ReadFile; the model above is
-// unchanged (see SpillAbove).
+// With SpillAbove(n), the content of a file that reaches n bytes moves out
+// of the Go heap into a temporary file of the host (created in os.TempDir
+// and unlinked at once, so nothing is left behind however the process
+// ends), read back on ReadFile; the model above is unchanged (see
+// SpillAbove).
 type Mem struct {
 	mu         sync.Mutex
 	dirs       map[string]*memDir // by clean path; "." is the root
@@ -68,22 +68,26 @@ type memInode struct {
 	synced blob // content as of the last Sync
 	// data and synced may share bytes: both are only ever appended to or
 	// replaced, never modified in place, and synced's capacity equals its
-	// length; a spilled blob is never written again.
+	// length; a sealed spill file is never written again.
 }
 
-// blob is a file's content: b in the heap, or, when f is set, the first n
-// bytes of a spilled (temporary, unlinked, never rewritten) host file.
+// blob is a file's content: b in the heap, or, when f is set, the first
+// f.n bytes of a spilled (temporary, unlinked) host file.
 type blob struct {
 	b []byte
 	f *spilled
 }
 
-// spilled is the host file behind a spilled blob. Several blobs (a file's
-// current and synced content, a Clone's) may share one; the file is closed,
-// and its disk space freed, when none refers to it any more.
+// spilled is the host file behind a spilled blob. Until it is sealed it
+// belongs to one inode's current content alone, which appends to it;
+// sealed (at a Sync, or when a Clone shares it) it is never written again,
+// and several blobs (a file's current and synced content, a Clone's) may
+// share it. The file is closed, and its disk space freed, when no blob
+// refers to it any more.
 type spilled struct {
-	f *os.File
-	n int
+	f      *os.File
+	n      int
+	sealed bool
 }
 
 // read returns the content; the slice may be shared when in the heap
@@ -99,10 +103,11 @@ func (b blob) read() ([]byte, error) {
 	return buf, nil
 }
 
-// spill writes data to an unlinked temporary host file. It reports false,
-// and the caller keeps the bytes in the heap, when the host refuses (no
-// space, no temp dir): spilling saves memory and changes nothing else.
-func spill(data []byte) (*spilled, bool) {
+// spill writes data, then more, to an unlinked temporary host file. It
+// reports false, and the caller keeps the bytes in the heap, when the host
+// refuses (no space, no temp dir): spilling saves memory and changes
+// nothing else.
+func spill(data, more []byte) (*spilled, bool) {
 	f, err := os.CreateTemp("", "dedupsim-mem-*")
 	if err != nil {
 		return nil, false
@@ -115,18 +120,26 @@ func spill(data []byte) (*spilled, bool) {
 		f.Close()
 		return nil, false
 	}
-	sp := &spilled{f: f, n: len(data)}
+	if _, err := f.Write(more); err != nil {
+		f.Close()
+		return nil, false
+	}
+	sp := &spilled{f: f, n: len(data) + len(more)}
 	runtime.AddCleanup(sp, func(f *os.File) { f.Close() }, f)
 	return sp, true
 }
 
-// SpillAbove makes every file of n bytes or more (n > 0) leave the Go heap
-// when it is synced: its synced content goes to a temporary host file,
-// unlinked at once, and is read back by ReadFile (and copied to memory
-// again if the file is written after its sync). What a Crash keeps and
-// loses is the same as without spilling: unsynced data stays in the heap
-// and is dropped as before. n <= 0 turns spilling off for later syncs.
-// It is for a long simulation whose checkpoint would not fit the heap.
+// SpillAbove makes every file that reaches n bytes (n > 0) leave the Go
+// heap: the write that takes it to n bytes or more moves its content to a
+// temporary host file, unlinked at once, later writes append to that file,
+// and ReadFile reads it back; a file still in the heap at a Sync with n
+// bytes or more moves then. A write after a Sync of a spilled file copies
+// its content to a new spill file first, through the heap (the synced
+// bytes are never written again; the engine writes a file once, then
+// syncs it, so this is rare). What a Crash keeps
+// and loses is the same as without spilling: the current content reverts
+// to the synced one. n <= 0 turns spilling off for later writes. It is for
+// a long simulation whose checkpoint would not fit the heap.
 func (m *Mem) SpillAbove(n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -395,7 +408,10 @@ func (m *Mem) Clone() *Mem {
 		if c, ok := inodes[ino]; ok {
 			return c
 		}
-		// A spilled blob is never written again: the copy shares it.
+		// The copy shares a spill file, which neither writes again.
+		if ino.data.f != nil {
+			ino.data.f.sealed = true
+		}
 		c := &memInode{data: blob{b: bytes.Clone(ino.data.b), f: ino.data.f}, synced: blob{b: bytes.Clone(ino.synced.b), f: ino.synced.f}}
 		inodes[ino] = c
 		return c
@@ -462,16 +478,31 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.check("write"); err != nil {
 		return 0, err
 	}
-	if f.ino.data.f != nil {
-		// Written after a sync that spilled it: back to the heap (rare:
-		// the engine writes a file once, then syncs it).
-		old, err := f.ino.data.read()
+	d := &f.ino.data
+	if d.f != nil && !d.f.sealed {
+		if _, err := d.f.f.WriteAt(p, int64(d.f.n)); err == nil {
+			d.f.n += len(p)
+			return len(p), nil
+		}
+		d.f.sealed = true // the host refused: back to the heap below
+	}
+	if d.f != nil {
+		// Written after a sync that spilled it: back to the heap, and to
+		// a new spill file below (rare: the engine writes a file once,
+		// then syncs it).
+		old, err := d.read()
 		if err != nil {
 			return 0, pathErr("write", f.name, err)
 		}
-		f.ino.data = blob{b: old[:len(old):len(old)]}
+		*d = blob{b: old[:len(old):len(old)]}
 	}
-	f.ino.data.b = append(f.ino.data.b, p...)
+	if f.m.spillAbove > 0 && len(d.b)+len(p) >= f.m.spillAbove {
+		if sp, ok := spill(d.b, p); ok {
+			*d = blob{f: sp}
+			return len(p), nil
+		}
+	}
+	d.b = append(d.b, p...)
 	return len(p), nil
 }
 
@@ -482,11 +513,12 @@ func (f *memFile) Sync() error {
 		return err
 	}
 	if f.ino.data.f == nil && f.m.spillAbove > 0 && len(f.ino.data.b) >= f.m.spillAbove {
-		if sp, ok := spill(f.ino.data.b); ok {
+		if sp, ok := spill(f.ino.data.b, nil); ok {
 			f.ino.data = blob{f: sp}
 		}
 	}
 	if f.ino.data.f != nil {
+		f.ino.data.f.sealed = true
 		f.ino.synced = f.ino.data
 		return nil
 	}
