@@ -229,7 +229,7 @@ func TestJUnitFailureNamesTheReplay(t *testing.T) {
 func TestChartsWithoutAWatermark(t *testing.T) {
 	r := sample()
 	r.History.DelayMs = -1
-	charts, notes := chartsAndNotes(r)
+	charts, notes := chartsAndNotes(r, Points(r.History))
 	for _, c := range charts {
 		if strings.Contains(c.Title, "Watermark") {
 			t.Fatalf("a watermark chart for a query without a watermark")
