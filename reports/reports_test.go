@@ -310,3 +310,22 @@ func TestEventSetCollisions(t *testing.T) {
 		}
 	}
 }
+
+// TestEventSetSimulatorNames: the simulator's names (kept in bitsets) and
+// others (kept by hash) in one set: each event added once, whichever part
+// holds it, numbers past the bitsets' limit and names that only look alike
+// ("e0-01" is not "e0-1") told apart.
+func TestEventSetSimulatorNames(t *testing.T) {
+	names := []string{"e0-1", "e0-01", "e1-1", "e0-1", "x", "e0-67108864", "e0-01", "d0-1", "e0-67108864", "e1-1", "e0-0", "e0-4000", "x", "e0-0", "e0-4000", "d0-1"}
+	want := []bool{true, true, true, false, true, true, false, true, false, false, true, true, false, false, false, false}
+	h := &history.History{}
+	for _, n := range names {
+		h.Copies = append(h.Copies, history.Copy{Event: n})
+	}
+	s := newEventSet(h)
+	for c, w := range want {
+		if got := s.add(c); got != w {
+			t.Fatalf("add(copy %d, event %s) = %v, want %v", c, names[c], got, w)
+		}
+	}
+}

@@ -526,19 +526,19 @@ func naturalLess(a, b string) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// noNaturalKey is naturalKey's answer for a name without one.
-const noNaturalKey = ^uint64(0)
+// NoNaturalKey is NaturalKey's answer for a name without one.
+const NoNaturalKey = ^uint64(0)
 
-// naturalKey maps a name of the simulator's form, one ASCII byte that is
+// NaturalKey maps a name of the simulator's form, one ASCII byte that is
 // not a digit, a number, '-' and a number ("e0-123", "d1-7"; numbers
 // without a leading zero, below 2^28), to a number whose order among such
 // names is naturalLess's: the byte, then the first number, then the
 // second, each compared as naturalLess compares them (a byte by value, a
 // digit run without leading zeros by its value). Equal keys are equal
-// names. Any other name gets noNaturalKey and is compared by naturalLess.
-func naturalKey(name string) uint64 {
+// names. Any other name gets NoNaturalKey and is compared by naturalLess.
+func NaturalKey(name string) uint64 {
 	if len(name) < 4 || isDigit(name[0]) || name[0] >= 0x80 {
-		return noNaturalKey
+		return NoNaturalKey
 	}
 	i := 1
 	num := func() (uint64, bool) {
@@ -557,12 +557,12 @@ func naturalKey(name string) uint64 {
 	}
 	a, ok := num()
 	if !ok || i >= len(name) || name[i] != '-' {
-		return noNaturalKey
+		return NoNaturalKey
 	}
 	i++
 	b, ok := num()
 	if !ok || i != len(name) {
-		return noNaturalKey
+		return NoNaturalKey
 	}
 	return uint64(name[0])<<56 | a<<28 | b
 }

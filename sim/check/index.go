@@ -259,15 +259,15 @@ func (c *checker) index() {
 	// the copies needs their indices and nothing more, where a map from
 	// name to number held about 35 bytes a copy while it was built.
 	// The simulator's names ("e0-123") compare as one number each
-	// (naturalKey), in an array read in place of the copies' strings.
+	// (NaturalKey), in an array read in place of the copies' strings.
 	order := make([]int, c.nCopies)
 	keys := make([]uint64, c.nCopies)
 	for i := range order {
 		order[i] = i
-		keys[i] = naturalKey(h.Copies[i].Event)
+		keys[i] = NaturalKey(h.Copies[i].Event)
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		if ka, kb := keys[a], keys[b]; ka != noNaturalKey && kb != noNaturalKey {
+		if ka, kb := keys[a], keys[b]; ka != NoNaturalKey && kb != NoNaturalKey {
 			if ka != kb {
 				return cmp.Compare(ka, kb)
 			}
