@@ -417,6 +417,24 @@ func testMemCrash(t *testing.T, m *fsys.Mem, before []step, want map[string]stri
 	}
 }
 
+// TestMemSpillCap: past the cap on open spill files a file stays in the
+// heap, with the same content.
+func TestMemSpillCap(t *testing.T) {
+	old := fsys.SetMaxOpenSpills(0)
+	defer fsys.SetMaxOpenSpills(old)
+	m := fsys.NewMem()
+	m.SpillAbove(1)
+	if err := fsys.WriteAtomic(m, "d/f", []byte("content")); err != nil {
+		t.Fatal(err)
+	}
+	if fsys.Spilled(m, "d/f") {
+		t.Fatal("spilled past the cap")
+	}
+	if got, _ := m.ReadFile("d/f"); string(got) != "content" {
+		t.Fatalf("d/f = %q", got)
+	}
+}
+
 // TestMemSpill: a synced file of the threshold or more leaves the heap, a
 // smaller one does not; a spilled file written again, read, cloned and
 // crashed keeps the model's content.

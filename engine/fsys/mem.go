@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Mem is an in-memory FS that models what survives a crash, so that the
@@ -103,15 +104,38 @@ func (b blob) read() ([]byte, error) {
 	return buf, nil
 }
 
+// openSpills counts the spill files open in the process, across every Mem
+// (a file is closed when the collector finds it unreferenced, so they can
+// pile up between collections); past maxOpenSpills a file stays in the
+// heap, so that spilling never takes the descriptors the process needs for
+// its own files (1024, under the smallest usual limit of 4096 a process).
+var (
+	openSpills    atomic.Int64
+	maxOpenSpills atomic.Int64
+)
+
+func init() { maxOpenSpills.Store(1024) }
+
 // spill writes data, then more, to an unlinked temporary host file. It
 // reports false, and the caller keeps the bytes in the heap, when the host
 // refuses (no space, no temp dir): spilling saves memory and changes
 // nothing else.
 func spill(data, more []byte) (*spilled, bool) {
-	f, err := os.CreateTemp("", "dedupsim-mem-*")
-	if err != nil {
+	if openSpills.Add(1) > maxOpenSpills.Load() {
+		openSpills.Add(-1)
 		return nil, false
 	}
+	f, err := os.CreateTemp("", "dedupsim-mem-*")
+	if err != nil {
+		openSpills.Add(-1)
+		return nil, false
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			openSpills.Add(-1)
+		}
+	}()
 	if os.Remove(f.Name()) != nil {
 		f.Close()
 		return nil, false
@@ -125,7 +149,11 @@ func spill(data, more []byte) (*spilled, bool) {
 		return nil, false
 	}
 	sp := &spilled{f: f, n: len(data) + len(more)}
-	runtime.AddCleanup(sp, func(f *os.File) { f.Close() }, f)
+	ok = true
+	runtime.AddCleanup(sp, func(f *os.File) {
+		f.Close()
+		openSpills.Add(-1)
+	}, f)
 	return sp, true
 }
 
