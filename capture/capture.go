@@ -140,7 +140,6 @@ type writer struct {
 	out    *outFile
 	res    *Result
 	ranges []kafkasource.Range
-	done   int64 // offsets read, for Progress
 	buf    []byte
 }
 

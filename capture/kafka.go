@@ -266,7 +266,8 @@ func (r *reader) poll(ctx context.Context) ([]*kgo.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, r.incomplete(err)
 	}
-	for _, fe := range fs.Errors() {
+	if errs := fs.Errors(); len(errs) > 0 {
+		fe := errs[0] // the first error stops the read
 		if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, context.DeadlineExceeded) {
 			return nil, r.incomplete(fe.Err)
 		}

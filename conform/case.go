@@ -38,6 +38,9 @@ type Case struct {
 	// case resumed with its key's type changed); Generate lists it after
 	// the n cases.
 	followUp *Case
+	// prevKeys are the dedup keys, as written, of the case before this one
+	// on the same checkpoint (nil for the first): set by Run.
+	prevKeys []string
 
 	// Engine and Spark are the outcomes, filled by the runs.
 	Engine, Spark *Outcome
@@ -56,6 +59,10 @@ type Outcome struct {
 	Unsupported string
 	// RunnerFault marks an error of the runner itself, not of Spark.
 	RunnerFault bool
+	// Version is the Spark version that produced a Spark outcome (as the
+	// runner reported it; "" for the engine's), for the expected
+	// differences that belong to some Spark lines only.
+	Version string
 	// Seen lists what the engine's run exercised ("late rows", "evictions",
 	// "rows at the watermark", "replays"), for the table.
 	Seen []string
@@ -330,17 +337,4 @@ func errorClass(msg string) string {
 		i += 1 + k
 	}
 	return ""
-}
-
-// rowsOf lists every row text of the case's steps, per source, in order.
-func (p *parsed) rowsOf() [][]byte {
-	var out [][]byte
-	for _, s := range p.st {
-		for _, name := range p.q.SourceNames() {
-			for _, r := range s.Rows[name] {
-				out = append(out, bytes.Clone(r.Data))
-			}
-		}
-	}
-	return out
 }

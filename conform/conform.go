@@ -174,6 +174,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	for _, c := range cases {
 		c.Engine = RunEngine(c, ckpts)
 	}
+	setPrevKeys(cases)
 
 	deltaCache := opt.DeltaCache
 	if deltaCache == "" {
@@ -408,7 +409,7 @@ func skipKind(s string) string {
 }
 
 var featureOrder = []string{
-	"all cases", "golden", "random", "1 partition", "2-8 partitions", "all-column keys", "numeric keys",
+	"all cases", "golden", "random", "1 partition", "2-8 partitions", "all-column keys", "5+ key columns", "numeric keys",
 	"null keys", "null event times", "fractional seconds", "RFC 3339 times", "delay 0",
 	"rows at the watermark", "late rows", "evictions", "empty batches", "no-data batches off",
 	"two sources (min)", "two sources (max)", "restart", "crash after-offsets-write",

@@ -3,6 +3,7 @@ package conform
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ func TestGenerateCovers(t *testing.T) {
 		"evictions", "empty batches", "no-data batches off", "two sources (min)", "two sources (max)", "restart",
 		"crash after-offsets-write", "crash after-state-commit", "crash after-sink-write", "crash after-commit",
 		"replays", "absent field", "mixed JSON types", "nested keys", "typed numbers", "declared schema",
-		"key type changed on restart"} {
+		"key type changed on restart", "5+ key columns"} {
 		if features[f] == 0 {
 			t.Errorf("no case has %q", f)
 		}
@@ -230,6 +231,10 @@ func TestExpectedDifferences(t *testing.T) {
 	}
 	const bq = "dedup: {api: batchDropDuplicates, keys: [id]}\n"
 	const bsteps = `{"rows": [{"id":4,"n":1},{"id":null,"n":2},{"id":4,"n":3}]}` + "\n"
+	const zq = "dedup: {api: dropDuplicates, keys: [id, d]}\n"
+	const zsteps = `{"rows": [{"id":1,"d":0.0}]}` + "\n" + `{"rows": [{"id":1,"d":-0.0}]}` + "\n"
+	const wq = "dedup: {api: dropDuplicates, keys: [s, m, id, l, d]}\n"
+	wprev := []string{"d", "l", "id", "m", "s"}
 	errDiff := &Diff{Exec: -1, Field: "error"}
 	rowsDiff := &Diff{Exec: 0, Field: "rows"}
 	for _, tc := range []struct {
@@ -305,6 +310,37 @@ func TestExpectedDifferences(t *testing.T) {
 		{"streaming dedup kept another copy", &Case{Query: []byte(q), Steps: []byte(bsteps),
 			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":1}`, `{"id":null,"n":2}`)}},
 			Spark:  &Outcome{Execs: []Exec{exec1(0, `{"id":4,"n":3}`, `{"id":null,"n":2}`)}}}, rowsDiff, ""},
+		{"opposite-sign zero key on 4.3", &Case{Query: []byte(zq), Steps: []byte(zsteps),
+			Engine: &Outcome{Execs: []Exec{exec1(0, `{"id":1,"d":0.0}`), exec1(1, `{"id":1,"d":-0.0}`)}},
+			Spark:  &Outcome{Version: "4.3.0", Execs: []Exec{exec1(0, `{"id":1,"d":0.0}`), exec1(1)}}}, &Diff{Exec: 1, Field: "rows"}, "negative-zero-key-one-from-4.2"},
+		{"opposite-sign zero key on 4.2", &Case{Query: []byte(zq), Steps: []byte(zsteps),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.2.1"}}, &Diff{Exec: 1, Field: "rows"}, "negative-zero-key-one-from-4.2"},
+		{"opposite-sign zero key on 4.1", &Case{Query: []byte(zq), Steps: []byte(zsteps),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.1.4"}}, &Diff{Exec: 1, Field: "rows"}, ""},
+		{"opposite-sign zero under another key on 4.3", &Case{Query: []byte(zq), Steps: []byte(`{"rows": [{"id":1,"d":0.0}]}` + "\n" + `{"rows": [{"id":2,"d":-0.0}]}` + "\n"),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.3.0"}}, &Diff{Exec: 1, Field: "rows"}, ""},
+		{"same-sign zeros on 4.3", &Case{Query: []byte(zq), Steps: []byte(`{"rows": [{"id":1,"d":-0.0},{"id":1,"d":-0.0}]}` + "\n"),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.3.0"}}, rowsDiff, ""},
+		{"opposite-sign zeros in a batch dedup on 4.3", &Case{Query: []byte("dedup: {api: batchDropDuplicates, keys: [id, d]}\n"), Steps: []byte(zsteps),
+			Engine: &Outcome{}, Spark: &Outcome{Version: "4.3.0"}}, rowsDiff, ""},
+		{"5 keys reordered on restart, refused by 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev,
+			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
+			&Diff{Exec: 0, Field: "execution"}, "key-order-call-order-in-4.3"},
+		{"5 keys reordered on restart, refused by 4.1", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev,
+			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.1.4", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
+			&Diff{Exec: 0, Field: "execution"}, ""},
+		{"5 keys reordered on restart, other rows on 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev,
+			Engine: &Outcome{Execs: []Exec{exec1(1, `{"s":1}`)}}, Spark: &Outcome{Version: "4.3.0", Execs: []Exec{exec1(1, `{"s":2}`)}}},
+			&Diff{Exec: 0, Field: "rows"}, "key-order-call-order-in-4.3"},
+		{"5 keys in the same order on restart, other rows on 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: []string{"s", "m", "id", "l", "d"},
+			Engine: &Outcome{Execs: []Exec{exec1(1, `{"s":1}`)}}, Spark: &Outcome{Version: "4.3.0", Execs: []Exec{exec1(1, `{"s":2}`)}}},
+			&Diff{Exec: 0, Field: "rows"}, ""},
+		{"other 5 keys on restart, refused by 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: []string{"s", "m", "id", "l", "x"},
+			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
+			&Diff{Exec: 0, Field: "execution"}, ""},
+		{"5 keys, refused by 4.3 without a resumed checkpoint", &Case{Query: []byte(wq), prevKeys: wprev,
+			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
+			&Diff{Exec: 0, Field: "execution"}, ""},
 		{"mixed types but a watermark differs", &Case{Query: []byte(q), Steps: []byte(`{"rows": [{"id":"1"},{"id":1}]}` + "\n"),
 			Engine: &Outcome{}, Spark: &Outcome{}}, &Diff{Field: "eventTime.watermark"}, ""},
 	} {
@@ -670,5 +706,68 @@ func TestGenerateSinks(t *testing.T) {
 	}
 	if n := seen["table sink"] + seen["merge sink"] + seen["append sink"]; n < 12 || n > 40 {
 		t.Errorf("%d of 200 cases have a table sink, want about one in eight", n)
+	}
+}
+
+// TestGenerateWide checks the wide-key cases: drawn from a stream of their
+// own, so that every other case of a seed is byte for byte what it was
+// before (the hash of seed 1's 300 cases drawn without wide keys is the
+// one measured before wide keys existed), each dedups on 5 or 6 keys, and
+// some are resumed with their keys in the reverse call order.
+func TestGenerateWide(t *testing.T) {
+	h := sha256.New()
+	for i := range 300 {
+		c := generateCase(1, i, false)
+		h.Write([]byte(c.Name))
+		h.Write(c.Query)
+		h.Write(c.Steps)
+	}
+	// The follow-ups of typed cases are appended after the 300: hash them
+	// as Generate did before wide keys.
+	for i := range 300 {
+		if f := generateCase(1, i, false).followUp; f != nil {
+			h.Write([]byte(f.Name))
+			h.Write(f.Query)
+			h.Write(f.Steps)
+		}
+	}
+	if got, want := fmt.Sprintf("%x", h.Sum(nil)), "422dc411ad6fa4f504f43ce4adf159e9928ee7797daf2787a5b12f1055d03542"; got != want {
+		t.Errorf("seed 1's cases without wide keys hash to %s, want %s (as before wide keys)", got, want)
+	}
+	wide, resumed := 0, 0
+	ckpts := map[string]*fsys.Mem{}
+	for i, c := range Generate(1, 300) {
+		if i < 300 {
+			if old := generateCase(1, i, false); !bytes.Equal(old.Query, c.Query) {
+				wide++
+				q, err := query.Parse("query.yaml", c.Query)
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", c.Name, err, c.Query)
+				}
+				if n := len(q.Keys); n < 5 || n > 6 {
+					t.Errorf("%s: %d keys, want 5 or 6\n%s", c.Name, n, c.Query)
+				}
+				if !bytes.Contains(c.Steps, []byte(`"d":`)) && !bytes.Contains(c.Steps, []byte(`"l":`)) {
+					t.Errorf("%s: the rows have no wide column\n%s", c.Name, c.Steps)
+				}
+			} else if !bytes.Equal(old.Steps, c.Steps) {
+				t.Errorf("%s: not wide, but its steps changed", c.Name)
+			}
+		}
+		c.Engine = RunEngine(c, ckpts)
+		if strings.HasSuffix(c.Name, "(key order changed)") {
+			resumed++
+			// dedupsim stores 5+ keys in Spark's hash-set order, which the
+			// call order does not change: the restart is accepted.
+			if c.Engine.Err != "" {
+				t.Errorf("%s: %s", c.Name, c.Engine.Err)
+			}
+		}
+		if _, fs := Describe(c); slices.Contains(fs, "5+ key columns") != (i >= 300 && strings.HasSuffix(c.Name, "(key order changed)") || i < 300 && !bytes.Equal(generateCase(1, i, false).Query, c.Query)) {
+			t.Errorf("%s: feature 5+ key columns is %v", c.Name, slices.Contains(fs, "5+ key columns"))
+		}
+	}
+	if wide < 15 || resumed < 3 {
+		t.Errorf("%d wide cases and %d resumed in 300, want >= 15 and >= 3", wide, resumed)
 	}
 }

@@ -74,6 +74,7 @@ func Describe(c *Case) (flavour string, features []string) {
 	add("1 partition", q.ShufflePartitions == 1)
 	add("2-8 partitions", q.ShufflePartitions > 1)
 	add("all-column keys", len(q.Keys) == 0)
+	add("5+ key columns", len(q.Keys) >= 5)
 	add("case-varied names", caseVaried(q))
 	add("no-data batches off", !q.NoDataBatches)
 	add("two sources (min)", len(q.Sources) > 1 && q.WatermarkPolicy == query.PolicyMin)

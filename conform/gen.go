@@ -63,7 +63,8 @@ type genCase struct {
 	// sink is the query's sink section ("" for foreachBatch): one case in
 	// eight writes a table, merge or append sink, run on Delta Lake.
 	sink    string
-	n       int // row counter: tells copies apart
+	keys    []string // a wide case's key list (genwide.go), else nil
+	n       int      // row counter: tells copies apart
 	history []string
 }
 
@@ -77,7 +78,11 @@ type genCase struct {
 // differences (mixed JSON types in a key column, a field absent from some
 // rows). Two sources never send copies of one key in one step (Spark's
 // order across shuffle inputs is not deterministic).
-func GenerateCase(seed uint64, index int) *Case {
+func GenerateCase(seed uint64, index int) *Case { return generateCase(seed, index, true) }
+
+// generateCase is GenerateCase, with wide keys drawn only when wide is set
+// (false draws the cases as they were before wide keys, for the test).
+func generateCase(seed uint64, index int, wide bool) *Case {
 	r := rand.New(rand.NewPCG(seed, uint64(index)))
 	g := &genCase{r: r}
 	g.flavour = Flavours[r.IntN(len(Flavours))]
@@ -155,6 +160,9 @@ func GenerateCase(seed uint64, index int) *Case {
 	}
 	c.Steps = []byte(b.String())
 	retype(seed, index, g, c)
+	if wide {
+		widen(seed, index, g, c)
+	}
 	return c
 }
 
@@ -168,6 +176,8 @@ func (g *genCase) queryYAML() string {
 		api = "batchDropDuplicates"
 	}
 	switch {
+	case g.keys != nil:
+		fmt.Fprintf(&b, "dedup: {api: %s, keys: [%s]}\n", api, strings.Join(g.keys, ", "))
 	case g.allKeys:
 		fmt.Fprintf(&b, "dedup: {api: %s}\n", api)
 	case g.flavour == FlavourKeyTime:

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -458,6 +457,7 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 			if st.Status == "error" && st.Error != "" && out.Err == "" {
 				out.Err, out.RunnerFault = st.Error, true
 			}
+			out.Version = s.version
 			p.c.Spark = out
 		case <-s.exited:
 			return fmt.Errorf("the Spark runner exited early: %v", s.exitErr)
@@ -616,5 +616,3 @@ func writeFile(path string, data []byte) error {
 	}
 	return nil
 }
-
-var errNoPython = errors.New("no python")

@@ -25,6 +25,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/engine/state"
 	"github.com/dedupsim/dedupsim/engine/watermark"
 )
@@ -129,17 +130,19 @@ type BatchRecord struct {
 
 // Engine runs one query from one checkpoint until it stops or dies.
 type Engine struct {
-	cfg      Config
-	q        query.Query // with the checkpoint's pinned settings applied
-	ckpt     *checkpoint.Log
-	conf     map[string]string
-	queryID  string
-	runID    string
-	provider state.Provider
-	op       *dedup.Operator
-	decoder  *row.Decoder
-	tracker  *watermark.Tracker
-	warnings []string
+	cfg  Config
+	q    query.Query // with the checkpoint's pinned settings applied
+	ckpt *checkpoint.Log
+	conf map[string]string
+	// confOrder is the order conf is written in offsets/N (nil: sorted).
+	confOrder []string
+	queryID   string
+	runID     string
+	provider  state.Provider
+	op        *dedup.Operator
+	decoder   *row.Decoder
+	tracker   *watermark.Tracker
+	warnings  []string
 
 	nextBatch int64
 	committed []json.RawMessage // end offsets of the last committed batch
@@ -314,6 +317,9 @@ func (e *Engine) validateOffsets(file string, offs []json.RawMessage) error {
 }
 
 func (e *Engine) open() error {
+	if err := e.q.CheckSparkVersion(); err != nil {
+		return err
+	}
 	// Crash recovery: a file renamed into place just before a process
 	// crash is visible but its directory entry may not be durable yet.
 	// Acting on it (re-running, or planning past, the batch it describes)
@@ -330,6 +336,9 @@ func (e *Engine) open() error {
 		// A checkpoint that has run batches but lost its metadata would
 		// get a new query id, and with it a new default txnAppId for the
 		// table sink: replays would no longer be recognised.
+		if err := e.missingMetadata(); err != nil {
+			return err
+		}
 		if n, err := e.ckpt.Latest("offsets"); err != nil {
 			return err
 		} else if n >= 0 {
@@ -368,7 +377,7 @@ func (e *Engine) open() error {
 		}
 		e.applyPinned(last.Metadata.Conf)
 	}
-	e.conf = e.pinnedConf()
+	e.conf, e.confOrder = e.pinnedConf(last.Metadata.Conf, latestOff >= 0)
 
 	// Compatibility with the existing state (§10), in Spark's order:
 	// operator metadata on a restart, then the key schema.
@@ -545,7 +554,76 @@ func (e *Engine) warn(msg string) {
 // the query, a lagging commit log).
 func (e *Engine) Warnings() []string { return e.warnings }
 
-func (e *Engine) pinnedConf() map[string]string {
+// pinnedConf is what this run writes in every offsets/N, and its order.
+// With no Spark version: dedupsim's eight confs, sorted. With one: the
+// confs the line pins (sparkver.Row.Pinned) in Scala HashMap order; on a
+// restart each takes the checkpoint's value, and one the checkpoint does
+// not hold the value Spark gives an older checkpoint
+// (sparkver.OldCheckpointValue: the key-order conf restarts as "false"),
+// or else the session's,
+// as OffsetSeqMetadata.setSessionConf does; a new query takes the
+// query's spark_conf, else the line's default. The dedup's state key
+// order follows the key-order value (spark-semantics.md §17).
+func (e *Engine) pinnedConf(stored map[string]string, restart bool) (map[string]string, []string) {
+	row, ok := sparkver.Lookup(e.q.SparkVersion)
+	if !ok {
+		return e.defaultConf(), nil
+	}
+	conf := make(map[string]string, len(row.Pinned))
+	keys := make([]string, 0, len(row.Pinned))
+	for _, c := range row.Pinned {
+		var v string
+		switch c.Key {
+		case checkpoint.ConfShufflePartitions:
+			v = strconv.Itoa(e.q.ShufflePartitions)
+		case checkpoint.ConfWatermarkPolicy:
+			v = e.q.WatermarkPolicy
+		case checkpoint.ConfStateStore:
+			v = checkpoint.StoreClass(e.q.StateStore)
+		default:
+			if sv, ok := stored[c.Key]; ok && restart {
+				v = sv
+				if q := e.q.ConfValue(c.Key); q != sv {
+					e.warnConf(c.Key, q, sv)
+				}
+			} else if old, ok := sparkver.OldCheckpointValue(c); ok && restart {
+				v = old
+			} else {
+				v = e.q.ConfValue(c.Key)
+			}
+		}
+		conf[c.Key] = v
+		keys = append(keys, c.Key)
+	}
+	e.q.KeyOrder = row.KeyOrderFor(conf[sparkver.ConfKeyOrder])
+	return conf, sparkver.HashOrder(keys, row.Scala212)
+}
+
+// missingMetadata is Spark 4.2's refusal of a checkpoint whose logs hold
+// batches but whose metadata file is gone (StreamingQueryCheckpointMetadata,
+// spark.sql.streaming.checkpoint.verifyMetadataExists.enabled, default
+// true): lines before 4.2 make up a new query id, which dedupsim refuses
+// with its own message (the caller's).
+func (e *Engine) missingMetadata() error {
+	row, ok := sparkver.Lookup(e.q.SparkVersion)
+	if !ok || !row.MissingMetadata {
+		return nil
+	}
+	for _, dir := range []string{"offsets", "commits"} {
+		n, err := e.ckpt.Latest(dir)
+		if err != nil {
+			return err
+		}
+		if n >= 0 {
+			return &IncompatibleError{Class: sparkver.ClassMissingMetadata, Message: fmt.Sprintf(
+				"The checkpoint's metadata file is missing but its %s log holds batches up to %d: a new query id would be made up (Spark %s refuses; restore the metadata file or start a new checkpoint).", dir[:len(dir)-1], n, e.q.SparkVersion.Full)}
+		}
+	}
+	return nil
+}
+
+// defaultConf is what dedupsim pins with no Spark version.
+func (e *Engine) defaultConf() map[string]string {
 	conf := make(map[string]string, len(checkpoint.DefaultConf)+3)
 	for k, v := range checkpoint.DefaultConf {
 		conf[k] = v
@@ -755,7 +833,7 @@ func (e *Engine) RunOnce() (bool, error) {
 		latest = e.committed
 	}
 	id := e.nextBatch
-	meta := checkpoint.Metadata{BatchWatermarkMs: e.tracker.Current(), BatchTimestampMs: e.cfg.Clock.NowMs(), Conf: e.conf}
+	meta := checkpoint.Metadata{BatchWatermarkMs: e.tracker.Current(), BatchTimestampMs: e.cfg.Clock.NowMs(), Conf: e.conf, Order: e.confOrder}
 	if err := e.ckpt.WriteOffsets(id, checkpoint.Offsets{Metadata: meta, Sources: latest}); err != nil {
 		return false, e.fail(err)
 	}

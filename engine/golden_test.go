@@ -22,6 +22,10 @@ package engine_test
 //	files ckpt=NAME [cat=PATH]
 //
 // lists a kept checkpoint's files, or prints one.
+//
+//	rm ckpt=NAME path=PATH
+//
+// removes one file of a kept checkpoint (a lost metadata file).
 
 import (
 	"bytes"
@@ -48,6 +52,18 @@ func TestGolden(t *testing.T) {
 			switch d.Cmd {
 			case "exec":
 				return runExec(t, d, ckpts)
+			case "rm":
+				var name, path string
+				d.ScanArgs(t, "ckpt", &name)
+				d.ScanArgs(t, "path", &path)
+				fs, ok := ckpts[name]
+				if !ok {
+					d.Fatalf(t, "no checkpoint %q", name)
+				}
+				if err := fs.Remove(path); err != nil {
+					return "error: " + err.Error() + "\n"
+				}
+				return "ok\n"
 			case "files":
 				var name, cat string
 				d.ScanArgs(t, "ckpt", &name)

@@ -134,7 +134,10 @@ func tree(t *testing.T, dir string) map[string]string {
 }
 
 func copyDir(t *testing.T, from, to string) {
-	filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		rel, _ := filepath.Rel(from, p)
 		dst := filepath.Join(to, rel)
 		if d.IsDir() {
@@ -146,6 +149,9 @@ func copyDir(t *testing.T, from, to string) {
 		}
 		return os.WriteFile(dst, b, 0o644)
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestNeverWrites(t *testing.T) {

@@ -60,6 +60,7 @@ func publishedHost(daemon, override string, overrideSet bool, guessed string) (d
 	}
 	u, err := url.Parse(daemon)
 	if err != nil || daemon == "" {
+		//lint:ignore ST1005 Docker is a proper noun, and the message is a user-visible output kept byte for byte
 		return dockerHost{}, fmt.Errorf("Docker daemon address %q: want unix:///path, npipe:// or tcp://HOST:PORT", daemon)
 	}
 	switch u.Scheme {
@@ -72,9 +73,11 @@ func publishedHost(daemon, override string, overrideSet bool, guessed string) (d
 	case "tcp", "http", "https":
 		h := u.Hostname()
 		if h == "" {
+			//lint:ignore ST1005 Docker is a proper noun, and the message is a user-visible output kept byte for byte
 			return dockerHost{}, fmt.Errorf("Docker daemon address %q names no host", daemon)
 		}
 		return dockerHost{Host: norm(h), Remote: !loopback(h)}, nil
 	}
+	//lint:ignore ST1005 Docker is a proper noun, and the message is a user-visible output kept byte for byte
 	return dockerHost{}, fmt.Errorf("Docker daemon address %q: scheme %q is not unix, npipe, tcp, http or https", daemon, u.Scheme)
 }

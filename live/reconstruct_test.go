@@ -3,7 +3,6 @@ package live
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/dedupsim/dedupsim/engine/sink"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/live/records"
 	"github.com/dedupsim/dedupsim/sim/history"
 )

@@ -270,10 +270,3 @@ func abs64(v int64) int64 {
 	}
 	return v
 }
-
-func capital(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}

@@ -47,10 +47,6 @@ func rel(ms, startMs int64) string {
 	return s
 }
 
-// when renders an instant (ms) as seconds since the run's start and
-// ISO-8601: "+12.345s (2026-01-01T00:00:12.345Z)".
-func when(ms, startMs int64) string { return rel(ms, startMs) + " (" + isoMs(ms) + ")" }
-
 type findingView struct {
 	check.Finding
 	Examples []exampleView

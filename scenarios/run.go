@@ -90,6 +90,9 @@ func ReplayCommand(s *Scenario, seed uint64, opt Options) string {
 	if opt.Strict {
 		swarm += " --strict"
 	}
+	if s.SparkVersionFlag != "" {
+		swarm += " --spark-version " + QuoteArg(s.SparkVersionFlag)
+	}
 	return fmt.Sprintf("dedupsim replay --seed %d%s %s", seed, swarm, QuoteArg(Ref(s)))
 }
 

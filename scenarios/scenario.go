@@ -46,6 +46,9 @@ type Scenario struct {
 	Config sim.Config
 	Check  check.Options
 	Expect Expect
+	// SparkVersionFlag is the --spark-version the scenario runs with
+	// (folded into Config.Query); ReplayCommand repeats it.
+	SparkVersionFlag string
 }
 
 // Expect is the verdict a scenario states.
@@ -190,6 +193,12 @@ func Parse(filename string, data []byte) (*Scenario, error) {
 	s.Expect = exp
 	if err := s.Config.Validate(); err != nil {
 		return nil, validateError(filename, data, doc, err)
+	}
+	// spark_version and spark_conf go into the query text, which every
+	// runner (the simulator, an engine process over Kafka) reads; Validate
+	// has checked them.
+	if err := s.Config.FoldSparkVersion(); err != nil {
+		return nil, &Error{File: filename, Field: "spark_version", Msg: err.Error()}
 	}
 	return s, nil
 }

@@ -94,6 +94,11 @@ type Config struct {
 	// apart. Payload values are derived from the event id, so every copy
 	// of an event carries the same payload, as a producer's retry does.
 	Columns []Column `yaml:"columns,omitempty"`
+	// SparkVersion and SparkConf are the query's spark_version and
+	// spark_conf given at the scenario's top level (or by run and
+	// sweep's --spark-version); FoldSparkVersion moves them into Query.
+	SparkVersion string            `yaml:"spark_version,omitempty"`
+	SparkConf    map[string]string `yaml:"spark_conf,omitempty"`
 }
 
 // Column types.
@@ -665,6 +670,9 @@ func (c Config) WithDefaults() Config {
 
 func (c Config) prepare() (*prepared, error) {
 	c = c.WithDefaults()
+	if err := c.FoldSparkVersion(); err != nil {
+		return nil, err
+	}
 	p := &prepared{Config: c}
 	q, err := query.Parse("query", []byte(c.Query))
 	if err != nil {

@@ -46,7 +46,7 @@ func (a *arena) reserve(n int) []byte {
 		a.chunks = append(a.chunks, make([]byte, 0, size))
 	}
 	c := a.chunks[len(a.chunks)-1]
-	return c[len(c):len(c)]
+	return c[len(c):]
 }
 
 // commit records that b, returned by reserve and appended to, is used; it

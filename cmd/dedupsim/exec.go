@@ -14,6 +14,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
@@ -42,6 +43,7 @@ type execOptions struct {
 	seed                                           uint64
 	checkPath, recordPath                          string // docs/expectations.md
 	reportDir                                      string // --report (exec_expect.go)
+	sparkVersion                                   string // --spark-version (spark-semantics.md §17)
 	expect                                         *expectHook
 }
 
@@ -67,6 +69,7 @@ func newExecCmd() *cobra.Command {
 	f.StringVar(&o.recordPath, "record", "", "write this run's outcome as an expectations file")
 	f.StringVar(&o.reportDir, "report", "", "with --check: write junit.xml and summary.md (one test per expectation line) into this folder")
 	f.StringVar(&o.engine, "engine", "dedupsim", "dedupsim, or spark: run the pair on a real Apache Spark (pyspark)")
+	f.StringVar(&o.sparkVersion, "spark-version", "", "the Spark version to follow (3.5, 4.0, 4.1, 4.2 or 4.3, or a full version such as 4.3.0): pinned confs, key order, checks; same as the query's spark_version")
 	return cmd
 }
 
@@ -92,6 +95,9 @@ func runExec(o execOptions) (err error) {
 	q, err := query.ParseFile(o.queryPath)
 	if err != nil {
 		return badInput(err)
+	}
+	if err := applySparkVersion(q, o.sparkVersion); err != nil {
+		return err
 	}
 	// Fewer collections, with a bounded headroom (exec_gc.go), from the
 	// passes before the run to the end.
@@ -496,4 +502,24 @@ func checkpointProblem(ckptDir string, err error) (error, bool) {
 		return badInput(fmt.Errorf("checkpoint error: %s: %s", filepath.Join(ckptDir, filepath.FromSlash(ce.File)), ce.Msg)), true
 	}
 	return nil, false
+}
+
+// applySparkVersion gives the query --spark-version (none: the query's own
+// spark_version, if any), and checks its spark_conf against the line. A
+// version the query file names too must be the same.
+func applySparkVersion(q *query.Query, flag string) error {
+	if flag != "" {
+		v, err := sparkver.Parse(flag)
+		if err != nil {
+			return badInput(fmt.Errorf("--spark-version: %w", err))
+		}
+		if err := q.SetSparkVersion(v); err != nil {
+			return badInput(err)
+		}
+		return nil
+	}
+	if err := q.CheckSparkVersion(); err != nil {
+		return badInput(err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/dedupsim/dedupsim/conform"
@@ -44,6 +45,9 @@ func runExecSpark(o execOptions) (err error) {
 	if err != nil {
 		return badInput(err)
 	}
+	if err := applySparkVersion(q, o.sparkVersion); err != nil {
+		return err
+	}
 	data, err := os.ReadFile(o.inputPath)
 	if err != nil {
 		return badInput(fmt.Errorf("exec: --input: %w", err))
@@ -52,7 +56,7 @@ func runExecSpark(o execOptions) (err error) {
 	if err != nil {
 		return badInput(err)
 	}
-	env, err := sparkEnvFromEnviron()
+	env, err := sparkEnvFromEnviron(q.SparkVersion.Full)
 	if err != nil {
 		return badInput(fmt.Errorf("exec: %w", err))
 	}
@@ -98,12 +102,21 @@ func batchLines(raw []byte) []byte {
 	return b.Bytes()
 }
 
-// sparkEnvFromEnviron reads which Spark exec --engine spark runs.
-func sparkEnvFromEnviron() (conform.SparkEnv, error) {
+// sparkEnvFromEnviron reads which Spark exec --engine spark runs. A
+// query's full Spark version (spark_version or --spark-version, such as
+// 4.3.0) picks the pyspark version when DEDUPSIM_SPARK_VERSION is unset;
+// set to another version it is refused. A bare line (4.3) picks nothing.
+func sparkEnvFromEnviron(queryVersion string) (conform.SparkEnv, error) {
 	env := conform.SparkEnv{Python: os.Getenv("DEDUPSIM_SPARK_PYTHON"), Version: os.Getenv("DEDUPSIM_SPARK_VERSION"), Log: os.Stderr,
 		DeltaJars: os.Getenv("DEDUPSIM_DELTA_JARS")}
 	if env.Python != "" {
 		return env, nil
+	}
+	if strings.Count(queryVersion, ".") == 2 {
+		if env.Version != "" && env.Version != queryVersion {
+			return env, fmt.Errorf("DEDUPSIM_SPARK_VERSION is %s but the query follows Spark %s: give one, or the same", env.Version, queryVersion)
+		}
+		env.Version = queryVersion
 	}
 	if env.Version == "" {
 		env.Version = conform.DefaultSparkVersion

@@ -30,6 +30,8 @@ type replayOptions struct {
 	// shrinkDir: --shrink DIR (shrink.go).
 	shrinkDir string
 	budget    int
+	// sparkVersion: --spark-version, as the original run had it.
+	sparkVersion string
 }
 
 func newReplayCmd() *cobra.Command {
@@ -61,6 +63,7 @@ the table, as dedupsim shrink does (--budget bounds its runs).`,
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "the seed to replay (required)")
 	cmd.Flags().StringVar(&o.out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&o.swarm, "swarm", false, "the run was a swarm run")
+	cmd.Flags().StringVar(&o.sparkVersion, "spark-version", "", "the run's --spark-version")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, strictUsage)
 	cmd.Flags().StringVar(&o.exportDir, "export", "", "also write the run as an exec pair (query.yaml, steps.jsonl) in this folder")
 	cmd.Flags().StringVar(&o.shrinkDir, "shrink", "", "also shrink the run into this folder (dedupsim shrink)")
@@ -72,6 +75,9 @@ the table, as dedupsim shrink does (--budget bounds its runs).`,
 func runReplay(w io.Writer, arg string, o replayOptions) error {
 	s, err := replayScenario(arg, o)
 	if err != nil {
+		return badInput(err)
+	}
+	if err := scenarioSparkVersion([]*scenarios.Scenario{s}, o.sparkVersion); err != nil {
 		return badInput(err)
 	}
 	start := time.Now()

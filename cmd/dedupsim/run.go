@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/live/netns"
@@ -72,8 +73,10 @@ type runOptions struct {
 	kafka     string
 	verbose   bool
 	memBudget string
-	bf        batchFlags
-	lo        liveOptions // the --kafka settings
+	// sparkVersion is --spark-version (scenarioSparkVersion).
+	sparkVersion string
+	bf           batchFlags
+	lo           liveOptions // the --kafka settings
 }
 
 func newRunCmd() *cobra.Command {
@@ -86,6 +89,7 @@ func newRunCmd() *cobra.Command {
 			return runRun(cmd, args, o)
 		},
 	}
+	cmd.Flags().StringVar(&o.sparkVersion, "spark-version", "", sparkVersionUsage)
 	cmd.Flags().Uint64Var(&o.seed, "seed", 1, "seed of the run: the same seed gives the same run, byte for byte")
 	cmd.Flags().StringVar(&o.out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&o.swarm, "swarm", false, "swarm mode: switch the scenario's faults on and off and draw their knobs from the seed")
@@ -113,6 +117,9 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	}
 	list, err := runScenarios(args)
 	if err != nil {
+		return badInput(err)
+	}
+	if err := scenarioSparkVersion(list, o.sparkVersion); err != nil {
 		return badInput(err)
 	}
 	if err := refuseRunFolders("run", o.out, list, func(s uint64) bool { return s == o.seed }); err != nil {
@@ -548,4 +555,32 @@ func firstLine(s string) string {
 		s = s[:i+1]
 	}
 	return s
+}
+
+// sparkVersionUsage is run and sweep's --spark-version help.
+const sparkVersionUsage = "the Spark version every scenario's query follows (3.5 to 4.3, or a full version such as 4.3.0); a scenario or query naming another is refused"
+
+// scenarioSparkVersion gives every scenario's query --spark-version. A
+// scenario whose query names another version (or whose spark_conf the
+// line does not have) is refused.
+func scenarioSparkVersion(list []*scenarios.Scenario, flag string) error {
+	if flag == "" {
+		return nil
+	}
+	if _, err := sparkver.Parse(flag); err != nil {
+		return fmt.Errorf("--spark-version: %w", err)
+	}
+	for _, s := range list {
+		cfg := s.Config
+		cfg.SparkVersion = flag
+		if err := cfg.FoldSparkVersion(); err != nil {
+			return fmt.Errorf("%s: %w", s.File, err)
+		}
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", s.File, err)
+		}
+		s.Config = cfg
+		s.SparkVersionFlag = flag
+	}
+	return nil
 }

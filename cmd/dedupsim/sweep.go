@@ -45,6 +45,7 @@ leaves that judgement to merge, which sees every seed.`
 type sweepOptions struct {
 	seeds, first          uint64
 	shard, out, memBudget string
+	sparkVersion          string
 	swarm                 bool
 	bf                    batchFlags
 }
@@ -65,6 +66,7 @@ func newSweepCmd() *cobra.Command {
 	cmd.Flags().StringVar(&o.shard, "shard", "0/1", "run only shard i of n (i/n, 0-based), or auto: from DEDUPSIM_SHARD_INDEX (or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX) and DEDUPSIM_SHARD_COUNT")
 	cmd.Flags().StringVar(&o.out, "out", "out", "folder for reports")
 	cmd.Flags().BoolVar(&o.swarm, "swarm", false, "swarm mode")
+	cmd.Flags().StringVar(&o.sparkVersion, "spark-version", "", sparkVersionUsage)
 	o.bf.register(cmd)
 	memoryBudgetFlag(cmd, &o.memBudget)
 	return cmd
@@ -82,6 +84,9 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	}
 	list, err := scenarios.DiscoverNoting(args, noteSkipped("sweep"))
 	if err != nil {
+		return badInput(err)
+	}
+	if err := scenarioSparkVersion(list, o.sparkVersion); err != nil {
 		return badInput(err)
 	}
 	// Every seed of the sweep, not only this shard's: shards often share

@@ -1,9 +1,6 @@
 package progress
 
-import (
-	"fmt"
-	"sort"
-)
+import "fmt"
 
 // Conflict is two copies of one executed batch (same query id, run id and
 // batch id) whose figures differ: Spark writes one progress per executed
@@ -137,21 +134,4 @@ func (c *collector) copyOf(i int, p Progress) {
 	if !less {
 		*old = p
 	}
-}
-
-// sortConflicts puts the conflicts listed in an order of their own.
-func (l *Log) sortConflicts() {
-	sort.Slice(l.Conflicts, func(i, j int) bool {
-		a, b := l.Conflicts[i], l.Conflicts[j]
-		if a.ID != b.ID {
-			return a.ID < b.ID
-		}
-		if a.RunID != b.RunID {
-			return a.RunID < b.RunID
-		}
-		if a.BatchID != b.BatchID {
-			return a.BatchID < b.BatchID
-		}
-		return a.WhereA < b.WhereA
-	})
 }

@@ -81,16 +81,6 @@ func decodeRaw(b []byte, r *rawProgress) error {
 	return nil
 }
 
-// decodeProgress turns one record's JSON into a Progress, checking every
-// field against its domain.
-func decodeProgress(b []byte) (Progress, error) {
-	var r rawProgress
-	if err := decodeRaw(b, &r); err != nil {
-		return Progress{}, err
-	}
-	return r.check()
-}
-
 func (r rawProgress) check() (Progress, error) {
 	p := Progress{BatchDurationMs: -1, InputRowsPerSecond: -1, ProcessedRowsPerSecond: -1, SinkOutputRows: -1}
 	var err error

@@ -18,7 +18,7 @@ func (c *collector) group() {
 		started, hasFirst  bool
 		firstBatch, firstT int64
 		stopped            bool
-		exception, name    string
+		exception          string
 		rank               int32
 	}
 	runs := map[runKey]*runInfo{}

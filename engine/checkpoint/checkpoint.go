@@ -77,6 +77,57 @@ type Metadata struct {
 	BatchWatermarkMs int64             `json:"batchWatermarkMs"`
 	BatchTimestampMs int64             `json:"batchTimestampMs"`
 	Conf             map[string]string `json:"conf"`
+	// Order is the order of Conf's keys in the file: Spark writes its conf
+	// map in Scala HashMap order (sparkver.HashOrder), read back as
+	// written. Nil (or not Conf's keys) writes the keys sorted, dedupsim's
+	// order with no Spark version.
+	Order []string `json:"-"`
+}
+
+// MarshalJSON writes the metadata line with the conf keys in Order.
+func (m Metadata) MarshalJSON() ([]byte, error) {
+	keys := m.Order
+	if !sameKeys(keys, m.Conf) {
+		keys = make([]string, 0, len(m.Conf))
+		for k := range m.Conf {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"batchWatermarkMs":%d,"batchTimestampMs":%d,"conf":`, m.BatchWatermarkMs, m.BatchTimestampMs)
+	if m.Conf == nil {
+		b.WriteString("null}")
+		return b.Bytes(), nil
+	}
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, _ := json.Marshal(m.Conf[k])
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteString("}}")
+	return b.Bytes(), nil
+}
+
+// sameKeys reports whether order lists exactly conf's keys, once each.
+func sameKeys(order []string, conf map[string]string) bool {
+	if order == nil || len(order) != len(conf) {
+		return false
+	}
+	seen := make(map[string]bool, len(order))
+	for _, k := range order {
+		if _, ok := conf[k]; !ok || seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
 }
 
 // Offsets is one offset-log entry: metadata plus one offset per source
@@ -296,7 +347,7 @@ func batchPath(dir string, n int64) string { return dir + "/" + strconv.FormatIn
 func EncodeOffsets(o Offsets) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("v1\n")
-	meta, err := json.Marshal(o.Metadata) // map keys are sorted by encoding/json
+	meta, err := o.Metadata.MarshalJSON() // conf keys in Order, else sorted
 	if err != nil {
 		return nil, err
 	}
@@ -377,6 +428,7 @@ func parseMetadata(line string) (Metadata, error) {
 			return m, fmt.Errorf("conf: %v", err)
 		}
 		m.Conf = make(map[string]string, len(confObj))
+		m.Order = keyOrder(raw)
 		for k, v := range confObj {
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
@@ -391,6 +443,10 @@ func parseMetadata(line string) (Metadata, error) {
 	return m, nil
 }
 
+// confRowChecksum is spark.sql.streaming.stateStore.rowChecksum.enabled
+// (sparkver.ConfRowChecksum).
+const confRowChecksum = "spark.sql.streaming.stateStore.rowChecksum.enabled"
+
 // checkConf holds the pinned settings dedupsim interprets to the values
 // it can run with (the others are recorded for fidelity only).
 func checkConf(key, v string) error {
@@ -403,6 +459,10 @@ func checkConf(key, v string) error {
 	case ConfWatermarkPolicy:
 		if v != query.PolicyMin && v != query.PolicyMax {
 			return fmt.Errorf("%q is not a watermark policy (min or max)", v)
+		}
+	case confRowChecksum:
+		if v == "true" {
+			return errors.New(`"true": the state rows carry a row checksum (Spark 4.2+), a layout dedupsim does not read (spark-semantics.md §17.6)`)
 		}
 	case ConfStateStore:
 		if v != HDFSProviderClass && v != RocksDBProviderClass {
@@ -557,6 +617,29 @@ func object(data []byte) (map[string]json.RawMessage, error) {
 		return nil, errors.New("data after the JSON object")
 	}
 	return out, nil
+}
+
+// keyOrder lists the keys of a JSON object (already checked by object)
+// in the order written.
+func keyOrder(data []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		k, _ := tok.(string)
+		keys = append(keys, k)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+	}
+	return keys
 }
 
 // only refuses fields other than known.

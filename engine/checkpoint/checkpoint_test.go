@@ -117,9 +117,7 @@ func TestRemoveTemps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, f := range fs.Files() {
-		got = append(got, f)
-	}
+	got = append(got, fs.Files()...)
 	if strings.Join(got, " ") != ".dedupsim.lock metadata offsets/3 state/0/1/4.delta" {
 		t.Fatalf("after RemoveTemps: %v", got)
 	}
@@ -216,5 +214,31 @@ func TestTypedSchemaRoundTrip(t *testing.T) {
 		if _, _, err := l.ReadSchema(0); err == nil {
 			t.Errorf("type %s accepted", bad)
 		}
+	}
+}
+
+// TestRowChecksumRefused: a checkpoint whose offsets pin the row checksum
+// on is refused (its state rows carry a checksum dedupsim does not read);
+// pinned off it reads, and the conf map keeps the file's key order.
+func TestRowChecksumRefused(t *testing.T) {
+	fs := fsys.NewMem()
+	l := New(fs)
+	on := `v1` + "\n" + `{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{"spark.sql.streaming.stateStore.rowChecksum.enabled":"true"}}` + "\n" + `{"a":1}`
+	off := `v1` + "\n" + `{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{"spark.sql.streaming.stateStore.rowChecksum.enabled":"false","a.b":"1"}}` + "\n" + `{"a":1}`
+	for name, content := range map[string]string{"offsets/0": on, "offsets/1": off} {
+		if err := fsys.WriteAtomic(fs, name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.ReadOffsets(0); err == nil || !strings.Contains(err.Error(), "row checksum") || !strings.Contains(err.Error(), "offsets/0") {
+		t.Fatalf("rowChecksum true: %v", err)
+	}
+	o, err := l.ReadOffsets(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := EncodeOffsets(o)
+	if err != nil || string(b) != off {
+		t.Fatalf("re-encoded %q, %v; want the file's bytes", b, err)
 	}
 }

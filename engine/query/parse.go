@@ -19,7 +19,7 @@ import (
 // The schema, one list of field names per mapping. The order is the order
 // used when listing known fields in an error.
 var (
-	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema", "case_sensitive", "checkpoint_format_version"}
+	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema", "case_sensitive", "checkpoint_format_version", "spark_version", "spark_conf"}
 	dedupFields     = []string{"api", "keys"}
 	watermarkFields = []string{"column", "delay"}
 	sourceFields    = []string{"name", "watermark"}
@@ -540,11 +540,16 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 			q.StateStore, err = p.enum(f.val, f.name, "state store", stateStores)
 		case "checkpoint_format_version":
 			formatKey = f.key
+			q.at().formatLine = f.key.Line
 			var n int64
 			if n, err = p.integer(f.val, f.name); err == nil && n != 1 && n != 2 {
 				err = p.errAt(f.val, f.name, "must be 1 or 2 (spark.sql.streaming.stateStore.checkpointFormatVersion), got %d", n)
 			}
 			q.CheckpointFormat = int(n)
+		case "spark_version":
+			err = p.sparkVersion(f.val, q)
+		case "spark_conf":
+			err = p.sparkConf(f.key, f.val, q)
 		case "watermark_policy":
 			q.WatermarkPolicy, err = p.enum(f.val, f.name, "watermark policy", policies)
 		case "no_data_batches":
@@ -605,6 +610,12 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 	}
 	if futureKey != nil && q.EventTimeColumn() == "" {
 		return nil, p.errAt(futureKey, "drop_future_events", "needs a watermark: the filter compares the event-time column with processing time")
+	}
+	if !q.SparkVersion.IsZero() {
+		q.pos.file = p.file
+		if err := q.CheckSparkVersion(); err != nil {
+			return nil, err
+		}
 	}
 	return q, nil
 }

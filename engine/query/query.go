@@ -14,6 +14,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/schema"
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 )
 
 // API is the Spark call that deduplicates.
@@ -135,8 +136,40 @@ type Query struct {
 	// KeyNames are the dedup keys as written, once ResolveColumns has
 	// resolved Keys to the schema's names (nil before); stateKeys are the
 	// resolved keys in the state key's order.
-	KeyNames  []string
-	stateKeys []string
+	KeyNames []string
+	// keyCols are the schema's columns each written key name resolved to
+	// (ResolveColumns); StateKeys orders them by KeyOrder.
+	keyCols map[string][]string
+	// SparkVersion is the Spark version the run follows (spark_version:
+	// or --spark-version); zero for dedupsim's behaviour without one.
+	SparkVersion sparkver.Version
+	// SparkConf is spark_conf: Spark confs the query sets, checked against
+	// the line (CheckSparkVersion).
+	SparkConf map[string]string
+	// KeyOrder orders the dedup's state key columns (sparkver.KeyOrder):
+	// Scala 2.13's set order unless the version says otherwise. The
+	// engine sets it from the checkpoint's pinned conf on a restart.
+	KeyOrder sparkver.KeyOrder
+	// pos places errors found after parsing (SetSparkVersion); nil
+	// unless the file sets spark_version, spark_conf or
+	// checkpoint_format_version.
+	pos *positions
+}
+
+// positions are where the version-dependent fields are written.
+type positions struct {
+	file                    string
+	versionLine, formatLine int
+	// confLines: each spark_conf key's line; "" is spark_conf's own.
+	confLines map[string]int
+}
+
+// at is the position record, made on first use.
+func (q *Query) at() *positions {
+	if q.pos == nil {
+		q.pos = &positions{confLines: map[string]int{}}
+	}
+	return q.pos
 }
 
 // Values of Query.StateStore and Query.WatermarkPolicy.
@@ -195,7 +228,11 @@ func ParseFile(path string) (*Query, error) {
 // on Spark to compare; every other error comes with a nil query.
 func Parse(filename string, data []byte) (*Query, error) {
 	p := &parser{file: filename}
-	return p.parse(data)
+	q, err := p.parse(data)
+	if q != nil && q.pos != nil {
+		q.pos.file = filename
+	}
+	return q, err
 }
 
 // EventTimeColumn is the watermarked column, or "" when no source has a

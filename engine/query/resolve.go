@@ -89,10 +89,7 @@ func (q *Query) ResolveColumns(s *schema.Schema) error {
 	}
 	if len(q.KeyNames) > 0 {
 		q.Keys = keys
-		q.stateKeys = q.stateKeys[:0]
-		for _, n := range StateKeyOrder(q.KeyNames) {
-			q.stateKeys = append(q.stateKeys, byName[n]...)
-		}
+		q.keyCols = byName
 	}
 	for i := range q.Sources {
 		w := q.Sources[i].Watermark

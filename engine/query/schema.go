@@ -3,7 +3,6 @@ package query
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -17,11 +16,15 @@ import (
 func (q *Query) StateKeys() []string {
 	switch {
 	case q.KeyNames != nil:
-		return slices.Clone(q.stateKeys)
+		var keys []string
+		for _, n := range q.KeyOrder.Order(q.KeyNames) {
+			keys = append(keys, q.keyCols[n]...)
+		}
+		return keys
 	case len(q.Keys) > 0:
-		return StateKeyOrder(q.Keys)
+		return q.KeyOrder.Order(q.Keys)
 	case q.Schema != nil:
-		return StateKeyOrder(q.Schema.Names())
+		return q.KeyOrder.Order(q.Schema.Names())
 	}
 	return nil
 }

@@ -144,7 +144,7 @@ func plainName(raw []byte, esc bool) []byte {
 //     its exact integer digits (10.0 and 1e1 equal 10), else in strconv's
 //     shortest 'g' form (0.1 and 0.10000000000000001 are one double).
 func canonicalNumber(dst, raw []byte) []byte {
-	if bytes.IndexAny(raw, ".eE") < 0 {
+	if !bytes.ContainsAny(raw, ".eE") {
 		if len(raw) == 2 && raw[0] == '-' && raw[1] == '0' {
 			return append(dst, '0')
 		}

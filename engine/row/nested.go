@@ -94,7 +94,7 @@ func (r *reader) field(name []byte) int {
 // fits; not modelled).
 func (r *reader) appendStruct(dst, raw []byte, norm bool) ([]byte, bool, error) {
 	var buf [linearMax]slot
-	slots := buf[:0]
+	var slots []slot
 	if n := len(r.t.Fields); n <= len(buf) {
 		slots = buf[:n]
 	} else {

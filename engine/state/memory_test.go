@@ -42,8 +42,6 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
-var testExpiry = statetest.TestExpiry
-
 // evictUpTo runs EvictUpTo and checks it against a Range-based reference
 // taken from the same store just before: the entries left and the count.
 func (m *propModel) evictUpTo(t *rapid.T) {

@@ -25,7 +25,14 @@ const module = "github.com/dedupsim/dedupsim"
 // concurrency as inputs (rule 3 in doc.go).
 // diagnose/... is here too: the same progress log must give the same
 // findings and the same fitted scenario, so nothing in it reads the clock.
-var deterministic = []string{"./engine/...", "./sim/...", "./faults/...", "./analyze/...", "./sizing/...", "./diagnose/..."}
+// So are the packages whose output is promised byte for byte: reports/...
+// (every file a run or sweep writes is byte-identical for a seed, whatever
+// -j: docs/ci.md), scenarios/... (the same seed gives the same run:
+// scenarios/README.md), inspect/... (a function of the checkpoint it
+// reads) and shrink/... (the same scenario, seed and budget give the same
+// bytes: docs/incidents.md).
+var deterministic = []string{"./engine/...", "./sim/...", "./faults/...", "./analyze/...", "./sizing/...", "./diagnose/...",
+	"./reports/...", "./scenarios/...", "./inspect/...", "./shrink/..."}
 
 // pebbleAdapters are the only packages of engine/... that may depend on
 // Pebble (rule 2): the two adapters, and the two selectors drivers call to
@@ -53,6 +60,9 @@ var exceptions = []exception{
 	{"engine/fsys", "crypto/rand", "the OS filesystem's TempName gives each temp file a random suffix, as " +
 		"Spark's CheckpointFileManager does, so that two processes never share one; the simulated disk " +
 		"(fsys.Mem) has no TempName and stages files under a fixed name"},
+	{"reports", "crypto/rand", "the atomic file writer (files.go) stages each file under a random temp name, " +
+		"so that two runs writing into one folder never share one; the temp name never reaches the output (the " +
+		"file is renamed into place), so the bytes written are still a function of the run"},
 }
 
 // Rule 1: engine/... imports only engine/... and internal/... of this
@@ -450,6 +460,258 @@ func TestUpperLayer(t *testing.T) {
 	} {
 		if got := upperLayer(p); got != want {
 			t.Errorf("upperLayer(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// floors orders every package of the module, floor 0 at the bottom (rule
+// 5 in doc.go; docs/architecture.md shows the same table). A room is a
+// folder of this module; a package lives in the room with the longest
+// path that contains it (diagnose/progress is a room of its own, below
+// diagnose). A non-test file may import a package of its own room or of
+// a room on a lower floor, never one on its own floor or above. Every
+// package must be in a room, and every room must hold a package.
+var floors = [][]string{
+	{"internal", "diagnose/codec", "scripts/spark"},
+	{"engine", "diagnose/progress", "expect"},
+	{"faults", "inspect", "capture", "conform"},
+	{"sim"},
+	{"scenarios", "sizing", "live"},
+	{"reports", "analyze", "shrink"},
+	{"diagnose"},
+	{"cmd", "docs"},
+}
+
+// engineFloors orders the packages inside the engine room the same way,
+// each named whole so that a new engine package must be placed. The
+// floors are the real imports, not a wish: engine/query sits above
+// engine/sink because its parser checks a query's sink options against
+// sink's descriptors (sink.Lookup, sink.Taking, sink.Settings), and the
+// engine itself sits above checkpoint, query and the sources and sinks
+// it runs.
+var engineFloors = [][]string{
+	{"engine/crashpoint", "engine/fsys", "engine/ids", "engine/schema", "engine/state/expiry", "engine/watermark"},
+	{"engine/row", "engine/state"},
+	{"engine/dedup", "engine/sink", "engine/source", "engine/state/pebblestore", "engine/state/statetest"},
+	{"engine/query"},
+	{"engine/checkpoint", "engine/sink/pebblesink", "engine/state/stores", "engine/steps"},
+	{"engine", "engine/source/kafkasource"},
+	{"engine/sink/kafkasink", "engine/trace"},
+	{"engine/sink/durable"},
+}
+
+// place finds p's room and floor in floors (longest room first); ok is
+// false when no room holds p.
+func place(p string) (room string, floor int, ok bool) {
+	for f, rooms := range floors {
+		for _, r := range rooms {
+			if under(p, r) && len(r) > len(room) {
+				room, floor, ok = r, f, true
+			}
+		}
+	}
+	return room, floor, ok
+}
+
+// engineFloor finds p's floor in engineFloors (p named whole).
+func engineFloor(p string) (int, bool) {
+	for f, pkgs := range engineFloors {
+		if slices.Contains(pkgs, p) {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// Rule 5: no import runs from a floor to the same floor or a higher one,
+// between rooms and between the engine's packages.
+func TestFloors(t *testing.T) {
+	for _, e := range floorViolations(goList(t, "./...")) {
+		t.Error(e)
+	}
+}
+
+// floorViolations lists what rule 5 refuses in pkgs (module packages and
+// their non-test imports), one message each.
+func floorViolations(pkgs []pkg) []string {
+	var errs []string
+	errorf := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	usedRoom, usedEngine := map[string]bool{}, map[string]bool{}
+	for _, p := range pkgs {
+		name := rel(p.ImportPath)
+		room, floor, ok := place(name)
+		if !ok {
+			errorf("%s is on no floor: add its folder to a floor of floors in internal/arch/arch_test.go "+
+				"(above every package it imports, below every package that imports it) and to docs/architecture.md", name)
+			continue
+		}
+		usedRoom[room] = true
+		inner, innerOK := 0, false
+		if room == "engine" {
+			if inner, innerOK = engineFloor(name); innerOK {
+				usedEngine[name] = true
+			} else {
+				errorf("%s is on no floor of engineFloors: add it in internal/arch/arch_test.go and docs/architecture.md", name)
+			}
+		}
+		for _, imp := range p.Imports {
+			to, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			toRoom, toFloor, ok := place(to)
+			if !ok {
+				continue // reported as a package of its own
+			}
+			switch {
+			case toRoom != room && toFloor >= floor:
+				errorf("%s (room %s, floor %d) imports %s (room %s, floor %d): a package may import only "+
+					"its own room or rooms on lower floors (floors in internal/arch/arch_test.go, docs/architecture.md)",
+					name, room, floor, to, toRoom, toFloor)
+			case toRoom == room && room == "engine" && innerOK:
+				if f, ok := engineFloor(to); ok && f >= inner {
+					errorf("%s (engine floor %d) imports %s (engine floor %d): inside the engine a package may "+
+						"import only packages on lower engine floors (engineFloors in internal/arch/arch_test.go, "+
+						"docs/architecture.md)", name, inner, to, f)
+				}
+			}
+		}
+	}
+	for _, rooms := range floors {
+		for _, r := range rooms {
+			if !usedRoom[r] {
+				errorf("room %s of floors holds no package any more: remove it from internal/arch/arch_test.go and docs/architecture.md", r)
+			}
+		}
+	}
+	for _, ps := range engineFloors {
+		for _, p := range ps {
+			if !usedEngine[p] {
+				errorf("%s of engineFloors is no package any more: remove it from internal/arch/arch_test.go and docs/architecture.md", p)
+			}
+		}
+	}
+	return errs
+}
+
+// TestFloorsDocumented: docs/architecture.md shows floors and engineFloors
+// as they are here, top floor first, so the rule a reader sees is the one
+// the test enforces.
+func TestFloorsDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(moduleDir(t), "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		marker string
+		want   [][]string
+	}{{"<!-- arch:floors -->", floors}, {"<!-- arch:engine-floors -->", engineFloors}} {
+		got, err := docFloors(string(b), tc.marker)
+		if err != nil {
+			t.Errorf("docs/architecture.md: %v", err)
+			continue
+		}
+		want := make([]string, len(tc.want))
+		for i, rooms := range tc.want {
+			s := slices.Clone(rooms)
+			slices.Sort(s)
+			want[len(want)-1-i] = fmt.Sprintf("%d: %s", i, strings.Join(s, " "))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("docs/architecture.md's table after %s differs from internal/arch/arch_test.go:\n got %q\nwant %q",
+				tc.marker, got, want)
+		}
+	}
+}
+
+// docFloors reads the Markdown table after marker: one row per floor,
+// "| N | `a`, `b` | ... |", as "N: a b" with the names sorted.
+func docFloors(doc, marker string) ([]string, error) {
+	_, after, ok := strings.Cut(doc, marker)
+	if !ok {
+		return nil, fmt.Errorf("no %s marker", marker)
+	}
+	var out []string
+	lines := strings.Split(strings.TrimLeft(after, "\n"), "\n")
+	for i, line := range lines {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if i < 2 { // the header and its rule
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			return nil, fmt.Errorf("row %q: want | floor | packages | ... |", line)
+		}
+		var names []string
+		for _, f := range strings.Split(cells[2], ",") {
+			names = append(names, strings.Trim(strings.TrimSpace(f), "`"))
+		}
+		slices.Sort(names)
+		out = append(out, strings.TrimSpace(cells[1])+": "+strings.Join(names, " "))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no table after %s", marker)
+	}
+	return out, nil
+}
+
+// TestFloorViolationsFinds runs rule 5's checker on a made-up module: one
+// package per room and engine package, with imports down (allowed), inside
+// a room (allowed), up, sideways and inside the engine up, a package on
+// no floor, and a room and an engine package that hold nothing. It must
+// report exactly the bad ones.
+func TestFloorViolationsFinds(t *testing.T) {
+	imports := map[string][]string{
+		"sim":               {"engine", "faults", "sizing", "fmt"}, // sizing is above sim
+		"faults":            {"inspect"},                           // same floor, another room
+		"diagnose":          {"diagnose/progress", "inspect"},
+		"diagnose/progress": {"diagnose"}, // a room below its parent folder's
+		"sim/history":       {"sim"},      // inside one room
+		"engine/query":      {"engine/sink", "engine/checkpoint"},
+		"engine/checkpoint": {"engine/query"},
+		"engine/trace":      {"engine"},
+		"cmd/dedupsim":      {"internal/suggest", "github.com/spf13/cobra"},
+	}
+	var pkgs []pkg
+	add := func(p string) {
+		var imps []string
+		for _, i := range imports[p] {
+			if !strings.Contains(i, ".") {
+				i = module + "/" + i
+			}
+			imps = append(imps, i)
+		}
+		pkgs = append(pkgs, pkg{ImportPath: module + "/" + p, Imports: imps})
+	}
+	for _, rooms := range append(slices.Clone(floors), engineFloors...) {
+		for _, r := range rooms {
+			if r != "expect" && r != "engine/ids" && r != "cmd" {
+				add(r)
+			}
+		}
+	}
+	for _, p := range []string{"sim/history", "cmd/dedupsim", "newtop", "engine/newpkg"} {
+		add(p)
+	}
+	want := []string{
+		"sim (room sim, floor 3) imports sizing (room sizing, floor 4)",
+		"faults (room faults, floor 2) imports inspect (room inspect, floor 2)",
+		"diagnose/progress (room diagnose/progress, floor 1) imports diagnose (room diagnose, floor 6)",
+		"engine/query (engine floor 3) imports engine/checkpoint (engine floor 4)",
+		"newtop is on no floor",
+		"engine/newpkg is on no floor of engineFloors",
+		"room expect of floors holds no package",
+		"engine/ids of engineFloors is no package",
+	}
+	got := floorViolations(pkgs)
+	if len(got) != len(want) {
+		t.Errorf("got %d violations, want %d:\n\t%s", len(got), len(want), strings.Join(got, "\n\t"))
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
+			t.Errorf("no violation starts %q; got:\n\t%s", w, strings.Join(got, "\n\t"))
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package arch holds no code: its tests enforce the layering and the
-// determinism rules that README.md's Layout section promises, so that a
-// change that breaks one fails `go test ./...` instead of waiting for a
+// determinism rules that docs/architecture.md states, so that a change
+// that breaks one fails `go test ./...` instead of waiting for a
 // reviewer.
 //
 // The rules (arch_test.go; each failure names the package, the file and
@@ -20,8 +20,10 @@
 //     runners, the simulator) chooses Pebble and passes it in.
 //  3. Determinism: the non-test files of the deterministic packages
 //     (engine/..., sim/..., faults/..., and analyze/... and sizing/..., which
-//     left sim/ but whose figures must still be reproducible, and
-//     diagnose/..., whose findings must be a function of the log) use no wall
+//     left sim/ but whose figures must still be reproducible, diagnose/...,
+//     whose findings must be a function of the log, and reports/...,
+//     scenarios/..., inspect/... and shrink/..., whose output is promised
+//     byte for byte) use no wall
 //     clock (time.Now, Since, Until, After, AfterFunc, Tick, NewTimer,
 //     NewTicker, Sleep; context.WithTimeout, WithDeadline), no global or
 //     entropy-seeded randomness (the top-level functions of math/rand and
@@ -35,4 +37,12 @@
 //  4. cmd/ functions are under 80 lines (issue 12's bar; non-test files,
 //     from func to the closing brace): a verb's help text is a constant,
 //     its RunE a function over its flags. There are no exceptions.
+//  5. Floors: every package of the module is in a room (the folder with
+//     the longest path that holds it) on a floor of the floors table, and
+//     its non-test files import only its own room or rooms on lower
+//     floors; inside engine/ every package has an engine floor of its own
+//     (engineFloors) and imports only engine packages below it. A package
+//     on no floor, or a room or engine package that holds nothing, fails
+//     too; docs/architecture.md shows both tables, and a test keeps it in
+//     step.
 package arch

@@ -2,13 +2,13 @@ package driver
 
 import (
 	"fmt"
-	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 )
 
 // CrashAt is a parsed --crash-at POINT[:BATCH]; Batch -1 is any batch.

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dedupsim/dedupsim/engine/sink/durable"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -24,8 +23,10 @@ import (
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink/durable"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/live/records"
 )
@@ -59,6 +60,9 @@ type Options struct {
 	CrashFrom, CrashUntil int64
 	// Records, when set, is the records file (live/records) appended to.
 	Records string
+	// SparkVersion is --spark-version: the Spark version the query
+	// follows (spark-semantics.md §17); empty: the query's own, if any.
+	SparkVersion string
 	// Stdout receives one JSON Line per batch execution; Stderr warnings.
 	Stdout, Stderr io.Writer
 }
@@ -107,6 +111,17 @@ func Run(ctx context.Context, o Options) error {
 	}
 	q, err := query.ParseFile(o.Query)
 	if err != nil {
+		return badInput(err)
+	}
+	if o.SparkVersion != "" {
+		v, err := sparkver.Parse(o.SparkVersion)
+		if err != nil {
+			return badInput(fmt.Errorf("engine: --spark-version: %w", err))
+		}
+		if err := q.SetSparkVersion(v); err != nil {
+			return badInput(err)
+		}
+	} else if err := q.CheckSparkVersion(); err != nil {
 		return badInput(err)
 	}
 	if len(q.Sources) != len(o.InputTopics) {

@@ -3,13 +3,14 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"github.com/dedupsim/dedupsim/engine/sink"
-	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
 )
 
 // Environment variables: CrashEnv arms a crash point like --crash-at;
@@ -29,7 +30,7 @@ const (
 type Flags struct {
 	query, ckpt, bootstrap, outTopic, sink string
 	startingOffsets, crashAt, appID, table string
-	records, clock                         string
+	records, clock, sparkVersion           string
 	inTopics                               []string
 	trigger, timeout                       time.Duration
 	maxBatches, fetchNumRetries            int
@@ -52,6 +53,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.crashAt, "crash-at", "", "crash point POINT[:BATCH] at which the process kills itself (also "+CrashEnv+")")
 	fs.Int64Var(&f.crashFrom, "crash-from", 0, "Unix time in ms before which --crash-at is not armed (also "+CrashFromEnv+")")
 	fs.Int64Var(&f.crashUntil, "crash-until", 0, "Unix time in ms from which --crash-at is disarmed (also "+CrashUntilEnv+"; 0: never)")
+	fs.StringVar(&f.sparkVersion, "spark-version", "", "the Spark version the query follows (3.5 to 4.3, or a full version such as 4.3.0; default: the query's spark_version)")
 	fs.StringVar(&f.records, "records", "", "append a JSON line per sink write and batch execution to this file")
 	fs.StringVar(&f.clock, "clock", "", "processing-time clock VIRT0_MS:WALL0_MS:SCALE: VIRT0 at wall time WALL0, SCALE times faster (a harness's compressed timeline; default the wall clock)")
 	fs.IntVar(&f.maxBatches, "max-batches", 0, "stop after this many batch executions (0: no limit)")
@@ -109,7 +111,7 @@ func (f *Flags) Options(changed func(flag string) bool, getenv func(string) stri
 	o := Options{Query: f.query, Checkpoint: f.ckpt, Brokers: strings.Split(f.bootstrap, ","), InputTopics: f.inTopics,
 		OutputTopic: f.outTopic, Sink: f.sink, Table: f.table, AppID: f.appID, StartingOffsets: f.startingOffsets,
 		Trigger: f.trigger, KafkaTimeout: f.timeout, MaxBatches: f.maxBatches, UntilIdle: f.untilIdle,
-		Clock: clock, Crash: crash, CrashFrom: crashFrom, CrashUntil: crashUntil, Records: f.records,
+		Clock: clock, Crash: crash, CrashFrom: crashFrom, CrashUntil: crashUntil, Records: f.records, SparkVersion: f.sparkVersion,
 		FetchOffset: &kafkasource.FetchOffset{NumRetries: f.fetchNumRetries, RetryIntervalMs: f.fetchIntervalMs}}
 	if err := o.check(f.bootstrap, changed("app-id")); err != nil {
 		return Options{}, badInput(fmt.Errorf("engine: %w", err))

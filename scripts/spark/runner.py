@@ -245,6 +245,13 @@ def make_spark(args, work):
         .config("spark.hadoop.fs.AbstractFileSystem.file.impl", "org.apache.hadoop.fs.local.RawLocalFs")
         .config("spark.sql.streaming.checkpoint.fileChecksum.enabled", "false")
         .config("spark.sql.streaming.stateStore.coordinatorReportSnapshotUploadLag", "false")
+        # Spark 4.2 and 4.3: forceSnapshotUploadOnLag defaults to true and
+        # may only be true with the lag reports above on; otherwise every
+        # state store task fails (IllegalArgumentException from
+        # SQLConf.stateStoreForceSnapshotUploadOnLag, wrapped in
+        # FOREACH_BATCH_USER_FUNCTION_ERROR by the runner's foreachBatch).
+        # Earlier Spark lines ignore the unknown conf.
+        .config("spark.sql.streaming.stateStore.forceSnapshotUploadOnLag", "false")
     )
     b = delta_builder(b, args)
     for kv in args.conf:
@@ -546,6 +553,7 @@ class Trace(DeltaSink):
         self.req = req
         self.keep = keep  # a kept checkpoint dir (reused across requests) or None
         self.records = []  # the output lines, as dicts (rows as raw text)
+        self.batch_error = None  # the Java cause chain of a failure inside a batch
         self.table_init()
         self.lock = threading.Lock()
         # Wall seconds per phase, reported on the status line (where a
@@ -857,7 +865,14 @@ class Trace(DeltaSink):
             raise Crash(fire)
         if self.q["api"] == "batchDropDuplicates":
             df = self.batch_dedup(df)
-        rows = [r[0] for r in df.select(RAW).collect()]
+        try:
+            rows = [r[0] for r in df.select(RAW).collect()]
+        except Exception as e:
+            # Spark failed inside the batch (a task): the Python exception
+            # that reaches Spark, and so the query's error, carries the
+            # JVM's outermost message only; keep the whole Java cause chain.
+            self.batch_error = java_chain(e)
+            raise
         if fire == "after-state-commit":
             self.crashed = fire
             raise Crash(fire)
@@ -1112,6 +1127,38 @@ def java_cause(text):
     return found
 
 
+def java_chain(e):
+    """The Java cause chain of a py4j failure e (a Py4JJavaError's
+    java_exception, or a captured exception's origin), outermost first, as
+    [(simple class name, first line of its message)]; [] without one."""
+    t = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
+    chain = []
+    try:
+        while t is not None and len(chain) < 32:
+            msg = t.getMessage()
+            chain.append((str(t.getClass().getSimpleName()), str(msg).strip().split("\n")[0] if msg is not None else ""))
+            t = t.getCause()
+    except Exception:
+        pass
+    return chain
+
+
+def chain_message(chain):
+    """The refusal a Java cause chain stands for, as (message, class): the
+    innermost cause whose message names an error class, else the innermost
+    cause that is not a mere wrapper, as "Class: message" with its class
+    standing for the error class (Spark 3.5's StateSchemaNotCompatible,
+    InvalidUnsafeRowException); None when nothing in it says more."""
+    for _, m in reversed(chain):
+        cls = error_class(m)
+        if cls and cls not in ("STREAM_FAILED", "FOREACH_BATCH_USER_FUNCTION_ERROR"):
+            return m, cls
+    for name, m in reversed(chain):
+        if name not in _WRAPPERS:
+            return f"{name}: {m}", name
+    return None
+
+
 def spark_message(e):
     """Spark's message and error class: the first line that names an error
     class other than STREAM_FAILED, without the Java stack; for a wrapped
@@ -1174,6 +1221,15 @@ def handle(sess, req):
         status, tail = "error", {"error": f"bad input: {e}", "errorClass": ""}
     except Exception as e:  # Spark refused the query or the run failed
         msg, cls = spark_message(getattr(tr, "user_error", None) or e)
+        # A failure inside the batch: Spark 3.5 reports the Python side's
+        # text, which keeps the JVM's first line only, and 4.x wraps it in
+        # FOREACH_BATCH_USER_FUNCTION_ERROR: the refusal is the Java cause.
+        chain = getattr(tr, "batch_error", None)
+        if chain and not getattr(tr, "user_error", None) and (
+                version_tuple(sess.spark.version) < (4, 0) or cls in ("", "FOREACH_BATCH_USER_FUNCTION_ERROR")):
+            found = chain_message(chain)
+            if found:
+                msg, cls = found
         status, tail = "error", {"error": msg, "errorClass": cls}
         try:
             tr.progress_after_stop()
