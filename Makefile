@@ -3,12 +3,17 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: delta-fetch delta-fixtures redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java test-spark-line test-spark-matrix bench-spark
+.PHONY: build-pprof delta-fetch delta-fixtures redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java test-spark-line test-spark-matrix bench-spark
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/dedupsim
+
+# The same binary with --cpuprofile and --memprofile (or DEDUPSIM_CPUPROFILE,
+# DEDUPSIM_MEMPROFILE) on every verb: docs/performance.md, "Profiling a run".
+build-pprof:
+	$(GO) build -tags pprof -o bin/dedupsim-pprof ./cmd/dedupsim
 
 # The main job: every scenario of the embedded catalogue on the simulator,
 # checked against its expected verdict, with reports in out/demo; the kill -9
@@ -196,10 +201,11 @@ bench-spark:
 
 # Engine rows/s per API on the memory and Pebble stores, restart time and
 # bytes per key (1 M keys; bench-10m for 10 M), then the simulator, printed
-# as one table (the raw output stays in out/bench.txt).
+# as one table (the raw output stays in out/bench.txt); RunScale is the
+# simulator at scale, scenarios/scale/scale-1m.yaml's shape (1 M copies).
 bench:
 	@mkdir -p out
-	$(GO) test -run '^$$' -bench 'Engine|Store|Sim' -benchtime 1x -benchmem ./engine/... ./sim/ | tee out/bench.txt
+	DEDUPSIM_SCALE_RATE=5000 DEDUPSIM_SCALE_SECONDS=200 $(GO) test -run '^$$' -bench 'Engine|Store|Sim|RunScale' -benchtime 1x -benchmem ./engine/... ./sim/ | tee out/bench.txt
 	@$(GO) run scripts/benchtable.go < out/bench.txt
 	@# diagnose over 20 k, 80 k and 1 M progress records (a year of 30 s triggers):
 	@# ns/record must not grow with the count; cpu-s/op and peak-heap-MiB beside it

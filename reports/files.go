@@ -37,11 +37,12 @@ type File struct {
 // of one run into dir, created if needed and refused if it is a symbolic
 // link.
 func WriteRun(dir string, r *result.Run, extra ...File) error {
-	j, err := JSON(r)
+	pts := Points(r.History) // once for both reports
+	j, err := jsonWith(r, pts)
 	if err != nil {
 		return err
 	}
-	h, err := HTML(r)
+	h, err := htmlWith(r, pts)
 	if err != nil {
 		return err
 	}

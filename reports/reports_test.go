@@ -229,7 +229,7 @@ func TestJUnitFailureNamesTheReplay(t *testing.T) {
 func TestChartsWithoutAWatermark(t *testing.T) {
 	r := sample()
 	r.History.DelayMs = -1
-	charts, notes := chartsAndNotes(r)
+	charts, notes := chartsAndNotes(r, Points(r.History))
 	for _, c := range charts {
 		if strings.Contains(c.Title, "Watermark") {
 			t.Fatalf("a watermark chart for a query without a watermark")
@@ -307,6 +307,25 @@ func TestEventSetCollisions(t *testing.T) {
 			if got := s.add(c); got != w {
 				t.Fatalf("%s: add(copy %d, event %s) = %v, want %v", name, c, h.Copies[c].Event, got, w)
 			}
+		}
+	}
+}
+
+// TestEventSetSimulatorNames: the simulator's names (kept in bitsets) and
+// others (kept by hash) in one set: each event added once, whichever part
+// holds it, numbers past the bitsets' limit and names that only look alike
+// ("e0-01" is not "e0-1") told apart.
+func TestEventSetSimulatorNames(t *testing.T) {
+	names := []string{"e0-1", "e0-01", "e1-1", "e0-1", "x", "e0-67108864", "e0-01", "d0-1", "e0-67108864", "e1-1", "e0-0", "e0-4000", "x", "e0-0", "e0-4000", "d0-1"}
+	want := []bool{true, true, true, false, true, true, false, true, false, false, true, true, false, false, false, false}
+	h := &history.History{}
+	for _, n := range names {
+		h.Copies = append(h.Copies, history.Copy{Event: n})
+	}
+	s := newEventSet(h)
+	for c, w := range want {
+		if got := s.add(c); got != w {
+			t.Fatalf("add(copy %d, event %s) = %v, want %v", c, names[c], got, w)
 		}
 	}
 }

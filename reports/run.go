@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"sort"
 
+	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -114,21 +115,59 @@ func origin(h *history.History) (t0 int64) {
 // 64-bit hashes of the event id to the copy that added it (16 bytes a
 // slot, where a map of the id strings costs 8 more, and sized once), the ids compared on a hit, and the rare event whose hash
 // collides with another's kept by name.
+//
+// The simulator's names ("e0-123": check.NaturalKey) are kept apart, in a
+// bitset per prefix ("e0-") over the number after it, up to denseLimit:
+// a bit an event where the map cost 16 bytes and a cache miss. A name has
+// a key or not whatever else is in the set, and two names with one key
+// are one name, so the two parts never hold the same event.
 type eventSet struct {
 	h       *history.History
 	hash    func(string) uint64
 	byHash  map[uint64]int
 	collide map[string]bool
+	dense   map[uint64][]uint64 // by NaturalKey's prefix, bit n for number n
 }
+
+// denseLimit bounds the numbers a bitset holds (8 MiB a prefix at most).
+const denseLimit = 1 << 26
 
 func newEventSet(h *history.History) *eventSet {
 	seed := maphash.MakeSeed()
-	return &eventSet{h: h, hash: func(s string) uint64 { return maphash.String(seed, s) }, byHash: make(map[uint64]int, len(h.Copies))}
+	hashed := 0 // the copies whose names go to the map, which is sized once
+	for i := range h.Copies {
+		if !denseKey(h.Copies[i].Event) {
+			hashed++
+		}
+	}
+	return &eventSet{h: h, hash: func(s string) uint64 { return maphash.String(seed, s) }, byHash: make(map[uint64]int, hashed), dense: map[uint64][]uint64{}}
+}
+
+// denseKey says whether the set keeps name in a bitset.
+func denseKey(name string) bool {
+	key := check.NaturalKey(name)
+	return key != check.NoNaturalKey && key&(1<<28-1) < denseLimit
 }
 
 // add puts copy c's event in the set; false when it was there already.
 func (s *eventSet) add(c int) bool {
 	ev := s.h.Copies[c].Event
+	if s.dense != nil {
+		if key := check.NaturalKey(ev); key != check.NoNaturalKey && key&(1<<28-1) < denseLimit {
+			prefix, n := key>>28, key&(1<<28-1)
+			bits := s.dense[prefix]
+			if w := int(n / 64); w >= len(bits) {
+				bits = append(bits, make([]uint64, max(w+1, 2*len(bits))-len(bits))...)
+				s.dense[prefix] = bits
+			}
+			w, m := n/64, uint64(1)<<(n%64)
+			if bits[w]&m != 0 {
+				return false
+			}
+			bits[w] |= m
+			return true
+		}
+	}
 	k := s.hash(ev)
 	first, ok := s.byHash[k]
 	switch {

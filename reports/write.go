@@ -34,9 +34,13 @@ type jsonReport struct {
 }
 
 // JSON renders report.json.
-func JSON(r *result.Run) ([]byte, error) {
+func JSON(r *result.Run) ([]byte, error) { return jsonWith(r, Points(r.History)) }
+
+// jsonWith is JSON with the run's Points already computed (WriteRun
+// computes them once for both reports: a pass over every batch's rows).
+func jsonWith(r *result.Run, pts []Point) ([]byte, error) {
 	jr := jsonReport{Headline: HeadlineLines(r), Scenario: r.Scenario, Description: r.Description, Seed: r.Seed, Passed: r.Passed, Replay: r.Replay,
-		Expect: r.Expect, Check: r.Report, Batches: Points(r.History), Progress: []json.RawMessage{}, Version: r.Version}
+		Expect: r.Expect, Check: r.Report, Batches: pts, Progress: []json.RawMessage{}, Version: r.Version}
 	if jr.Expect == nil {
 		jr.Expect = []result.Expectation{}
 	}
@@ -61,15 +65,14 @@ func JSON(r *result.Run) ([]byte, error) {
 
 // Charts builds the report's charts from a run.
 func Charts(r *result.Run) []Chart {
-	c, _ := chartsAndNotes(r)
+	c, _ := chartsAndNotes(r, Points(r.History))
 	return c
 }
 
 // chartsAndNotes builds the charts, and says why a chart is left out (no
 // watermark chart for a query without a watermark). Times are since the
 // run's start, in seconds, minutes or hours as the run's length asks.
-func chartsAndNotes(r *result.Run) ([]Chart, []string) {
-	pts := Points(r.History)
+func chartsAndNotes(r *result.Run, pts []Point) ([]Chart, []string) {
 	var span float64
 	for _, p := range pts {
 		span = math.Max(span, p.AtSec)
@@ -305,9 +308,12 @@ func ExampleText(ex check.Example) string {
 }
 
 // HTML renders report.html: self-contained, no scripts, no network.
-func HTML(r *result.Run) ([]byte, error) {
+func HTML(r *result.Run) ([]byte, error) { return htmlWith(r, Points(r.History)) }
+
+// htmlWith is HTML with the run's Points already computed.
+func htmlWith(r *result.Run, pts []Point) ([]byte, error) {
 	var b bytes.Buffer
-	charts, notes := chartsAndNotes(r)
+	charts, notes := chartsAndNotes(r, pts)
 	tb := r.Report.Table
 	err := page.Execute(&b, struct {
 		Run        *result.Run

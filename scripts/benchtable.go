@@ -41,7 +41,7 @@ func main() {
 	// bare-map floor the benchmark ran in the same process: on a shared
 	// machine only the ratio means much. sparkRatio appears when a Spark
 	// comparison provides it.
-	cols := []string{"rows/s", "events/s", "floorRatio", "ms/restart", "restartMs", "heapB/key", "memoryUsedB/key", "checkpointB/key", "sstB/key", "heapB/copy", "keys"}
+	cols := []string{"rows/s", "events/s", "floorRatio", "ms/restart", "restartMs", "heapB/key", "memoryUsedB/key", "checkpointB/key", "sstB/key", "heapB/copy", "copies/s", "peakHeapMiB", "keys"}
 	for _, n := range names {
 		if rows[n]["sparkRatio"] != "" {
 			cols = append(cols, "sparkRatio")

@@ -42,8 +42,16 @@ type lastWrite struct {
 	start, end int // byte range of the write in the file
 }
 
+// spillAbove is the size from which a synced checkpoint file leaves the Go
+// heap for a temporary host file (fsys.Mem.SpillAbove): a long run's state
+// snapshots and deltas are read back only on a restart, so they need not
+// be held in memory; small files (offsets, commits, metadata) stay.
+const spillAbove = 64 << 10
+
 func newDisk() *disk {
-	return &disk{mem: fsys.NewMem(), touched: map[string]struct{}{}, unsynced: map[string]struct{}{}}
+	m := fsys.NewMem()
+	m.SpillAbove(spillAbove)
+	return &disk{mem: m, touched: map[string]struct{}{}, unsynced: map[string]struct{}{}}
 }
 
 // reset starts counting a new batch and disarms.

@@ -20,7 +20,7 @@ import (
 // margin 12 bytes a row more while it sorts them). A log row is not
 // kept: it is rendered from its copy when the engine reads it, and a
 // table or append sink keeps only the copy index of each row
-// ({"_copy":N}); a merge sink keeps its rows and a key index.
+// (4 bytes, in the simulator; the inner sink gets no rows); a merge sink keeps its rows and a key index.
 // The live heap peaks at the end of the simulation (the history, the
 // sink's table, the checkpoint's files: about 175 MiB for 1 M copies);
 // the checker's index is a little below. Measured (Go 1.26, this commit,

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
@@ -29,7 +28,6 @@ import (
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source"
 	"github.com/dedupsim/dedupsim/engine/state/stores"
@@ -605,7 +603,9 @@ func copy32(data []byte) int32 { return record.Copy32(copyIndex(data)) }
 func (w *world) finish() *history.History {
 	h := w.h
 	h.EndMs = w.nowMs
-	if t, ok := w.sink.inner.(sink.Tabled); ok {
+	if w.sink.opaque {
+		h.Table = w.sink.table
+	} else if t, ok := w.sink.inner.(sink.Tabled); ok {
 		rows := t.Table()
 		h.Table = make([]int32, len(rows))
 		for i, r := range rows {
@@ -624,12 +624,15 @@ type simSink struct {
 	inner sink.Sink
 	// opaque: the inner sink keeps its rows' bytes without reading them
 	// (an idempotent table or a plain append, not a merge that matches
-	// on columns), so it is handed each row as {"_copy":N}, all the run
-	// reads back of its table (finish), instead of the whole row: a table
-	// of a million rows then holds 14 bytes a row, not the row's 50 or
-	// more.
+	// on columns), so it is handed each batch without its rows and table
+	// holds the copy index of every row it kept, all the run reads back
+	// of its table (finish): 4 bytes a row, where the rows as {"_copy":N}
+	// JSON values in the inner sink's table took about 33 (their bytes
+	// and slice headers: 329 MB of a 10 M-copy run's heap). The inner
+	// sink still decides what it keeps (a table skips a batch whose
+	// version it holds, counted in Skipped) and records its commits.
 	opaque bool
-	buf    []row.Row
+	table  []int32
 }
 
 // newSimSink wraps the query's in-memory sink (trace.NewSink, from the
@@ -661,13 +664,25 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 		}
 		in := b
 		if s.opaque {
-			in.Rows = s.copyRows(b.Rows, copies)
-		}
-		if err := s.inner.AddBatch(in); err != nil {
-			return err
-		}
-		if tabled {
-			kept = len(t.Table()) - before
+			in.Rows = nil
+			skipped := 0
+			if tb, ok := s.inner.(*sink.Table); ok {
+				skipped = tb.Skipped
+			}
+			if err := s.inner.AddBatch(in); err != nil {
+				return err
+			}
+			if tb, ok := s.inner.(*sink.Table); ok && tb.Skipped != skipped {
+				kept = 0
+			}
+			s.table = append(s.table, copies[:kept]...)
+		} else {
+			if err := s.inner.AddBatch(in); err != nil {
+				return err
+			}
+			if tabled {
+				kept = len(t.Table()) - before
+			}
 		}
 	}
 	s.w.h.Writes = append(s.w.h.Writes, record.Write(b.ID, s.w.nowMs, copies, kept))
@@ -675,40 +690,4 @@ func (s *simSink) AddBatch(b sink.Batch) error {
 		s.w.cov.Mark(MarkSinkSkipped)
 	}
 	return nil
-}
-
-// copyRows are rows as {"_copy":N}, N the copy index of each of rows
-// (record.CopyIndex reads it back), in one fresh buffer of their size (the
-// sink may keep them); the slice of rows is reused (the sink copies the
-// row's bytes out, sink.Batch's contract with the engine).
-func (s *simSink) copyRows(rows []row.Row, copies []int32) []row.Row {
-	n := 0
-	for _, c := range copies {
-		n += len(`{"":}`) + len(CopyColumn) + intLen(int(c))
-	}
-	data := make([]byte, 0, n)
-	out := s.buf[:0]
-	for i, c := range copies {
-		start := len(data)
-		data = append(data, `{"`+CopyColumn+`":`...)
-		data = strconv.AppendInt(data, int64(c), 10)
-		data = append(data, '}')
-		r := rows[i]
-		r.Data = data[start:len(data):len(data)]
-		out = append(out, r)
-	}
-	s.buf = out
-	return out
-}
-
-// intLen is the number of characters of n in decimal.
-func intLen(n int) int {
-	l := 1
-	if n < 0 {
-		l, n = 2, -n
-	}
-	for ; n >= 10; n /= 10 {
-		l++
-	}
-	return l
 }

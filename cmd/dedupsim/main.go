@@ -43,15 +43,33 @@ func newRoot() *cobra.Command {
 	return root
 }
 
+// rootHooks change the root command before it runs (the pprof build adds
+// its flags there); atExit runs, last added first, before main returns or
+// exits, whatever the exit status (the pprof build writes its profiles).
+var (
+	rootHooks []func(*cobra.Command)
+	atExit    []func()
+)
+
 func main() {
 	root := newRoot()
+	for _, h := range rootHooks {
+		h(root)
+	}
+	code := 0
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "dedupsim: "+oneLine(root, err))
+		code = 2 // cobra's own errors are usage errors: bad input
 		var ee *exitError
 		if errors.As(err, &ee) {
-			os.Exit(ee.code)
+			code = ee.code
 		}
-		os.Exit(2) // cobra's own errors are usage errors: bad input
+	}
+	for i := len(atExit) - 1; i >= 0; i-- {
+		atExit[i]()
+	}
+	if code != 0 {
+		os.Exit(code)
 	}
 }
 

@@ -135,6 +135,14 @@ func TestMemConformance(t *testing.T) {
 	testConformance(t, fsys.NewMem())
 }
 
+// TestMemSpillConformance: the same FS with every synced file (one byte or
+// more) spilled to a host temp file.
+func TestMemSpillConformance(t *testing.T) {
+	m := fsys.NewMem()
+	m.SpillAbove(1)
+	testConformance(t, m)
+}
+
 func TestOSWritesUnderRoot(t *testing.T) {
 	root := t.TempDir()
 	o := fsys.NewOS(root)
@@ -371,30 +379,140 @@ func TestMemCrash(t *testing.T) {
 			want: map[string]string{"a/x": "ax", "a/z": "az"},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := fsys.NewMem()
-			for _, s := range tt.before {
-				s(t, m)
-			}
-			m.Crash()
-			got := map[string]string{}
-			for _, name := range m.Files() {
-				data, err := m.ReadFile(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got[name] = string(data)
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("after crash: %v, want %v", got, tt.want)
-			}
-			for name, w := range tt.want {
-				if g, ok := got[name]; !ok || g != w {
-					t.Fatalf("after crash: %v, want %v", got, tt.want)
-				}
-			}
-		})
+	// Every case with spilling off, on for every synced file, and on for
+	// files of 3 bytes or more only (some spilled, some not, in one FS):
+	// what a crash keeps is the same.
+	for _, spill := range []int{0, 1, 3} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/spill=%d", tt.name, spill), func(t *testing.T) {
+				m := fsys.NewMem()
+				m.SpillAbove(spill)
+				testMemCrash(t, m, tt.before, tt.want)
+			})
+		}
+	}
+}
+
+func testMemCrash(t *testing.T, m *fsys.Mem, before []step, want map[string]string) {
+	t.Helper()
+	for _, s := range before {
+		s(t, m)
+	}
+	m.Crash()
+	got := map[string]string{}
+	for _, name := range m.Files() {
+		data, err := m.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[name] = string(data)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("after crash: %v, want %v", got, want)
+	}
+	for name, w := range want {
+		if g, ok := got[name]; !ok || g != w {
+			t.Fatalf("after crash: %v, want %v", got, want)
+		}
+	}
+}
+
+// TestMemSpillCap: past the cap on open spill files a file stays in the
+// heap, with the same content.
+func TestMemSpillCap(t *testing.T) {
+	old := fsys.SetMaxOpenSpills(0)
+	defer fsys.SetMaxOpenSpills(old)
+	m := fsys.NewMem()
+	m.SpillAbove(1)
+	if err := fsys.WriteAtomic(m, "d/f", []byte("content")); err != nil {
+		t.Fatal(err)
+	}
+	if fsys.Spilled(m, "d/f") {
+		t.Fatal("spilled past the cap")
+	}
+	if got, _ := m.ReadFile("d/f"); string(got) != "content" {
+		t.Fatalf("d/f = %q", got)
+	}
+}
+
+// TestMemSpill: a synced file of the threshold or more leaves the heap, a
+// smaller one does not; a spilled file written again, read, cloned and
+// crashed keeps the model's content.
+func TestMemSpill(t *testing.T) {
+	m := fsys.NewMem()
+	m.SpillAbove(64 << 10)
+	big := strings.Repeat("x", 64<<10)
+	if err := fsys.WriteAtomic(m, "d/big", []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteAtomic(m, "d/small", []byte("small")); err != nil {
+		t.Fatal(err)
+	}
+	if !fsys.Spilled(m, "d/big") || fsys.Spilled(m, "d/small") {
+		t.Fatalf("spilled: big %v (want true), small %v (want false)", fsys.Spilled(m, "d/big"), fsys.Spilled(m, "d/small"))
+	}
+	if got, err := m.ReadFile("d/big"); err != nil || string(got) != big {
+		t.Fatalf("ReadFile(d/big): %d bytes, %v", len(got), err)
+	}
+	// A read hands out a copy: changing it changes nothing.
+	got, _ := m.ReadFile("d/big")
+	got[0] = 'y'
+	if again, _ := m.ReadFile("d/big"); again[0] != 'x' {
+		t.Fatal("a ReadFile result shares the file's bytes")
+	}
+	c := m.Clone()
+	// A file spills at the write that takes it past the threshold, before
+	// any sync; appending to a synced spilled file copies it to a new spill
+	// file, and a crash loses what was not synced.
+	f, err := m.Create("d/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte(big[:100]))
+	if fsys.Spilled(m, "d/log") {
+		t.Fatal("d/log spilled under the threshold")
+	}
+	f.Write([]byte(big[100:]))
+	if !fsys.Spilled(m, "d/log") {
+		t.Fatal("d/log not spilled at the write past the threshold")
+	}
+	f.Write([]byte("more"))
+	if got, _ := m.ReadFile("d/log"); string(got) != big+"more" {
+		t.Fatalf("d/log before its sync: %d bytes", len(got))
+	}
+	f.Close()
+	f, _ = m.Create("d/log") // truncate: the unsynced spill file is dropped
+	f.Write([]byte(big))
+	f.Sync()
+	if !fsys.Spilled(m, "d/log") {
+		t.Fatal("d/log not spilled at its sync")
+	}
+	f.Write([]byte("tail"))
+	if !fsys.Spilled(m, "d/log") {
+		t.Fatal("d/log not spilled after a write past its sync")
+	}
+	if got, _ := m.ReadFile("d/log"); string(got) != big+"tail" {
+		t.Fatalf("d/log before the crash: %d bytes", len(got))
+	}
+	f.Close()
+	m.SyncDir("d")
+	// An unsynced spilled file in the same directory: gone at the crash
+	// with its name (dir not synced since).
+	g, _ := m.Create("d/unsynced")
+	g.Write([]byte(big))
+	g.Close()
+	m.Crash()
+	if ok, _ := m.Exists("d/unsynced"); ok {
+		t.Fatal("an unsynced spilled file survived the crash")
+	}
+	if got, _ := m.ReadFile("d/log"); string(got) != big {
+		t.Fatalf("d/log after the crash: %d bytes, want the synced %d", len(got), len(big))
+	}
+	if got, _ := c.ReadFile("d/big"); string(got) != big {
+		t.Fatalf("clone's d/big: %d bytes", len(got))
+	}
+	if ok, _ := c.Exists("d/log"); ok {
+		t.Fatal("a file created after the clone is in the clone")
 	}
 }
 

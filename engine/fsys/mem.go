@@ -3,10 +3,14 @@ package fsys
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Mem is an in-memory FS that models what survives a crash, so that the
@@ -41,10 +45,17 @@ import (
 // to its last Sync (never synced: empty). Files open before the crash become
 // unusable. Torn writes (a prefix of unsynced data surviving) are not
 // modelled.
+//
+// With SpillAbove(n), the content of a file that reaches n bytes moves out
+// of the Go heap into a temporary file of the host (created in os.TempDir
+// and unlinked at once, so nothing is left behind however the process
+// ends), read back on ReadFile; the model above is unchanged (see
+// SpillAbove).
 type Mem struct {
-	mu    sync.Mutex
-	dirs  map[string]*memDir // by clean path; "." is the root
-	epoch uint64             // bumped by Crash; older handles fail
+	mu         sync.Mutex
+	dirs       map[string]*memDir // by clean path; "." is the root
+	epoch      uint64             // bumped by Crash; older handles fail
+	spillAbove int                // 0: never spill
 }
 
 type memDir struct {
@@ -54,11 +65,113 @@ type memDir struct {
 }
 
 type memInode struct {
-	data   []byte // current content
-	synced []byte // content as of the last Sync
+	data   blob // current content
+	synced blob // content as of the last Sync
 	// data and synced may share bytes: both are only ever appended to or
 	// replaced, never modified in place, and synced's capacity equals its
-	// length.
+	// length; a sealed spill file is never written again.
+}
+
+// blob is a file's content: b in the heap, or, when f is set, the first
+// f.n bytes of a spilled (temporary, unlinked) host file.
+type blob struct {
+	b []byte
+	f *spilled
+}
+
+// spilled is the host file behind a spilled blob. Until it is sealed it
+// belongs to one inode's current content alone, which appends to it;
+// sealed (at a Sync, or when a Clone shares it) it is never written again,
+// and several blobs (a file's current and synced content, a Clone's) may
+// share it. The file is closed, and its disk space freed, when no blob
+// refers to it any more.
+type spilled struct {
+	f      *os.File
+	n      int
+	sealed bool
+}
+
+// read returns the content; the slice may be shared when in the heap
+// (copy it before handing it out).
+func (b blob) read() ([]byte, error) {
+	if b.f == nil {
+		return b.b, nil
+	}
+	buf := make([]byte, b.f.n)
+	if _, err := b.f.f.ReadAt(buf, 0); err != nil {
+		return nil, fmt.Errorf("fsys.Mem: reading back spilled content from %s: %w", b.f.f.Name(), err)
+	}
+	return buf, nil
+}
+
+// openSpills counts the spill files open in the process, across every Mem
+// (a file is closed when the collector finds it unreferenced, so they can
+// pile up between collections); past maxOpenSpills a file stays in the
+// heap, so that spilling never takes the descriptors the process needs for
+// its own files (1024, under the smallest usual limit of 4096 a process).
+var (
+	openSpills    atomic.Int64
+	maxOpenSpills atomic.Int64
+)
+
+func init() { maxOpenSpills.Store(1024) }
+
+// spill writes data, then more, to an unlinked temporary host file. It
+// reports false, and the caller keeps the bytes in the heap, when the host
+// refuses (no space, no temp dir): spilling saves memory and changes
+// nothing else.
+func spill(data, more []byte) (*spilled, bool) {
+	if openSpills.Add(1) > maxOpenSpills.Load() {
+		openSpills.Add(-1)
+		return nil, false
+	}
+	f, err := os.CreateTemp("", "dedupsim-mem-*")
+	if err != nil {
+		openSpills.Add(-1)
+		return nil, false
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			openSpills.Add(-1)
+		}
+	}()
+	if os.Remove(f.Name()) != nil {
+		f.Close()
+		return nil, false
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, false
+	}
+	if _, err := f.Write(more); err != nil {
+		f.Close()
+		return nil, false
+	}
+	sp := &spilled{f: f, n: len(data) + len(more)}
+	ok = true
+	runtime.AddCleanup(sp, func(f *os.File) {
+		f.Close()
+		openSpills.Add(-1)
+	}, f)
+	return sp, true
+}
+
+// SpillAbove makes every file that reaches n bytes (n > 0) leave the Go
+// heap: the write that takes it to n bytes or more moves its content to a
+// temporary host file, unlinked at once, later writes append to that file,
+// and ReadFile reads it back; a file still in the heap at a Sync with n
+// bytes or more moves then. A write after a Sync of a spilled file copies
+// its content to a new spill file first, through the heap (the synced
+// bytes are never written again; the engine writes a file once, then
+// syncs it, so this is rare). What a Crash keeps
+// and loses is the same as without spilling: the current content reverts
+// to the synced one. n <= 0 turns spilling off for later writes. It is for
+// a long simulation whose checkpoint would not fit the heap.
+func (m *Mem) SpillAbove(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spillAbove = max(n, 0)
 }
 
 var (
@@ -123,7 +236,7 @@ func (m *Mem) Create(name string) (File, error) {
 		ino = &memInode{}
 		d.files[path.Base(p)] = ino
 	} else {
-		ino.data = nil // truncation is not durable until the next Sync
+		ino.data = blob{} // truncation is not durable until the next Sync
 	}
 	return &memFile{m: m, ino: ino, epoch: m.epoch, name: name}, nil
 }
@@ -140,7 +253,14 @@ func (m *Mem) ReadFile(name string) ([]byte, error) {
 	if ino == nil {
 		return nil, pathErr("open", name, fs.ErrNotExist)
 	}
-	return bytes.Clone(ino.data), nil
+	if ino.data.f != nil {
+		data, err := ino.data.read()
+		if err != nil {
+			return nil, pathErr("read", name, err)
+		}
+		return data, nil
+	}
+	return bytes.Clone(ino.data.b), nil
 }
 
 // Rename replaces newname with the file oldname. Only files can be renamed.
@@ -316,11 +436,15 @@ func (m *Mem) Clone() *Mem {
 		if c, ok := inodes[ino]; ok {
 			return c
 		}
-		c := &memInode{data: bytes.Clone(ino.data), synced: bytes.Clone(ino.synced)}
+		// The copy shares a spill file, which neither writes again.
+		if ino.data.f != nil {
+			ino.data.f.sealed = true
+		}
+		c := &memInode{data: blob{b: bytes.Clone(ino.data.b), f: ino.data.f}, synced: blob{b: bytes.Clone(ino.synced.b), f: ino.synced.f}}
 		inodes[ino] = c
 		return c
 	}
-	c := &Mem{dirs: make(map[string]*memDir, len(m.dirs)), epoch: m.epoch}
+	c := &Mem{dirs: make(map[string]*memDir, len(m.dirs)), epoch: m.epoch, spillAbove: m.spillAbove}
 	for p, d := range m.dirs {
 		nd := newMemDir()
 		for n, ino := range d.files {
@@ -382,7 +506,31 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.check("write"); err != nil {
 		return 0, err
 	}
-	f.ino.data = append(f.ino.data, p...)
+	d := &f.ino.data
+	if d.f != nil && !d.f.sealed {
+		if _, err := d.f.f.WriteAt(p, int64(d.f.n)); err == nil {
+			d.f.n += len(p)
+			return len(p), nil
+		}
+		d.f.sealed = true // the host refused: back to the heap below
+	}
+	if d.f != nil {
+		// Written after a sync that spilled it: back to the heap, and to
+		// a new spill file below (rare: the engine writes a file once,
+		// then syncs it).
+		old, err := d.read()
+		if err != nil {
+			return 0, pathErr("write", f.name, err)
+		}
+		*d = blob{b: old[:len(old):len(old)]}
+	}
+	if f.m.spillAbove > 0 && len(d.b)+len(p) >= f.m.spillAbove {
+		if sp, ok := spill(d.b, p); ok {
+			*d = blob{f: sp}
+			return len(p), nil
+		}
+	}
+	d.b = append(d.b, p...)
 	return len(p), nil
 }
 
@@ -392,11 +540,21 @@ func (f *memFile) Sync() error {
 	if err := f.check("sync"); err != nil {
 		return err
 	}
+	if f.ino.data.f == nil && f.m.spillAbove > 0 && len(f.ino.data.b) >= f.m.spillAbove {
+		if sp, ok := spill(f.ino.data.b, nil); ok {
+			f.ino.data = blob{f: sp}
+		}
+	}
+	if f.ino.data.f != nil {
+		f.ino.data.f.sealed = true
+		f.ino.synced = f.ino.data
+		return nil
+	}
 	// Share the bytes instead of copying: content is only ever appended
 	// to, never changed in place, and the capacity limit makes the next
 	// append to data reallocate rather than write past synced's end.
-	n := len(f.ino.data)
-	f.ino.synced = f.ino.data[:n:n]
+	n := len(f.ino.data.b)
+	f.ino.synced = blob{b: f.ino.data.b[:n:n]}
 	return nil
 }
 

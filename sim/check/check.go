@@ -526,6 +526,47 @@ func naturalLess(a, b string) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// NoNaturalKey is NaturalKey's answer for a name without one.
+const NoNaturalKey = ^uint64(0)
+
+// NaturalKey maps a name of the simulator's form, one ASCII byte that is
+// not a digit, a number, '-' and a number ("e0-123", "d1-7"; numbers
+// without a leading zero, below 2^28), to a number whose order among such
+// names is naturalLess's: the byte, then the first number, then the
+// second, each compared as naturalLess compares them (a byte by value, a
+// digit run without leading zeros by its value). Equal keys are equal
+// names. Any other name gets NoNaturalKey and is compared by naturalLess.
+func NaturalKey(name string) uint64 {
+	if len(name) < 4 || isDigit(name[0]) || name[0] >= 0x80 {
+		return NoNaturalKey
+	}
+	i := 1
+	num := func() (uint64, bool) {
+		start, v := i, uint64(0)
+		for i < len(name) && isDigit(name[i]) {
+			v = v*10 + uint64(name[i]-'0')
+			i++
+			if v >= 1<<28 {
+				return 0, false
+			}
+		}
+		if i == start || (name[start] == '0' && i-start > 1) {
+			return 0, false
+		}
+		return v, true
+	}
+	a, ok := num()
+	if !ok || i >= len(name) || name[i] != '-' {
+		return NoNaturalKey
+	}
+	i++
+	b, ok := num()
+	if !ok || i != len(name) {
+		return NoNaturalKey
+	}
+	return uint64(name[0])<<56 | a<<28 | b
+}
+
 // Times in messages: an instant as ISO-8601 (UTC) and as seconds since the
 // run's start (the first append, the origin of the reports' time axes:
 // "2026-01-01T00:00:12.345Z (+12.3s)"); a span in human units (Dur).

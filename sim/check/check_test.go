@@ -878,6 +878,30 @@ func TestNaturalLess(t *testing.T) {
 	}
 }
 
+// TestNaturalKey: where two names both have a NaturalKey, the keys order
+// them as naturalLess does, and equal keys are equal names; names outside
+// the form have none.
+func TestNaturalKey(t *testing.T) {
+	names := []string{"e0-0", "e0-1", "e0-9", "e0-10", "e1-0", "e10-2", "e2-10", "d0-5", "d3-0", "f0-0", "e0-268435455", "E0-1", "~0-1"}
+	for _, a := range names {
+		ka := NaturalKey(a)
+		if ka == NoNaturalKey {
+			t.Fatalf("NaturalKey(%q): none", a)
+		}
+		for _, b := range names {
+			kb := NaturalKey(b)
+			if (ka < kb) != naturalLess(a, b) || (ka == kb) != (a == b) {
+				t.Fatalf("%q (%x) vs %q (%x): keys disagree with naturalLess (%v)", a, ka, b, kb, naturalLess(a, b))
+			}
+		}
+	}
+	for _, n := range []string{"", "e0", "e0-", "e-1", "e01-1", "e1-01", "e1-2x", "e1-2-3", "0e-1", "ee1-1", "e0-268435456", "e1_2", "\xc3\xa9-1", "é1-2"} {
+		if k := NaturalKey(n); k != NoNaturalKey {
+			t.Fatalf("NaturalKey(%q) = %x, want none", n, k)
+		}
+	}
+}
+
 // A query-shape change: each checkpoint is judged by its own query.
 func TestShapeChangeJudgesEachCheckpointByItsQuery(t *testing.T) {
 	build := func(initial string) *history.History {

@@ -258,11 +258,21 @@ func (c *checker) index() {
 	// (naturalLess is a total order: it ties only equal names.) Sorting
 	// the copies needs their indices and nothing more, where a map from
 	// name to number held about 35 bytes a copy while it was built.
+	// The simulator's names ("e0-123") compare as one number each
+	// (NaturalKey), in an array read in place of the copies' strings.
 	order := make([]int, c.nCopies)
+	keys := make([]uint64, c.nCopies)
 	for i := range order {
 		order[i] = i
+		keys[i] = NaturalKey(h.Copies[i].Event)
 	}
 	slices.SortFunc(order, func(a, b int) int {
+		if ka, kb := keys[a], keys[b]; ka != NoNaturalKey && kb != NoNaturalKey {
+			if ka != kb {
+				return cmp.Compare(ka, kb)
+			}
+			return cmp.Compare(a, b)
+		}
 		ea, eb := h.Copies[a].Event, h.Copies[b].Event
 		switch {
 		case ea == eb:
@@ -272,6 +282,7 @@ func (c *checker) index() {
 		}
 		return 1
 	})
+	keys = nil
 	c.evOf = make([]int32, c.nCopies)
 	var starts []int32
 	for k, ci := range order {
