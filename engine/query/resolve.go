@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/schema"
+	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
 // Column resolution as Spark's analyzer does it (spark-semantics.md
@@ -122,6 +123,34 @@ func (q *Query) ResolveColumns(s *schema.Schema) error {
 			}
 			q.Sink.Keys = append(q.Sink.Keys, col)
 		}
+	}
+	return q.checkMergeKeyTypes(s)
+}
+
+// checkMergeKeyTypes refuses a merge sink whose match columns (sink.keys,
+// else the dedup keys) are or hold a map: the sink is the user's
+// MERGE INTO t USING s ON t.k = s.k, and Spark's analysis of `=` refuses a
+// map operand (DATATYPE_MISMATCH.INVALID_ORDERING_TYPE, seen on Spark 4.1.1
+// with Delta 4.4.0 at the first MERGE). dropDuplicatesWithinWatermark may
+// key on a map; its merge sink cannot. A plain error (no Class): Spark
+// raises it inside the batch, not when the query starts, so conform does
+// not compare it as an analysis refusal.
+func (q *Query) checkMergeKeyTypes(s *schema.Schema) error {
+	if q.Sink.Kind != sink.KindMerge {
+		return nil
+	}
+	keys, field := q.Sink.Keys, "sink"
+	if len(keys) == 0 {
+		keys, field = q.Keys, "key"
+	}
+	for _, k := range keys {
+		i := s.Index(k)
+		if i < 0 || !s.Fields[i].Type.HasMap() {
+			continue
+		}
+		return &ResolveError{Field: field, Name: k, Msg: fmt.Sprintf(
+			"[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] the merge sink matches on %s of type \"%s\", and Spark's MERGE ... ON t.%s = s.%s cannot compare it: the `=` does not support ordering on a map type. Match on other columns (sink.keys) or use the table or append sink",
+			sqlID(k), s.Fields[i].Type.DDL(), sqlID(k), sqlID(k))}
 	}
 	return nil
 }

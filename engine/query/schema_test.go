@@ -93,6 +93,13 @@ func TestAnalysisClasses(t *testing.T) {
 			"Input schema \"STRUCT<m: MAP<INT, STRING>, n: BIGINT>\" can only contain STRING as a key type for a MAP"},
 		{"dedup: {api: dropDuplicates}\nwatermark: {column: t, delay: 1s}\nschema: \"t BOOLEAN\"\n", "EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE", "\"BOOLEAN\""},
 		{"dedup: {api: dropDuplicates, keys: [x]}\nschema: \"n BIGINT\"\n", "", "Cannot resolve column name"},
+		// A merge sink matching on a map: Spark's MERGE refuses `=` on it
+		// inside the batch (seen on random seed=1 #926 of conform --typed),
+		// so the refusal is named but not compared as an analysis class.
+		{"dedup: {api: dropDuplicatesWithinWatermark, keys: [m]}\nwatermark: {column: ts, delay: 1s}\nsink: {kind: merge}\nschema: \"m MAP<STRING, BIGINT>, ts TIMESTAMP\"\n", "",
+			"[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] the merge sink matches on `m` of type \"MAP<STRING, BIGINT>\""},
+		{"dedup: {api: dropDuplicatesWithinWatermark, keys: [n]}\nwatermark: {column: ts, delay: 1s}\nsink: {kind: merge, keys: [s]}\nschema: \"n BIGINT, s STRUCT<a: MAP<STRING, STRING>>, ts TIMESTAMP\"\n", "",
+			"matches on `s` of type \"STRUCT<a: MAP<STRING, STRING>>\""},
 	} {
 		_, err := Parse("q.yaml", []byte(c.in))
 		var qe *Error
@@ -109,6 +116,8 @@ func TestAnalysisClasses(t *testing.T) {
 	for _, in := range []string{
 		"dedup: {api: dropDuplicatesWithinWatermark, keys: [m]}\nwatermark: {column: ts, delay: 1s}\nschema: \"m MAP<STRING, BIGINT>, ts TIMESTAMP\"\n",
 		"dedup: {api: dropDuplicates, keys: [n]}\nschema: \"m MAP<STRING, BIGINT>, n BIGINT\"\n",
+		"dedup: {api: dropDuplicatesWithinWatermark, keys: [m]}\nwatermark: {column: ts, delay: 1s}\nsink: {kind: table}\nschema: \"m MAP<STRING, BIGINT>, ts TIMESTAMP\"\n",
+		"dedup: {api: dropDuplicatesWithinWatermark, keys: [m]}\nwatermark: {column: ts, delay: 1s}\nsink: {kind: merge, keys: [n]}\nschema: \"m MAP<STRING, BIGINT>, n BIGINT, ts TIMESTAMP\"\n",
 	} {
 		if _, err := Parse("q.yaml", []byte(in)); err != nil {
 			t.Errorf("%q: %v", in, err)
