@@ -19,6 +19,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
 )
@@ -41,6 +42,16 @@ type Case struct {
 	// prevKeys are the dedup keys, as written, of the case before this one
 	// on the same checkpoint (nil for the first): set by Run.
 	prevKeys []string
+
+	// engineVersion is the Spark line the engine follows for a case whose
+	// query names none: the runner's pyspark (set by Run), so that what
+	// differs by line (the state key order of 4.3, the pinned confs) is
+	// compared with that line. Zero: the engine's default.
+	engineVersion sparkver.Version
+
+	// skip says why the case is not run on Spark (a golden case the runner
+	// cannot reproduce); "" runs it.
+	skip string
 
 	// Engine and Spark are the outcomes, filled by the runs.
 	Engine, Spark *Outcome
@@ -187,6 +198,11 @@ func (c *Case) parse() (*parsed, error) {
 			}
 		}
 		return nil, err
+	}
+	if q.SparkVersion.IsZero() && !c.engineVersion.IsZero() {
+		if err := q.SetSparkVersion(c.engineVersion); err != nil {
+			return nil, err
+		}
 	}
 	st, err := steps.ParseTyped("steps.jsonl", c.Steps, q)
 	if err != nil {

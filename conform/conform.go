@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
 )
 
@@ -170,6 +171,23 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	res.Random = opt.Traces
 
+	// The engine follows the runner's Spark line (state key order, pinned
+	// confs: docs/spark-semantics.md §17) for every case whose query names
+	// no version of its own.
+	pv, err := PysparkVersion(ctx, opt.Python)
+	if err != nil {
+		return nil, err
+	}
+	ver, err := sparkver.Parse(pv)
+	if err != nil {
+		return nil, fmt.Errorf("conform: the runner's pyspark %s: %w", pv, err)
+	}
+	for _, c := range cases {
+		c.engineVersion = ver
+		if c.followUp != nil {
+			c.followUp.engineVersion = ver
+		}
+	}
 	ckpts := map[string]*fsys.Mem{}
 	for _, c := range cases {
 		c.Engine = RunEngine(c, ckpts)

@@ -64,7 +64,7 @@ func dropLines(c *Case) []*Case {
 	var out []*Case
 	for i := range lines {
 		rest := append(append([]string{}, lines[:i]...), lines[i+1:]...)
-		out = append(out, &Case{Name: c.Name, Query: c.Query, Steps: []byte(joinLines(rest))})
+		out = append(out, &Case{Name: c.Name, Query: c.Query, Steps: []byte(joinLines(rest)), engineVersion: c.engineVersion})
 	}
 	return out
 }
@@ -117,7 +117,7 @@ func withLine(c *Case, lines []string, i int, st map[string]any) *Case {
 	b, _ := json.Marshal(st)
 	cp := append([]string{}, lines...)
 	cp[i] = string(b)
-	return &Case{Name: c.Name, Query: c.Query, Steps: []byte(joinLines(cp))}
+	return &Case{Name: c.Name, Query: c.Query, Steps: []byte(joinLines(cp)), engineVersion: c.engineVersion}
 }
 
 // stepLines lists a steps file's lines that are steps (not blank, not

@@ -405,6 +405,10 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 			c.Spark = &Outcome{Unsupported: "the engine refuses this query or steps file as bad input: nothing to compare"}
 			continue
 		}
+		if c.skip != "" {
+			c.Spark = &Outcome{Unsupported: c.skip}
+			continue
+		}
 		if s.NoDelta != "" && c.needsDelta() {
 			c.Spark = &Outcome{Unsupported: s.NoDelta}
 			continue
