@@ -16,6 +16,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/engine/steps"
 )
 
@@ -326,6 +327,9 @@ func TestExpectedDifferences(t *testing.T) {
 		{"5 keys reordered on restart, refused by 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev,
 			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.3.0", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
 			&Diff{Exec: 0, Field: "execution"}, "key-order-call-order-in-4.3"},
+		{"5 keys reordered on restart, other rows on 4.3, engine as 4.3", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev, engineVersion: sparkver.Version{Line: "4.3", Full: "4.3.0"},
+			Engine: &Outcome{Execs: []Exec{exec1(1, `{"s":1}`)}}, Spark: &Outcome{Version: "4.3.0", Execs: []Exec{exec1(1, `{"s":2}`)}}},
+			&Diff{Exec: 0, Field: "rows"}, ""},
 		{"5 keys reordered on restart, refused by 4.1", &Case{Checkpoint: "k", Query: []byte(wq), prevKeys: wprev,
 			Engine: &Outcome{Execs: []Exec{exec1(2)}}, Spark: &Outcome{Version: "4.1.4", Err: "[STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE] x", ErrClass: "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE"}},
 			&Diff{Exec: 0, Field: "execution"}, ""},
