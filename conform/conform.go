@@ -182,11 +182,8 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("conform: the runner's pyspark %s: %w", pv, err)
 	}
-	for _, c := range cases {
+	for _, c := range cases { // resumed follow-ups are in the list too
 		c.engineVersion = ver
-		if c.followUp != nil {
-			c.followUp.engineVersion = ver
-		}
 	}
 	ckpts := map[string]*fsys.Mem{}
 	for _, c := range cases {

@@ -143,14 +143,10 @@ func (q *Query) checkMergeKeyTypes(s *schema.Schema) error {
 	if len(keys) == 0 {
 		keys, field = q.Keys, "key"
 	}
-	for _, k := range keys {
-		i := s.Index(k)
-		if i < 0 || !s.Fields[i].Type.HasMap() {
-			continue
-		}
+	if k, t, ok := firstMap(s, keys); ok {
 		return &ResolveError{Field: field, Name: k, Msg: fmt.Sprintf(
 			"[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] the merge sink matches on %s of type \"%s\", and Spark's MERGE ... ON t.%s = s.%s cannot compare it: the `=` does not support ordering on a map type. Match on other columns (sink.keys) or use the table or append sink",
-			sqlID(k), s.Fields[i].Type.DDL(), sqlID(k), sqlID(k))}
+			sqlID(k), t.DDL(), sqlID(k), sqlID(k))}
 	}
 	return nil
 }
@@ -229,16 +225,23 @@ func (q *Query) checkKeyTypes(s *schema.Schema) error {
 	if q.API == DropDuplicatesWithinWatermark {
 		return nil
 	}
-	for _, k := range q.StateKeys() {
-		i := s.Index(k)
-		if i < 0 || !s.Fields[i].Type.HasMap() {
-			continue
-		}
+	if k, t, ok := firstMap(s, q.StateKeys()); ok {
 		return &ResolveError{Field: "key", Name: k, Class: "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE", Msg: fmt.Sprintf(
 			"[UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE] The feature is not supported: Cannot have MAP type columns in DataFrame which calls set operations (INTERSECT, EXCEPT, etc.), but the type of column %s is \"%s\". SQLSTATE: 0A000 (Spark cannot deduplicate on a map; dropDuplicatesWithinWatermark can, comparing the entries in their order)",
-			sqlID(k), s.Fields[i].Type.DDL())}
+			sqlID(k), t.DDL())}
 	}
 	return nil
+}
+
+// firstMap finds the first of cols (in their order) that is or holds a
+// map in s.
+func firstMap(s *schema.Schema, cols []string) (string, schema.Type, bool) {
+	for _, k := range cols {
+		if i := s.Index(k); i >= 0 && s.Fields[i].Type.HasMap() {
+			return k, s.Fields[i].Type, true
+		}
+	}
+	return "", schema.Type{}, false
 }
 
 // nonStringMapKey finds a map in t whose key type is not STRING.
