@@ -153,6 +153,9 @@ type Engine struct {
 	lastTrig  int64
 	hasTrig   bool
 	dead      error
+	// lastEmpty: the last batch read nothing (its end offsets are its
+	// start offsets); ProcessAllAvailable stops there in real-time mode.
+	lastEmpty bool
 }
 
 type pendingBatch struct {
@@ -285,7 +288,10 @@ func (e *Engine) predecessor(n int64, last checkpoint.Offsets) (checkpoint.Offse
 	for i := range prev.Sources {
 		same = same && bytes.Equal(prev.Sources[i], last.Sources[i])
 	}
-	if same {
+	// A real-time batch runs whether or not data arrived: two in a row may
+	// hold the same offsets and watermark (exec's clock may not move
+	// between them either).
+	if same && !e.q.RealTime() {
 		return prev, checkpoint.Corrupt(name, "identical to %s: two batches never have the same offsets and watermark (a stale copy?)", prevName)
 	}
 	c, err := e.ckpt.ReadCommit(n - 1)
@@ -355,6 +361,17 @@ func (e *Engine) open() error {
 	rs, err := e.ckpt.ReadRestart()
 	if err != nil {
 		return err
+	}
+	if e.q.RealTime() && rs.LatestOffsets > rs.LatestCommit && rs.LatestCommit >= -1 {
+		// Real-time mode writes offsets/N only at the end of batch N, after
+		// its rows reached the sink; a restart deletes an entry that never
+		// committed and plans the batch again from the last commit
+		// (spark-semantics.md §18.3), it does not replay it.
+		if err := e.ckpt.PurgeAfter(rs.LatestCommit); err != nil {
+			return err
+		}
+		e.warn(fmt.Sprintf("real-time mode: deleted offsets after the last commit (batch %d); the batch is planned again from there", rs.LatestCommit))
+		rs.LatestOffsets = rs.LatestCommit
 	}
 	latestOff, latestCommit := rs.LatestOffsets, rs.LatestCommit
 	// The restart rule (§9), shared with the harnesses. A commit log ahead
@@ -777,6 +794,11 @@ func (e *Engine) Query() query.Query { return e.q }
 // NextBatchID is the id the next planned batch will get.
 func (e *Engine) NextBatchID() int64 { return e.nextBatch }
 
+// LastBatchEmpty reports whether the last batch planned read nothing (its
+// end offsets were its start offsets): how a driver knows a real-time
+// query, whose batches always run, has caught up.
+func (e *Engine) LastBatchEmpty() bool { return e.lastEmpty }
+
 // WatermarkMs is the current global watermark.
 func (e *Engine) WatermarkMs() int64 { return e.tracker.Current() }
 
@@ -796,6 +818,11 @@ func (e *Engine) ProcessAllAvailable() error {
 		ran, err := e.RunOnce()
 		if err != nil || !ran {
 			return err
+		}
+		if e.q.RealTime() && e.lastEmpty {
+			// A real-time batch always runs; Spark's processAllAvailable
+			// returns once one ends where it started (noNewData).
+			return nil
 		}
 	}
 }
@@ -826,14 +853,30 @@ func (e *Engine) RunOnce() (bool, error) {
 			hasData = true
 		}
 	}
-	if !hasData {
+	if !hasData && !e.q.RealTime() {
 		if !e.wantsNoDataBatch() {
 			return false, nil
 		}
 		latest = e.committed
 	}
+	for i := range latest {
+		if latest[i] == nil {
+			latest[i] = e.committed[i] // a source with nothing yet (real-time mode runs anyway)
+		}
+	}
+	e.lastEmpty = !hasData
 	id := e.nextBatch
 	meta := checkpoint.Metadata{BatchWatermarkMs: e.tracker.Current(), BatchTimestampMs: e.cfg.Clock.NowMs(), Conf: e.conf, Order: e.confOrder}
+	if e.q.RealTime() {
+		// Real-time mode writes offsets/N at the end of the batch
+		// (markMicroBatchStart skips it; markMicroBatchEnd writes it).
+		if id >= MinBatchesToRetain {
+			if err := e.ckpt.Purge(id - MinBatchesToRetain); err != nil {
+				return false, e.fail(err)
+			}
+		}
+		return true, e.execute(id, e.committed, latest, meta, e.prevWmMs, false)
+	}
 	if err := e.ckpt.WriteOffsets(id, checkpoint.Offsets{Metadata: meta, Sources: latest}); err != nil {
 		return false, e.fail(err)
 	}
@@ -930,8 +973,11 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	if err != nil {
 		return e.fail(err)
 	}
-	if err := e.crashAt(AfterStateCommit, id); err != nil {
-		return err
+	rt := e.q.RealTime()
+	if !rt {
+		if err := e.crashAt(AfterStateCommit, id); err != nil {
+			return err
+		}
 	}
 	if e.cfg.BeforeSink != nil {
 		e.cfg.BeforeSink(&BatchRecord{BatchID: id, Replay: replay, Input: input, Outcomes: res.Outcomes, Output: res.Output,
@@ -948,6 +994,14 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 		rec.NextWatermarkMs = e.tracker.Current()
 		e.observe(rec)
 		return e.dead
+	}
+	if rt {
+		// Real-time mode: the rows reached the sink as they were processed,
+		// before the state commit, the offsets and the commit (§18.2). A
+		// death at any of these points leaves the sink holding the batch.
+		if err := e.realTimeEnd(rec, id, end, meta); err != nil {
+			return err
+		}
 	}
 	next := e.tracker.Update(stats)
 	rec.NextWatermarkMs = next
@@ -973,6 +1027,29 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 		return e.dead
 	}
 	e.observe(rec)
+	return nil
+}
+
+// realTimeEnd is the end of a real-time batch up to its commit: the state
+// commit's crash point, then offsets/N with the offsets the batch read to.
+func (e *Engine) realTimeEnd(rec *BatchRecord, id int64, end []json.RawMessage, meta checkpoint.Metadata) error {
+	died := func(p CrashPoint) error {
+		rec.Crashed = p
+		rec.NextWatermarkMs = e.tracker.Current()
+		e.observe(rec)
+		return e.dead
+	}
+	if e.crashAt(AfterStateCommit, id) != nil {
+		return died(AfterStateCommit)
+	}
+	if err := e.ckpt.WriteOffsets(id, checkpoint.Offsets{Metadata: meta, Sources: end}); err != nil {
+		rec.Crashed = AfterSinkWrite
+		e.observe(rec)
+		return e.fail(err)
+	}
+	if e.crashAt(AfterOffsetsWrite, id) != nil {
+		return died(AfterOffsetsWrite)
+	}
 	return nil
 }
 

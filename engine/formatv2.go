@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/engine/state"
 )
 
@@ -34,6 +35,8 @@ func (e *Engine) startFormatV2(latestCommit int64) error {
 		switch has := c.StateUniqueIDs != nil; {
 		case has && !v2:
 			return checkpoint.Corrupt(name, "written in state checkpoint format v2 (a v2 entry with stateUniqueIds), but the query does not set checkpoint_format_version: 2: a checkpoint keeps the format it was started with")
+		case !has && e.q.RealTime():
+			return checkpoint.Corrupt(name, "[%s] Streaming real-time mode has the following limitation: Real-time mode does not support state store checkpoint format v1, because a re-executed batch can reuse the state file names of a partially-written failed batch and lose data. If you encountered this while switching an existing query to real-time mode, use a fresh checkpoint location.", sparkver.ClassRealTimeCheckpointV1)
 		case !has && v2:
 			return checkpoint.Corrupt(name, "written in state checkpoint format v1, but the query sets checkpoint_format_version: 2: a checkpoint keeps the format it was started with")
 		}

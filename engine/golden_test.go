@@ -38,6 +38,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
 )
@@ -122,7 +123,7 @@ func runExec(t *testing.T, d *datadriven.TestData, ckpts map[string]*fsys.Mem) s
 		d.ScanArgs(t, "seed", &seed)
 	}
 	var buf bytes.Buffer
-	res, err := trace.Run(q, st, trace.Options{Checkpoint: fs, Seed: seed,
+	res, err := trace.Run(q, st, trace.Options{Checkpoint: fs, Seed: seed, NewStateProvider: stores.Open,
 		Warn: func(s string) { fmt.Fprintf(&buf, "warning: %s\n", s) }})
 	if err != nil {
 		fmt.Fprintf(&buf, "error: %v\n", err)

@@ -100,7 +100,7 @@ type storeRun struct {
 var byteMetrics = append([]string{"stateOnCurrentVersionSizeBytes"}, pebblestore.ByteMetrics...)
 
 // storeFileName matches the version files of both stores.
-var storeFileName = regexp.MustCompile(`(^|/)state/\d+/\d+/\d+\.(delta|snapshot|changelog|zip)$`)
+var storeFileName = regexp.MustCompile(`(^|/)state/\d+/\d+/\d+(_[0-9a-f-]+)?\.(delta|snapshot|changelog|zip)$`)
 
 // neutralNames maps the Pebble store's file names to the memory store's,
 // for comparing error messages.

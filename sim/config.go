@@ -669,6 +669,7 @@ func (c Config) WithDefaults() Config {
 }
 
 func (c Config) prepare() (*prepared, error) {
+	explicitTrigger := c.TriggerInterval != 0
 	c = c.WithDefaults()
 	if err := c.FoldSparkVersion(); err != nil {
 		return nil, err
@@ -679,6 +680,17 @@ func (c Config) prepare() (*prepared, error) {
 		return nil, fmt.Errorf("sim: query: %w", err)
 	}
 	p.q = q
+	if q.RealTime() {
+		// Real-time batches run back to back, each lasting the trigger's
+		// duration (MicroBatchExecution runs RealTimeTrigger with a
+		// ProcessingTimeTrigger(0)): the simulator's trigger grid is it.
+		rt := Duration(time.Duration(q.RealTimeMs) * time.Millisecond)
+		if explicitTrigger && c.TriggerInterval != rt {
+			return nil, fieldErr("trigger_interval", "%s differs from the query's trigger.real_time %s: a real-time batch lasts its trigger's duration; leave trigger_interval out",
+				duration.Format(time.Duration(c.TriggerInterval)), duration.Format(time.Duration(rt)))
+		}
+		c.TriggerInterval, p.Config.TriggerInterval = rt, rt
+	}
 	p.eventCol = q.EventTimeColumn()
 	if p.eventCol == "" {
 		p.eventCol = "ts"

@@ -327,8 +327,8 @@ func (w *world) run() (*history.History, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t >= endMs && !ran && !w.down {
-			break
+		if t >= endMs && (!ran || w.p.q.RealTime() && w.eng.LastBatchEmpty()) && !w.down {
+			break // a real-time batch always runs: the run ends at one that read nothing
 		}
 		if !w.down {
 			t = w.p.startMs + ((t-w.p.startMs)/w.intervalMs+1)*w.intervalMs

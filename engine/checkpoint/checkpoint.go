@@ -576,6 +576,23 @@ func (l *Log) Purge(threshold int64) error {
 	return nil
 }
 
+// PurgeAfter removes offset entries above n: Spark's real-time mode, on a
+// restart, deletes the offsets of a batch that never committed and plans
+// the batch again from the last commit (MicroBatchExecution.
+// initializeExecution, offsetLog.purgeAfter).
+func (l *Log) PurgeAfter(n int64) error {
+	ids, err := l.Batches("offsets")
+	if err != nil {
+		return err
+	}
+	for i := len(ids) - 1; i >= 0 && ids[i] > n; i-- {
+		if err := l.fs.Remove(batchPath("offsets", ids[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func truncate(b []byte) string {
 	if len(b) > 80 {
 		return string(b[:80]) + "..."

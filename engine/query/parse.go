@@ -19,7 +19,8 @@ import (
 // The schema, one list of field names per mapping. The order is the order
 // used when listing known fields in an error.
 var (
-	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema", "case_sensitive", "checkpoint_format_version", "spark_version", "spark_conf"}
+	topFields       = []string{"name", "dedup", "watermark", "sources", "shuffle_partitions", "state_store", "watermark_policy", "no_data_batches", "sink", "drop_future_events", "schema", "case_sensitive", "checkpoint_format_version", "spark_version", "spark_conf", "trigger"}
+	triggerFields   = []string{"real_time"}
 	dedupFields     = []string{"api", "keys"}
 	watermarkFields = []string{"column", "delay"}
 	sourceFields    = []string{"name", "watermark"}
@@ -513,7 +514,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		Sink:              Sink{Kind: SinkForeachBatch},
 	}
 	// Key nodes of the fields that cross-field checks point at.
-	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey, futureKey, schemaKey, formatKey *yaml.Node
+	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey, futureKey, schemaKey, formatKey, storeKey *yaml.Node
 	var sinkNodes sinkFieldNodes
 	var topWM *Watermark
 	var srcNodes []sourceNodes
@@ -537,6 +538,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 			}
 			q.ShufflePartitions = int(n)
 		case "state_store":
+			storeKey = f.key
 			q.StateStore, err = p.enum(f.val, f.name, "state store", stateStores)
 		case "checkpoint_format_version":
 			formatKey = f.key
@@ -546,6 +548,8 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 				err = p.errAt(f.val, f.name, "must be 1 or 2 (spark.sql.streaming.stateStore.checkpointFormatVersion), got %d", n)
 			}
 			q.CheckpointFormat = int(n)
+		case "trigger":
+			err = p.trigger(f.val, q)
 		case "spark_version":
 			err = p.sparkVersion(f.val, q)
 		case "spark_conf":
@@ -605,6 +609,16 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		}
 		return nil, err
 	}
+	if q.RealTimeMs > 0 {
+		q.pos.file = p.file
+		q.pos.apiLine = apiNode.Line
+		if sinkKey != nil {
+			q.pos.sinkLine = sinkKey.Line
+		}
+		if err := q.realTimeDefaults(storeKey, formatKey); err != nil {
+			return nil, err
+		}
+	}
 	if q.CheckpointFormat == 2 && q.StateStore != StateStorePebble {
 		return nil, p.errAt(formatKey, "checkpoint_format_version", "2 needs state_store: pebble (format v2 is Spark's RocksDB provider with changelog checkpointing)")
 	}
@@ -619,6 +633,41 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 	}
 	return q, nil
 }
+
+// trigger reads `trigger: {real_time: INTERVAL}`: Trigger.RealTime's
+// batch duration. Spark refuses a month-based interval (a month has no
+// fixed length in ms) and one under minBatchDuration (checkRealTime).
+func (p *parser) trigger(n *yaml.Node, q *Query) error {
+	fields, err := p.mapping(n, "trigger", triggerFields)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		sc, err := p.scalar(f.val, "trigger.real_time", `an interval such as "5 minutes"`)
+		if err != nil {
+			return err
+		}
+		if monthBased.MatchString(sc.Value) {
+			return p.errAt(sc, "trigger.real_time", "%q is month-based: Trigger.RealTime takes a fixed duration (seconds, minutes, hours, days)", sc.Value)
+		}
+		ms, err := ParseDelay(sc.Value)
+		if err != nil {
+			return p.errAt(sc, "trigger.real_time", "%v", err)
+		}
+		if ms <= 0 {
+			return p.errAt(sc, "trigger.real_time", "must be a positive interval, got %q", sc.Value)
+		}
+		q.RealTimeMs = ms
+		q.at().rtLine = f.key.Line
+	}
+	if q.RealTimeMs == 0 {
+		return p.errAt(n, "trigger", `missing required field "real_time" (e.g. trigger: {real_time: 5 minutes})`)
+	}
+	return nil
+}
+
+// monthBased finds a month or year unit in an interval.
+var monthBased = regexp.MustCompile(`(?i)\b(months?|years?)\b`)
 
 func (p *parser) dedup(n *yaml.Node, q *Query) (apiNode *yaml.Node, err error) {
 	fields, err := p.mapping(n, "dedup", dedupFields)

@@ -60,6 +60,7 @@ const (
 	SinkTable        = sink.KindTable
 	SinkMerge        = sink.KindMerge
 	SinkAppend       = sink.KindAppend
+	SinkKafka        = sink.KindKafka
 )
 
 // Sink is the `sink:` section.
@@ -150,6 +151,13 @@ type Query struct {
 	// Scala 2.13's set order unless the version says otherwise. The
 	// engine sets it from the checkpoint's pinned conf on a restart.
 	KeyOrder sparkver.KeyOrder
+	// RealTimeMs is the batch duration of trigger(realTime=...), Spark's
+	// real-time mode (`trigger: {real_time: 5 minutes}`), in ms; 0 runs
+	// micro-batches. A real-time batch always runs, reads what arrives
+	// until its duration is up, emits rows before its offsets and commit
+	// are written, and is planned again from the last commit after a crash
+	// (spark-semantics.md §18).
+	RealTimeMs int64
 	// pos places errors found after parsing (SetSparkVersion); nil
 	// unless the file sets spark_version, spark_conf or
 	// checkpoint_format_version.
@@ -158,8 +166,10 @@ type Query struct {
 
 // positions are where the version-dependent fields are written.
 type positions struct {
-	file                    string
-	versionLine, formatLine int
+	file                            string
+	versionLine, formatLine, rtLine int
+	// apiLine and sinkLine: dedup.api and sink, for a real-time query.
+	apiLine, sinkLine int
 	// confLines: each spark_conf key's line; "" is spark_conf's own.
 	confLines map[string]int
 }

@@ -106,9 +106,15 @@ func (q *Query) CheckSparkVersion() error {
 		if q.SparkConf != nil {
 			return errAt("", "needs a Spark version (spark_version: or --spark-version): which confs exist and what they do depends on the line")
 		}
+		if q.RealTimeMs > 0 {
+			return q.realTimeErr(q.at().rtLine, "trigger.real_time", "needs a Spark version (spark_version: or --spark-version): real-time mode exists from Spark 4.1 and runs dropDuplicates from 4.3")
+		}
 		return nil
 	}
 	row, _ := sparkver.Lookup(q.SparkVersion)
+	if err := q.checkRealTime(row); err != nil {
+		return err
+	}
 	keys := make([]string, 0, len(q.SparkConf))
 	for k := range q.SparkConf {
 		keys = append(keys, k)

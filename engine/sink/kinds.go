@@ -18,6 +18,16 @@ const (
 	KindTable        Kind = "table"
 	KindMerge        Kind = "merge"
 	KindAppend       Kind = "append"
+	// KindKafka is writeStream.format("kafka"): every row of every batch
+	// produced to the output topic, a replayed batch produced again
+	// (at-least-once). The only sink of real-time mode dedupsim models.
+	KindKafka Kind = "kafka"
+)
+
+// Spark's sink classes, as its real-time mode's allowlist names them.
+const (
+	SparkForeachBatchSink = "org.apache.spark.sql.execution.streaming.sources.ForeachBatchSink"
+	SparkKafkaTable       = "org.apache.spark.sql.kafka010.KafkaSourceProvider$KafkaTable"
 )
 
 // Settings are what a sink is built from: the query's sink section, with
@@ -87,6 +97,13 @@ type Descriptor struct {
 	New func(Settings) Sink
 	// Durable lists how the engine process keeps the kind, one per store.
 	Durable []Durable
+	// SparkSink is the class of the sink Spark runs for the kind: the
+	// table, merge and append kinds are foreachBatch code writing a Delta
+	// table (spark-semantics.md §16).
+	SparkSink string
+	// RealTime: the sink is in real-time mode's allowlist
+	// (RealTimeModeAllowlist.allowedSinks).
+	RealTime bool
 }
 
 var kinds = []Descriptor{
@@ -94,14 +111,16 @@ var kinds = []Descriptor{
 		Kind: KindForeachBatch,
 		// The run's records come from the engine's OnBatch; keeping every
 		// delivery as well would hold the whole output in memory.
-		New:     func(Settings) Sink { return &ForeachBatch{Forget: true} },
-		Durable: []Durable{{Flag: "plain", Store: Kafka}},
+		New:       func(Settings) Sink { return &ForeachBatch{Forget: true} },
+		Durable:   []Durable{{Flag: "plain", Store: Kafka}},
+		SparkSink: SparkForeachBatchSink,
 	},
 	{
 		Kind: KindTable, HasTable: true, Versioned: true,
-		Options: []string{"app_id", "generate_app_id"},
-		New:     func(s Settings) Sink { return &Table{AppID: s.AppID, PerRun: s.GenerateAppID} },
-		Durable: []Durable{{Flag: "transactional", Store: Kafka}, {Flag: "table", Store: Pebble}},
+		Options:   []string{"app_id", "generate_app_id"},
+		New:       func(s Settings) Sink { return &Table{AppID: s.AppID, PerRun: s.GenerateAppID} },
+		Durable:   []Durable{{Flag: "transactional", Store: Kafka}, {Flag: "table", Store: Pebble}},
+		SparkSink: SparkForeachBatchSink,
 	},
 	{
 		Kind: KindMerge, HasTable: true,
@@ -109,12 +128,24 @@ var kinds = []Descriptor{
 		New: func(s Settings) Sink {
 			return &Merge{HasLookback: s.HasLookback, LookbackMs: s.LookbackMs, Key: MergeKey(s)}
 		},
-		Durable: []Durable{{Flag: "merge", Store: Pebble}},
+		Durable:   []Durable{{Flag: "merge", Store: Pebble}},
+		SparkSink: SparkForeachBatchSink,
 	},
 	{
 		Kind: KindAppend, HasTable: true,
-		New:     func(Settings) Sink { return &Append{} },
-		Durable: []Durable{{Flag: "plain", Store: Kafka}},
+		New:       func(Settings) Sink { return &Append{} },
+		Durable:   []Durable{{Flag: "plain", Store: Kafka}},
+		SparkSink: SparkForeachBatchSink,
+	},
+	{
+		// The deliveries are the output, as for foreachBatch; what differs
+		// is Spark's side: a sink of its own (KafkaTable), the one of real
+		// time mode.
+		Kind:      KindKafka,
+		New:       func(Settings) Sink { return &ForeachBatch{Forget: true, Desc: SparkKafkaTable} },
+		Durable:   []Durable{{Flag: "plain", Store: Kafka}},
+		SparkSink: SparkKafkaTable,
+		RealTime:  true,
 	},
 }
 

@@ -12,7 +12,7 @@ import (
 // TestKinds: the kinds, their order (messages list them so) and what each
 // is; saved histories and query files name them.
 func TestKinds(t *testing.T) {
-	if got := Names(); !slices.Equal(got, []string{"foreachBatch", "table", "merge", "append"}) {
+	if got := Names(); !slices.Equal(got, []string{"foreachBatch", "table", "merge", "append", "kafka"}) {
 		t.Fatalf("Names() = %v", got)
 	}
 	type want struct {
@@ -26,6 +26,7 @@ func TestKinds(t *testing.T) {
 		KindTable:        {true, true, []string{"app_id", "generate_app_id"}, "TableSink[txnAppId=app]", []string{"transactional", "table"}},
 		KindMerge:        {true, false, []string{"lookback", "keys"}, "MergeSink", []string{"merge"}},
 		KindAppend:       {true, false, nil, "AppendSink", []string{"plain"}},
+		KindKafka:        {false, false, nil, SparkKafkaTable, []string{"plain"}},
 	} {
 		d, ok := Lookup(k)
 		if !ok {
@@ -34,6 +35,9 @@ func TestKinds(t *testing.T) {
 		var flags []string
 		for _, x := range d.Durable {
 			flags = append(flags, x.Flag)
+		}
+		if d.RealTime != (k == KindKafka) || (d.SparkSink == SparkKafkaTable) != (k == KindKafka) || d.SparkSink == "" {
+			t.Errorf("%s: Spark sink %q, real-time %v", k, d.SparkSink, d.RealTime)
 		}
 		if d.Kind != k || d.HasTable != w.hasTable || d.Versioned != w.versioned || !slices.Equal(d.Options, w.options) || !slices.Equal(flags, w.flags) {
 			t.Errorf("%s: %+v", k, d)

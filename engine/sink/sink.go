@@ -36,13 +36,20 @@ type Delivery struct {
 // ForeachBatch records every delivery, replays included, like a
 // foreachBatch function that appends what it is handed.
 type ForeachBatch struct {
+	// Desc is the progress's sink description; empty: "ForeachBatchSink".
+	Desc       string
 	Deliveries []Delivery
 	// Forget keeps no deliveries, for a driver that records each batch
 	// itself (engine.Config.OnBatch) and must not hold a whole run.
 	Forget bool
 }
 
-func (s *ForeachBatch) Description() string { return "ForeachBatchSink" }
+func (s *ForeachBatch) Description() string {
+	if s.Desc != "" {
+		return s.Desc
+	}
+	return "ForeachBatchSink"
+}
 
 func (s *ForeachBatch) AddBatch(b Batch) error {
 	if !s.Forget {

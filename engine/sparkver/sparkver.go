@@ -39,6 +39,28 @@ const (
 // Error classes the table hands out.
 const (
 	ClassMissingMetadata = "STREAMING_CHECKPOINT_MISSING_METADATA_FILE"
+	// ClassRealTimeNotInAllowlist: an operator or sink outside real-time
+	// mode's allowlist (RealTimeModeAllowlist), raised when the query starts.
+	ClassRealTimeNotInAllowlist = "STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST"
+	// ClassRealTimeSQLConf: a session conf real-time mode cannot run with
+	// (the state store provider other than RocksDB, format v1).
+	ClassRealTimeSQLConf = "STREAMING_REAL_TIME_MODE.SQL_CONFIGURATION_NOT_SUPPORTED"
+	// ClassRealTimeInterval: a batch duration under
+	// spark.sql.streaming.realTimeMode.minBatchDuration (5000 ms).
+	ClassRealTimeInterval = "INVALID_STREAMING_REAL_TIME_MODE_TRIGGER_INTERVAL"
+	// ClassRealTimeCheckpointV1: a real-time query started on a checkpoint
+	// whose commit log is format v1.
+	ClassRealTimeCheckpointV1 = "STREAMING_REAL_TIME_MODE.CHECKPOINT_FORMAT_V1_NOT_SUPPORTED"
+)
+
+// RealTimeMinBatchMs is spark.sql.streaming.realTimeMode.minBatchDuration's
+// default: the shortest real-time batch a query may ask for.
+const RealTimeMinBatchMs = 5000
+
+// Spark's class names in real-time mode's messages.
+const (
+	OpDeduplicate                = "org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateExec"
+	OpDeduplicateWithinWatermark = "org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateWithinWatermarkExec"
 )
 
 // Version is a Spark version a run follows: a line ("4.3") and what the
@@ -107,7 +129,25 @@ type Row struct {
 	MissingMetadata bool
 	// APIs are the dedup calls the line runs.
 	APIs []string
-	Cite string
+	// RealTime is what the line's real-time mode (trigger(realTime=...))
+	// runs; the zero value: the line has no real-time trigger.
+	RealTime RealTime
+	Cite     string
+}
+
+// RealTime is a line's real-time mode (Trigger.RealTime, SPARK-53736,
+// Spark 4.1; stateful operators from 4.3): whether the trigger exists and
+// which dedup calls its operator allowlist (RealTimeModeAllowlist) admits.
+type RealTime struct {
+	Trigger bool
+	// APIs are the dedup calls the allowlist admits; a stateful operator
+	// it does not admit fails with ClassRealTimeNotInAllowlist, naming
+	// the operators of Denied.
+	APIs []string
+	// Denied is, per dedup call, the physical operators the allowlist
+	// names when it refuses the call (sorted, as Spark sorts them).
+	Denied map[string][]string
+	Cite   string
 }
 
 // The confs every line from 4.0 pins, with the values a default session
@@ -152,6 +192,22 @@ var (
 	apis35 = []string{"dropDuplicates", "dropDuplicatesWithinWatermark", "batchDropDuplicates"}
 )
 
+// Real-time mode by line. 4.1 and 4.2 run stateless queries only: the
+// dedup's shuffle and its operator are outside the allowlist. 4.3 adds
+// dropDuplicates (its shuffle runs pipelined) but not
+// dropDuplicatesWithinWatermark (measured on pyspark 4.3.0).
+var (
+	realTime41 = RealTime{Trigger: true,
+		Denied: map[string][]string{
+			"dropDuplicates":                {"org.apache.spark.sql.execution.exchange.ShuffleExchangeExec", OpDeduplicate},
+			"dropDuplicatesWithinWatermark": {"org.apache.spark.sql.execution.exchange.ShuffleExchangeExec", OpDeduplicateWithinWatermark},
+		},
+		Cite: "Spark 4.1: Trigger.RealTime (SPARK-53736), stateless operators only (RealTimeModeAllowlist)"}
+	realTime43 = RealTime{Trigger: true, APIs: []string{"dropDuplicates"},
+		Denied: map[string][]string{"dropDuplicatesWithinWatermark": {OpDeduplicateWithinWatermark}},
+		Cite:   "Spark 4.3: StreamingDeduplicateExec and the pipelined ShuffleExchangeExec join the allowlist; StreamingDeduplicateWithinWatermarkExec does not (measured: pyspark 4.3.0)"}
+)
+
 // table is the one table. 3.5's pinned list is 4.0's without the
 // encoding format (a 4.0 conf).
 var table = []Row{
@@ -159,12 +215,12 @@ var table = []Row{
 		Cite: "Spark 3.5 (Scala 2.12): dropDuplicatesWithinWatermark (SPARK-42931); no state checkpoint format v2 (measured: pyspark 3.5.9 pins 10)"},
 	{Line: "4.0", Pinned: base40, FormatV2: true, APIs: apis35,
 		Cite: "Spark 4.0 (Scala 2.13, measured: pyspark 4.0.5 pins 11): state encoding format pinned (SQLConf.STREAMING_STATE_STORE_ENCODING_FORMAT), state checkpoint format v2 (SQLConf.STATE_STORE_CHECKPOINT_FORMAT_VERSION)"},
-	{Line: "4.1", Pinned: base40, FormatV2: true, APIs: apis35,
+	{Line: "4.1", Pinned: base40, FormatV2: true, APIs: apis35, RealTime: realTime41,
 		Cite: "Spark 4.1: the 4.0 confs (measured: pyspark 4.1.1 pins 11)"},
-	{Line: "4.2", Pinned: concat(base40, added42), FormatV2: true, MissingMetadata: true, APIs: apis35,
+	{Line: "4.2", Pinned: concat(base40, added42), FormatV2: true, MissingMetadata: true, APIs: apis35, RealTime: realTime41,
 		Cite: "Spark 4.2: StreamingQueryCheckpointMetadata refuses logs without metadata (STREAMING_CHECKPOINT_MISSING_METADATA_FILE, spark.sql.streaming.checkpoint.verifyMetadataExists.enabled); row checksum (measured: pyspark 4.2.1 pins 15)"},
 	{Line: "4.3", Pinned: concat(base40, added42, added43), FormatV2: true, MissingMetadata: true, KeyOrderConf: true,
-		Known: []Conf{{Key: ConfIncrementalCleanup, Value: "0", Since: "4.3"}}, APIs: apis35,
+		Known: []Conf{{Key: ConfIncrementalCleanup, Value: "0", Since: "4.3"}}, APIs: apis35, RealTime: realTime43,
 		Cite: "Spark 4.3: deterministic dropDuplicates key order (spark.sql.dropDuplicates.deterministicKeyOrder.enabled), incremental cleanup (measured: pyspark 4.3.0 pins 17)"},
 }
 
