@@ -6,7 +6,7 @@ import (
 )
 
 // Stream reads the source's ranges as the JSON Lines a capture writes,
-// without a file: `dedupsim analyze --kafka`. The lines come through a
+// without a file: `dedupsim analyze --from-kafka`. The lines come through a
 // pipe from a goroutine; an error (a bad record is a *RecordError) ends
 // the stream with it. Closing the reader stops the goroutine.
 func Stream(ctx context.Context, s Source, valueFormat string) io.ReadCloser {

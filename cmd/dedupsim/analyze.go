@@ -43,7 +43,7 @@ blank lines and # comments skipped) and runs steps 2 to 4 of seed 000's checklis
     --rate-percentile (p99) of the per-window rate, never below the mean, or from --rate, with
     --bytes-per-key and --partitions (the rule of dedupsim size): right for steady traffic;
   - the state curve: the events replayed in arrival order through Spark's rules at --delay
-    (default: the recommended delay, which reads a file twice; stdin and --kafka need --delay),
+    (default: the recommended delay, which reads a file twice; stdin and --from-kafka need --delay),
     one micro-batch per --trigger (1m) of arrival time (the --arrival column, else the newest
     event time so far): the global watermark (max event time - delay, as of the batch before),
     late rows dropped, event time in the key for dropDuplicates, first-seen expiry for
@@ -60,7 +60,7 @@ hold at most 16 MiB. A progress bar appears on stderr past 1,000,000 lines. A ba
 file:line: column: reason (exit 2) unless --skip-bad, which counts and quotes them in the report.
 See docs/sizing.md.
 
-With --kafka it reads a topic instead of a file (--bootstrap, --topic and the other flags of
+With --from-kafka it reads a topic instead of a file (--bootstrap, --topic and the other flags of
 dedupsim capture that choose the records: --topic-partitions, --start, --end,
 --read-uncommitted, TLS and SASL), the events being what capture would write, with
 --arrival _timestamp (the record timestamp) unless --arrival says otherwise.`
@@ -80,7 +80,7 @@ type analyzeOptions struct {
 func newAnalyzeCmd() *cobra.Command {
 	var o analyzeOptions
 	cmd := &cobra.Command{
-		Use:   "analyze (EVENTS | --kafka --bootstrap HOST:PORT --topic T) [--key id] [--time ts] [--time-unit s] [--arrival COL] [--percentile 99.99] [--margin 0.25] [--json]",
+		Use:   "analyze (EVENTS | --from-kafka --bootstrap HOST:PORT --topic T) [--key id] [--time ts] [--time-unit s] [--arrival COL] [--percentile 99.99] [--margin 0.25] [--json]",
 		Short: "Measure duplicates and the gap between copies in a trace, and recommend a watermark delay",
 		Long:  analyzeLong,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -90,7 +90,7 @@ func newAnalyzeCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			file, err := o.eventsArg(cmd.Flags(), args)
+			file, err := o.eventsArg(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -116,30 +116,38 @@ func newAnalyzeCmd() *cobra.Command {
 	f.BoolVar(&o.skipBad, "skip-bad", false, "count and report bad lines instead of failing on the first")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress bar")
-	f.BoolVar(&o.kafka, "kafka", false, "read the events from a Kafka topic (--bootstrap, --topic) instead of a file")
-	f.StringVar(&o.valueFormat, "value-format", "json", "with --kafka: record values, json or raw (as capture)")
+	f.BoolVar(&o.kafka, "from-kafka", false, "read the events from a Kafka topic (--bootstrap, --topic) instead of a file")
+	f.BoolVar(&o.kafka, "kafka", false, "old spelling of --from-kafka")
+	deprecateAlias(f, "kafka", "from-kafka")
+	f.StringVar(&o.valueFormat, "value-format", "json", "with --from-kafka: record values, json or raw (as capture)")
 	o.kafkaFlags.register(f)
 	return cmd
 }
 
-// eventsArg checks that analyze has one input, a file or --kafka, and
-// names it for messages ("kafka:TOPIC" for a topic). With --kafka the
-// arrival column defaults to the record timestamp.
-func (o *analyzeOptions) eventsArg(f *pflag.FlagSet, args []string) (string, error) {
+// eventsArg checks that analyze has one input, a file or --from-kafka
+// (old spelling --kafka, quoted in messages when given), and names it for
+// messages ("kafka:TOPIC" for a topic). With --from-kafka the arrival
+// column defaults to the record timestamp.
+func (o *analyzeOptions) eventsArg(cmd *cobra.Command, args []string) (string, error) {
+	f := cmd.Flags()
+	kafkaFlag, err := spelling(cmd, "analyze", "from-kafka", "kafka")
+	if err != nil {
+		return "", badInput(err)
+	}
 	switch {
 	case o.kafka && len(args) == 1:
-		return "", badInput(fmt.Errorf("analyze: --kafka reads a topic: give no EVENTS file (got %q)", args[0]))
+		return "", badInput(fmt.Errorf("analyze: --%s reads a topic: give no EVENTS file (got %q)", kafkaFlag, args[0]))
 	case o.kafka:
 		if !f.Changed("arrival") {
 			o.arrival = capture.ColTimestamp
 		}
 		return "kafka:" + o.kafkaFlags.topic, nil
 	case len(args) == 0:
-		return "", badInput(errors.New("analyze: accepts 1 arg(s), received 0: give an EVENTS file, or --kafka"))
+		return "", badInput(errors.New("analyze: accepts 1 arg(s), received 0: give an EVENTS file, or --from-kafka"))
 	}
 	for _, name := range []string{"bootstrap", "topic", "topic-partitions", "start", "end", "read-uncommitted", "value-format"} {
 		if f.Changed(name) {
-			return "", badInput(fmt.Errorf("analyze: --%s reads a topic: it needs --kafka", name))
+			return "", badInput(fmt.Errorf("analyze: --%s reads a topic: it needs --from-kafka", name))
 		}
 	}
 	return args[0], nil
@@ -288,7 +296,7 @@ func (o analyzeOptions) checkZeros(f *pflag.FlagSet) error {
 	return nil
 }
 
-// openInput opens analyze's input: the topic with --kafka, else the file.
+// openInput opens analyze's input: the topic with --from-kafka, else the file.
 func (o analyzeOptions) openInput(file string) (io.Reader, int64, func(), error) {
 	if !o.kafka {
 		in, size, closeIn, err := openEvents(file)

@@ -71,7 +71,7 @@ func incident(t *testing.T, addrs []string) {
 	// analyze on the file and straight from the topic: what was produced.
 	for _, args := range [][]string{
 		{"analyze", events, "--arrival", "_timestamp"},
-		append([]string{"analyze", "--kafka"}, kafka...),
+		append([]string{"analyze", "--from-kafka"}, kafka...),
 	} {
 		var rep struct {
 			Events       int64 `json:"events"`

@@ -2,7 +2,7 @@ package main
 
 import "testing"
 
-// TestCaptureBadInput is the bad-input corpus of capture, analyze --kafka
+// TestCaptureBadInput is the bad-input corpus of capture, analyze --from-kafka
 // and exec --check / --record: every flag out of its domain exits 2 with
 // one line naming it, before any broker is dialled (port 1 has none).
 func TestCaptureBadInput(t *testing.T) {
@@ -60,11 +60,11 @@ func TestCaptureBadInput(t *testing.T) {
 		{name: "capture/partial without resume", files: map[string]string{".out.jsonl.capture-partial": "# x\n"}, args: c(), code: 2, want: []string{"an interrupted capture left $DIR/.out.jsonl.capture-partial: give --resume"}},
 		{name: "capture/partial of other settings", files: map[string]string{".out.jsonl.capture-partial": "# other\n"}, args: c("--resume"), code: 2, want: []string{".out.jsonl.capture-partial:1: the capture was made with other settings"}},
 		{name: "capture/no broker", args: c("--kafka-timeout", "300ms"), code: 1, want: []string{"capture: kafka: list the log start offsets of topic payments at 127.0.0.1:1"}},
-		{name: "analyze/kafka and a file", args: append([]string{"analyze", "--kafka", "$DIR/e.jsonl"}, k...), code: 2, want: []string{"analyze: --kafka reads a topic: give no EVENTS file"}},
-		{name: "analyze/topic without kafka", args: []string{"analyze", "$DIR/e.jsonl", "--topic", "t"}, code: 2, want: []string{"analyze: --topic reads a topic: it needs --kafka"}},
-		{name: "analyze/kafka without topic", args: []string{"analyze", "--kafka", "--bootstrap", "h:1"}, code: 2, want: []string{"analyze: --bootstrap and --topic are required"}},
-		{name: "analyze/kafka value format", args: append([]string{"analyze", "--kafka", "--value-format", "xml"}, k...), code: 2, want: []string{`analyze: --value-format "xml": want json or raw`}},
-		{name: "analyze/kafka start", args: append([]string{"analyze", "--kafka", "--start", "x:1"}, k...), code: 2, want: []string{`analyze: --start "x:1"`}},
+		{name: "analyze/kafka and a file", args: append([]string{"analyze", "--from-kafka", "$DIR/e.jsonl"}, k...), code: 2, want: []string{"analyze: --from-kafka reads a topic: give no EVENTS file"}},
+		{name: "analyze/topic without kafka", args: []string{"analyze", "$DIR/e.jsonl", "--topic", "t"}, code: 2, want: []string{"analyze: --topic reads a topic: it needs --from-kafka"}},
+		{name: "analyze/kafka without topic", args: []string{"analyze", "--from-kafka", "--bootstrap", "h:1"}, code: 2, want: []string{"analyze: --bootstrap and --topic are required"}},
+		{name: "analyze/kafka value format", args: append([]string{"analyze", "--from-kafka", "--value-format", "xml"}, k...), code: 2, want: []string{`analyze: --value-format "xml": want json or raw`}},
+		{name: "analyze/kafka start", args: append([]string{"analyze", "--from-kafka", "--start", "x:1"}, k...), code: 2, want: []string{`analyze: --start "x:1"`}},
 		{name: "exec/check missing", files: exp, args: ex("--check", "$DIR/none.jsonl"), code: 2, want: []string{"exec: --check: open $DIR/none.jsonl"}},
 		{name: "exec/check unknown field", files: with("e.jsonl", `{"batch": 0, "numOutputRow": 1}`), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{"e.jsonl:1:", `unknown object member name "numOutputRow"`}},
 		{name: "exec/check batch order", files: with("e.jsonl", "{\"batch\": 1}\n{\"batch\": 0}\n"), args: ex("--check", "$DIR/e.jsonl"), code: 2, want: []string{"e.jsonl:2: batch 0 after batch 1 (line 1)"}},

@@ -65,7 +65,7 @@ const scenarioBody = "query:\n  dedup: {api: dropDuplicates, keys: [id]}\n  wate
 func TestRunBadInput(t *testing.T) {
 	k := func(a ...string) []string { return append([]string{"run", "--out", "$DIR/out"}, a...) }
 	cases := append(scenarioCases("run"),
-		badCase{name: "engine without kafka", args: k("--engine", "inproc", "replay-append-sink"), code: 2, want: []string{"--engine is a setting of runs against Kafka: it needs --kafka"}},
+		badCase{name: "engine mode without kafka", args: k("--engine-mode", "inproc", "replay-append-sink"), code: 2, want: []string{"--engine-mode is a setting of runs against Kafka: it needs --kafka"}},
 		badCase{name: "table-sink without kafka", args: k("--table-sink", "kafka", "replay-append-sink"), code: 2, want: []string{"--table-sink", "needs --kafka"}},
 		badCase{name: "live-trigger without kafka", args: k("--live-trigger", "1s", "replay-append-sink"), code: 2, want: []string{"--live-trigger", "needs --kafka"}},
 		badCase{name: "verbose without kafka", args: k("-v", "replay-append-sink"), code: 2, want: []string{"--verbose", "needs --kafka"}},
@@ -76,7 +76,7 @@ func TestRunBadInput(t *testing.T) {
 		badCase{name: "external without bootstrap", args: k("--kafka", "external", "replay-append-sink"), code: 2, want: []string{"--bootstrap HOST:PORT"}},
 		badCase{name: "kafka with swarm", args: k("--kafka", "kfake", "--swarm", "replay-append-sink"), code: 2, want: []string{"--kafka does not support --swarm"}},
 		badCase{name: "kafka with jobs", args: k("--kafka", "kfake", "-j", "2", "replay-append-sink"), code: 2, want: []string{"-j 2: runs against Kafka go one at a time"}},
-		badCase{name: "unknown engine", args: k("--kafka", "kfake", "--engine", "thread", "replay-append-sink"), code: 2, want: []string{`--engine "thread": want process or inproc`}},
+		badCase{name: "unknown engine mode", args: k("--kafka", "kfake", "--engine-mode", "thread", "replay-append-sink"), code: 2, want: []string{`--engine-mode "thread": want process or inproc`}},
 		badCase{name: "unknown table sink", args: k("--kafka", "kfake", "--table-sink", "delta", "replay-append-sink"), code: 2, want: []string{`--table-sink "delta": want pebble or kafka`}},
 		badCase{name: "brokers two", args: k("--kafka", "local", "--brokers", "2", "replay-append-sink"), code: 2, want: []string{"--brokers 2: want 1 or 3"}},
 		badCase{name: "brokers zero", args: k("--kafka", "testcontainers", "--brokers", "0", "replay-append-sink"), code: 2, want: []string{"--brokers 0: want 1 or 3"}},

@@ -12,7 +12,9 @@ import (
 )
 
 // newEngineCmd is the engine verb: its flags are live/driver's (the
-// supervisor of a live run passes them), its work driver.Run.
+// supervisor of a live run passes them), its work driver.Run. It is the
+// child process of run --kafka (live/process.go), not a user's verb: hidden
+// from dedupsim --help, and otherwise the same (engine --help documents it).
 func newEngineCmd() *cobra.Command {
 	var flags driver.Flags
 	cmd := &cobra.Command{
@@ -54,7 +56,8 @@ from and until those Unix times in ms.
 Exit status (docs/exit-codes.md): 0 when stopped, 2 on bad input (flags, the query, a corrupt
 checkpoint, a checkpoint in use by another process: a supervisor must not restart it), 1 on
 any other failure (a supervisor restarts it), 137 (killed) at a crash point.`,
-		Args: cobra.NoArgs,
+		Args:   cobra.NoArgs,
+		Hidden: true,
 	}
 	flags.Register(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

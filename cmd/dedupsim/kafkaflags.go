@@ -16,7 +16,7 @@ import (
 const saslPassEnv = "DEDUPSIM_SASL_PASS"
 
 // kafkaFlags are the flags that name a slice of a Kafka topic, shared by
-// capture and analyze --kafka. TLS and SASL follow franz-go's kgo options
+// capture and analyze --from-kafka. TLS and SASL follow franz-go's kgo options
 // (kgo.DialTLS, kgo.DialTLSConfig, kgo.SASL with franz-go's mechanisms).
 type kafkaFlags struct {
 	bootstrap, topic, partitions, start, end string

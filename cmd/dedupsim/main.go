@@ -37,6 +37,7 @@ func newRoot() *cobra.Command {
 		SuggestionsMinimumDistance: 2,
 	}
 	root.SetVersionTemplate("dedupsim {{.Version}}\n")
+	versionFlag(root)
 	root.AddCommand(newExecCmd(), newRunCmd(), newReplayCmd(), newSweepCmd(), newMergeCmd(), newCheckCmd(), newListCmd(),
 		newSizeCmd(), newAnalyzeCmd(), newCaptureCmd(), newDiagnoseCmd(), newInspectCmd(), newEngineCmd(), newConformCmd(), newVersionCmd(), newShrinkCmd())
 	root.SetFlagErrorFunc(flagError)

@@ -248,7 +248,7 @@ func TestRunKafkaKfake(t *testing.T) {
 	}{
 		{[]string{"--kafka", "remote", "replay-append-sink"}, 2, "kfake, local, external or testcontainers"},
 		{[]string{"--kafka", "external", "replay-append-sink"}, 2, "--bootstrap"},
-		{[]string{"--kafka", "kfake", "--engine", "thread", "replay-append-sink"}, 2, "process or inproc"},
+		{[]string{"--kafka", "kfake", "--engine-mode", "thread", "replay-append-sink"}, 2, "process or inproc"},
 		{[]string{"--kafka", "kfake", "--table-sink", "delta", "replay-append-sink"}, 2, "pebble or kafka"},
 		{[]string{"--kafka", "kfake", "shape-change-fresh-checkpoint-merge"}, 2, "query-shape-change"},
 		{[]string{"--kafka", "external", "--bootstrap", "127.0.0.1:1", "replay-append-sink"}, 1, "does not answer"},

@@ -57,7 +57,7 @@ with --table-sink kafka, the transactional Kafka sink); append and foreachBatch 
 plain Kafka sink. The records of every process and the table, read back after the run, make
 the history that the same checker judges. The run folder keeps the engine's checkpoint,
 table, records and logs under live/. It supports ` + live.ProcessSupported + `.
---engine inproc runs the engine in this process in lock step with simulated time instead
+--engine-mode inproc runs the engine in this process in lock step with simulated time instead
 (it supports ` + live.RunSupported + `). Runs against Kafka go one at a time.
 
 Exit status: 0 when every scenario met its expectations, 1 otherwise, 2 on bad input.
@@ -95,7 +95,9 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&o.swarm, "swarm", false, "swarm mode: switch the scenario's faults on and off and draw their knobs from the seed")
 	cmd.Flags().StringVar(&o.kafka, "kafka", "", "run against Kafka instead of the simulator: kfake (in process), local (a local broker; needs the jars, make kafka-fetch), external (--bootstrap) or testcontainers (needs a Docker engine)")
 	cmd.Flags().StringVar(&o.lo.bootstrap, "bootstrap", "", "bootstrap addresses of --kafka external")
-	cmd.Flags().StringVar(&o.lo.engine, "engine", "process", "with --kafka: process (the engine as a child process, killed with SIGKILL) or inproc (in this process, lock-step simulated time)")
+	cmd.Flags().StringVar(&o.lo.engine, "engine-mode", "process", "with --kafka: process (the engine as a child process, killed with SIGKILL) or inproc (in this process, lock-step simulated time)")
+	cmd.Flags().StringVar(&o.lo.engine, "engine", "process", "old spelling of --engine-mode")
+	deprecateAlias(cmd.Flags(), "engine", "engine-mode")
 	cmd.Flags().StringVar(&o.lo.tableSink, "table-sink", "pebble", "with --kafka: a table sink is the engine's Pebble table (pebble) or the transactional Kafka sink (kafka)")
 	cmd.Flags().IntVar(&o.lo.brokers, "brokers", 1, "with --kafka local or testcontainers: the number of brokers, 1 or 3 (three: replication factor 3, min.insync.replicas 2; needed by leader-kill, broker-pause and broker-partition)")
 	cmd.Flags().DurationVar(&o.lo.trigger, "live-trigger", 200*time.Millisecond, "with --kafka: the real time one trigger interval of the scenario takes (the timeline is scaled to it)")
@@ -272,6 +274,10 @@ func finishRun(w io.Writer, out string, several bool, t runTally, runErr error) 
 func checkRunFlags(cmd *cobra.Command, o runOptions) error {
 	set := cmd.Flags().Changed
 	kafka, lo := o.kafka, o.lo
+	engineFlag, err := spelling(cmd, "run", "engine-mode", "engine")
+	if err != nil {
+		return err
+	}
 	switch {
 	case kafka != "" && !slices.Contains([]string{"kfake", "local", "external", "testcontainers"}, kafka):
 		return fmt.Errorf("run: --kafka %q: want kfake, local, external or testcontainers", kafka)
@@ -284,7 +290,7 @@ func checkRunFlags(cmd *cobra.Command, o runOptions) error {
 	case kafka != "" && o.swarm:
 		return fmt.Errorf("run: --kafka does not support --swarm; it supports %s", live.ProcessSupported)
 	case lo.engine != "process" && lo.engine != "inproc":
-		return fmt.Errorf("run: --engine %q: want process or inproc", lo.engine)
+		return fmt.Errorf("run: --%s %q: want process or inproc", engineFlag, lo.engine)
 	case lo.tableSink != "pebble" && lo.tableSink != "kafka":
 		return fmt.Errorf("run: --table-sink %q: want pebble or kafka", lo.tableSink)
 	case lo.brokers != 1 && lo.brokers != 3:
@@ -297,7 +303,7 @@ func checkRunFlags(cmd *cobra.Command, o runOptions) error {
 		return fmt.Errorf("run: -j %d: runs against Kafka go one at a time (-j 1)", o.bf.jobs)
 	}
 	if kafka == "" {
-		for _, f := range []string{"engine", "table-sink", "live-trigger", "verbose"} {
+		for _, f := range []string{engineFlag, "table-sink", "live-trigger", "verbose"} {
 			if set(f) {
 				return fmt.Errorf("run: --%s is a setting of runs against Kafka: it needs --kafka", f)
 			}
