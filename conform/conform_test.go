@@ -184,6 +184,25 @@ func TestCompare(t *testing.T) {
 		{"late", func(e, s *Outcome) { s.Execs[0].Progress.Ops[0].Late = 1 }, "stateOperators[0].numRowsDroppedByWatermark"},
 		{"removed", func(e, s *Outcome) { s.Execs[0].Progress.Ops[0].Removed = 1 }, "stateOperators[0].numRowsRemoved"},
 		{"partitions", func(e, s *Outcome) { s.Execs[0].Progress.Ops[0].ShufflePartitions = 3 }, "stateOperators[0].numShufflePartitions"},
+		{"line metrics agree", func(e, s *Outcome) {
+			e.Execs[0].Progress.Ops[0].Line = map[string]int64{"numRowsReadDuringEviction": 2, "SnapshotLastUploaded.partition_0_default": -1}
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"numRowsReadDuringEviction": 2, "SnapshotLastUploaded.partition_0_default": -1}
+		}, ""},
+		{"numRowsReadDuringEviction", func(e, s *Outcome) {
+			e.Execs[0].Progress.Ops[0].Line = map[string]int64{"numRowsReadDuringEviction": 2}
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"numRowsReadDuringEviction": 3}
+		}, "stateOperators[0].customMetrics.numRowsReadDuringEviction"},
+		{"a line metric only in Spark", func(e, s *Outcome) {
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"forceSnapshotCount": 0}
+		}, "stateOperators[0].customMetrics.forceSnapshotCount"},
+		{"SnapshotLastUploaded by name only", func(e, s *Outcome) {
+			e.Execs[0].Progress.Ops[0].Line = map[string]int64{"SnapshotLastUploaded.partition_0_default": -1}
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"SnapshotLastUploaded.partition_0_default": 10}
+		}, ""},
+		{"SnapshotLastUploaded of another partition", func(e, s *Outcome) {
+			e.Execs[0].Progress.Ops[0].Line = map[string]int64{"SnapshotLastUploaded.partition_0_default": -1}
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"SnapshotLastUploaded.partition_1_default": -1}
+		}, "stateOperators[0].customMetrics.SnapshotLastUploaded.partition_0_default"},
 		{"watermark", func(e, s *Outcome) { s.Execs[1].Progress.EventTime["watermark"] = "x" }, "eventTime.watermark"},
 		{"avg", func(e, s *Outcome) { s.Execs[1].Progress.EventTime["avg"] = "x" }, "eventTime.avg"},
 		{"only Spark failed", func(e, s *Outcome) { s.Err = "boom" }, "error"},
