@@ -412,6 +412,14 @@ func (e *Engine) open() error {
 		if err := e.startFormatV2(latestCommit); err != nil {
 			return err
 		}
+		// §17.7: Spark 4.1 writes a checksum sidecar next to every state
+		// file of a format-v1 checkpoint (the memory store's; the Pebble
+		// store writes none).
+		if row, ok := sparkver.Lookup(e.q.SparkVersion); ok && row.FileChecksum && e.q.CheckpointFormat != 2 {
+			if p, ok := e.provider.(state.FileChecksummer); ok {
+				p.EnableFileChecksum(e.cfg.Clock.NowMs)
+			}
+		}
 	}
 
 	nsrc := len(e.q.Sources)
