@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -792,5 +793,21 @@ func TestGenerateWide(t *testing.T) {
 	}
 	if wide < 15 || resumed < 3 {
 		t.Errorf("%d wide cases and %d resumed in 300, want >= 15 and >= 3", wide, resumed)
+	}
+}
+
+// TestLineMetricsKept: the comparison keeps the customMetrics a Spark line
+// adds and drops the provider's own (cache counts, sizes, rocksdb*).
+func TestLineMetricsKept(t *testing.T) {
+	got := lineMetrics(map[string]int64{"numRowsReadDuringEviction": 3, "numRowsIncrementallyRemoved": 0, "forceSnapshotCount": 0,
+		"numSnapshotsAutoRepaired": 0, "SnapshotLastUploaded.partition_4_default": -1, "numDroppedDuplicateRows": 1,
+		"loadedMapCacheHitCount": 7, "stateOnCurrentVersionSizeBytes": 800, "rocksdbForceSnapshotCount": 0})
+	want := map[string]int64{"numRowsReadDuringEviction": 3, "numRowsIncrementallyRemoved": 0, "forceSnapshotCount": 0,
+		"numSnapshotsAutoRepaired": 0, "SnapshotLastUploaded.partition_4_default": -1}
+	if !maps.Equal(got, want) {
+		t.Fatalf("lineMetrics = %v, want %v", got, want)
+	}
+	if lineMetrics(map[string]int64{"numDroppedDuplicateRows": 1}) != nil {
+		t.Fatal("no line metric: want nil")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/state"
+	"github.com/dedupsim/dedupsim/engine/state/pebblestore"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
 )
@@ -95,5 +96,65 @@ func TestChecksumSidecarsByLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLineMetricsOnPebble (spark-semantics §17.7): on 4.3 the Pebble store
+// (Spark's RocksDB provider) reports the operator's metrics and
+// SnapshotLastUploaded, not the HDFS-backed provider's forceSnapshotCount
+// and numSnapshotsAutoRepaired, and writes no 4.1 sidecars.
+func TestLineMetricsOnPebble(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		want    []string
+		absent  []string
+	}{
+		{"4.3.0", []string{"numRowsReadDuringEviction", "numRowsIncrementallyRemoved", "SnapshotLastUploaded.partition_0_default", "SnapshotLastUploaded.partition_1_default"},
+			[]string{"forceSnapshotCount", "numSnapshotsAutoRepaired"}},
+		{"4.1.1", []string{"SnapshotLastUploaded.partition_0_default"}, []string{"numRowsReadDuringEviction", "forceSnapshotCount"}},
+	} {
+		y := "dedup: {api: dropDuplicates, keys: [id, ts]}\nwatermark: {column: ts, delay: 10 seconds}\nshuffle_partitions: 2\nstate_store: pebble\nspark_version: " + c.version + "\n"
+		q, err := query.Parse("query.yaml", []byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := steps.ParseTyped("steps.jsonl", []byte(`{"rows": [{"id":"a","ts":"2026-01-01T00:00:00Z"},{"id":"b","ts":"2026-01-01T00:00:01Z"}]}`+"\n"), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := fsys.NewMem()
+		var opened []state.Provider
+		res, err := trace.Run(q, s, trace.Options{Checkpoint: fs, NewStateProvider: func(_ string, f fsys.FS) (state.Provider, error) {
+			p, err := pebblestore.New(f, pebblestore.Options{})
+			if err == nil {
+				opened = append(opened, p)
+			}
+			return p, err
+		}})
+		for _, p := range opened {
+			p.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm := res.Records[0].Progress.StateOperators[0].CustomMetrics
+		for _, name := range c.want {
+			if _, ok := cm[name]; !ok {
+				t.Errorf("%s: no %s in %v", c.version, name, cm)
+			}
+		}
+		for _, name := range c.absent {
+			if _, ok := cm[name]; ok {
+				t.Errorf("%s: %s in %v", c.version, name, cm)
+			}
+		}
+		if c.version == "4.3.0" && cm["numRowsReadDuringEviction"] != 2 {
+			t.Errorf("%s: numRowsReadDuringEviction %d, want 2", c.version, cm["numRowsReadDuringEviction"])
+		}
+		for _, f := range fs.Files() {
+			if strings.HasSuffix(f, state.ChecksumSuffix) {
+				t.Errorf("%s: the Pebble store wrote %s", c.version, f)
+			}
+		}
 	}
 }
