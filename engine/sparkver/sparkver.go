@@ -1,7 +1,9 @@
 // Package sparkver is the one table of what dedupsim does differently by
 // Spark line (3.5, 4.0, 4.1, 4.2, 4.3): the confs a new checkpoint pins in
 // offsets/N, the dedup's state key order, the checks and error classes
-// that appeared in a line, and the operators it runs. Every row cites the
+// that appeared in a line, the operators it runs, the customMetrics its
+// dedup operator reports and whether it writes checksum sidecars next to
+// format-v1 state files. Every row cites the
 // Spark change it follows; docs/spark-semantics.md §17 prints the table.
 //
 // No version (the zero Version) is dedupsim's behaviour from before the
