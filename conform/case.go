@@ -110,6 +110,34 @@ type Op struct {
 	Name                                string
 	Total, Updated, Removed, Late, Dups int64
 	ShufflePartitions, StoreInstances   int64
+	// Line are the customMetrics a Spark line adds (engine/sparkver
+	// Metrics, spark-semantics §17.7), the ones present of LineMetrics
+	// and SnapshotLastUploaded.*.
+	Line map[string]int64
+}
+
+// LineMetrics are the customMetrics by line Compare compares by value
+// (present on one side only is a difference too). The RocksDB provider's
+// own (rocksdb*) and the cache and size figures, which differ by design,
+// are not compared.
+var LineMetrics = []string{"numRowsReadDuringEviction", "numRowsIncrementallyRemoved", "forceSnapshotCount", "numSnapshotsAutoRepaired"}
+
+// SnapshotLastUploaded is the prefix of the providers' instance metric
+// (4.1+), compared by name only: Spark's value is the version its
+// background maintenance last uploaded, which depends on timing.
+const SnapshotLastUploaded = "SnapshotLastUploaded."
+
+func lineMetrics(custom map[string]int64) map[string]int64 {
+	var out map[string]int64
+	for k, v := range custom {
+		if slices.Contains(LineMetrics, k) || strings.HasPrefix(k, SnapshotLastUploaded) {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (e *Exec) sortRows() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -57,8 +58,9 @@ func (d *Diff) String() string {
 // Spark reported progress (it reports none for a failed execution),
 // numInputRows, eventTime (min, max, avg, watermark) and per state operator
 // operatorName, numRowsTotal, numRowsUpdated, numRowsRemoved,
-// numRowsDroppedByWatermark, numShufflePartitions, numStateStoreInstances
-// and customMetrics.numDroppedDuplicateRows.
+// numRowsDroppedByWatermark, numShufflePartitions, numStateStoreInstances,
+// customMetrics.numDroppedDuplicateRows and the customMetrics a Spark line
+// adds (LineMetrics by value, SnapshotLastUploaded.* by name).
 func Compare(eng, spark *Outcome) *Diff {
 	n := max(len(eng.Execs), len(spark.Execs))
 	for i := range n {
@@ -184,6 +186,41 @@ func compareExec(e, s *Exec) *Diff {
 			return diff(f("numShufflePartitions"), a.ShufflePartitions, b.ShufflePartitions)
 		case a.StoreInstances != b.StoreInstances:
 			return diff(f("numStateStoreInstances"), a.StoreInstances, b.StoreInstances)
+		}
+		if d := compareLine(a.Line, b.Line, f); d != nil {
+			return d
+		}
+	}
+	return nil
+}
+
+// compareLine compares the customMetrics by line: the same names, and the
+// same values but for SnapshotLastUploaded.*.
+func compareLine(a, b map[string]int64, f func(string) string) *Diff {
+	names := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		names = append(names, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		va, oka := a[k]
+		vb, okb := b[k]
+		switch {
+		case oka != okb:
+			show := func(v int64, ok bool) string {
+				if !ok {
+					return "absent"
+				}
+				return strconv.FormatInt(v, 10)
+			}
+			return &Diff{Field: f("customMetrics." + k), Engine: show(va, oka), Spark: show(vb, okb)}
+		case va != vb && !strings.HasPrefix(k, SnapshotLastUploaded):
+			return &Diff{Field: f("customMetrics." + k), Engine: strconv.FormatInt(va, 10), Spark: strconv.FormatInt(vb, 10)}
 		}
 	}
 	return nil

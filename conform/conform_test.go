@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,6 +185,25 @@ func TestCompare(t *testing.T) {
 		{"late", func(e, s *Outcome) { s.Execs[0].Progress.Ops[0].Late = 1 }, "stateOperators[0].numRowsDroppedByWatermark"},
 		{"removed", func(e, s *Outcome) { s.Execs[0].Progress.Ops[0].Removed = 1 }, "stateOperators[0].numRowsRemoved"},
 		{"partitions", func(e, s *Outcome) { s.Execs[0].Progress.Ops[0].ShufflePartitions = 3 }, "stateOperators[0].numShufflePartitions"},
+		{"line metrics agree", func(e, s *Outcome) {
+			e.Execs[0].Progress.Ops[0].Line = map[string]int64{"numRowsReadDuringEviction": 2, "SnapshotLastUploaded.partition_0_default": -1}
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"numRowsReadDuringEviction": 2, "SnapshotLastUploaded.partition_0_default": -1}
+		}, ""},
+		{"numRowsReadDuringEviction", func(e, s *Outcome) {
+			e.Execs[0].Progress.Ops[0].Line = map[string]int64{"numRowsReadDuringEviction": 2}
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"numRowsReadDuringEviction": 3}
+		}, "stateOperators[0].customMetrics.numRowsReadDuringEviction"},
+		{"a line metric only in Spark", func(e, s *Outcome) {
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"forceSnapshotCount": 0}
+		}, "stateOperators[0].customMetrics.forceSnapshotCount"},
+		{"SnapshotLastUploaded by name only", func(e, s *Outcome) {
+			e.Execs[0].Progress.Ops[0].Line = map[string]int64{"SnapshotLastUploaded.partition_0_default": -1}
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"SnapshotLastUploaded.partition_0_default": 10}
+		}, ""},
+		{"SnapshotLastUploaded of another partition", func(e, s *Outcome) {
+			e.Execs[0].Progress.Ops[0].Line = map[string]int64{"SnapshotLastUploaded.partition_0_default": -1}
+			s.Execs[0].Progress.Ops[0].Line = map[string]int64{"SnapshotLastUploaded.partition_1_default": -1}
+		}, "stateOperators[0].customMetrics.SnapshotLastUploaded.partition_0_default"},
 		{"watermark", func(e, s *Outcome) { s.Execs[1].Progress.EventTime["watermark"] = "x" }, "eventTime.watermark"},
 		{"avg", func(e, s *Outcome) { s.Execs[1].Progress.EventTime["avg"] = "x" }, "eventTime.avg"},
 		{"only Spark failed", func(e, s *Outcome) { s.Err = "boom" }, "error"},
@@ -773,5 +793,21 @@ func TestGenerateWide(t *testing.T) {
 	}
 	if wide < 15 || resumed < 3 {
 		t.Errorf("%d wide cases and %d resumed in 300, want >= 15 and >= 3", wide, resumed)
+	}
+}
+
+// TestLineMetricsKept: the comparison keeps the customMetrics a Spark line
+// adds and drops the provider's own (cache counts, sizes, rocksdb*).
+func TestLineMetricsKept(t *testing.T) {
+	got := lineMetrics(map[string]int64{"numRowsReadDuringEviction": 3, "numRowsIncrementallyRemoved": 0, "forceSnapshotCount": 0,
+		"numSnapshotsAutoRepaired": 0, "SnapshotLastUploaded.partition_4_default": -1, "numDroppedDuplicateRows": 1,
+		"loadedMapCacheHitCount": 7, "stateOnCurrentVersionSizeBytes": 800, "rocksdbForceSnapshotCount": 0})
+	want := map[string]int64{"numRowsReadDuringEviction": 3, "numRowsIncrementallyRemoved": 0, "forceSnapshotCount": 0,
+		"numSnapshotsAutoRepaired": 0, "SnapshotLastUploaded.partition_4_default": -1}
+	if !maps.Equal(got, want) {
+		t.Fatalf("lineMetrics = %v, want %v", got, want)
+	}
+	if lineMetrics(map[string]int64{"numDroppedDuplicateRows": 1}) != nil {
+		t.Fatal("no line metric: want nil")
 	}
 }

@@ -537,7 +537,8 @@ func (p *progressJSON) toProg() *Prog {
 	for _, op := range p.StateOperators {
 		out.Ops = append(out.Ops, Op{Name: op.OperatorName, Total: op.NumRowsTotal, Updated: op.NumRowsUpdated,
 			Removed: op.NumRowsRemoved, Late: op.NumRowsDroppedByWatermark, Dups: op.CustomMetrics["numDroppedDuplicateRows"],
-			ShufflePartitions: op.NumShufflePartitions, StoreInstances: op.NumStateStoreInstances})
+			ShufflePartitions: op.NumShufflePartitions, StoreInstances: op.NumStateStoreInstances,
+			Line: lineMetrics(op.CustomMetrics)})
 	}
 	return out
 }

@@ -429,6 +429,14 @@ func (e *Engine) open() error {
 		if err := e.startFormatV2(latestCommit); err != nil {
 			return err
 		}
+		// §17.7: Spark 4.1 writes a checksum sidecar next to every state
+		// file of a format-v1 checkpoint (the memory store's; the Pebble
+		// store writes none).
+		if row, ok := sparkver.Lookup(e.q.SparkVersion); ok && row.FileChecksum && e.q.CheckpointFormat != 2 {
+			if p, ok := e.provider.(state.FileChecksummer); ok {
+				p.EnableFileChecksum(e.cfg.Clock.NowMs)
+			}
+		}
 	}
 
 	nsrc := len(e.q.Sources)
@@ -1150,7 +1158,50 @@ func (e *Engine) progress(id, trigStart int64, input []row.Row, perSource []int6
 			OperatorName: e.q.OperatorName(), NumRowsTotal: m.NumRowsTotal, NumRowsUpdated: m.NumRowsUpdated,
 			NumRowsRemoved: m.NumRowsRemoved, MemoryUsedBytes: m.MemoryUsedBytes,
 			NumRowsDroppedByWatermark: m.NumRowsDroppedByWatermark, NumShufflePartitions: int64(e.q.ShufflePartitions),
-			NumStateStoreInstances: m.NumStateStoreInstances, CustomMetrics: m.Custom})
+			NumStateStoreInstances: m.NumStateStoreInstances, CustomMetrics: e.lineMetrics(m)})
 	}
 	return p
+}
+
+// lineMetrics are the operator's customMetrics: dedupsim's own set, plus
+// those the Spark line the run follows adds (sparkver.Metrics,
+// spark-semantics §17.7). With no version, m.Custom unchanged.
+func (e *Engine) lineMetrics(m dedup.Metrics) map[string]int64 {
+	row, ok := sparkver.Lookup(e.q.SparkVersion)
+	if !ok {
+		return m.Custom
+	}
+	lm := row.Metrics
+	out := make(map[string]int64, len(m.Custom)+len(lm.Operator)+len(lm.HDFS)+sparkver.InstanceMetricsToReport)
+	for k, v := range m.Custom {
+		out[k] = v
+	}
+	for _, name := range lm.Operator {
+		switch name {
+		case sparkver.MetricRowsReadDuringEviction:
+			out[name] = m.NumRowsReadDuringEviction
+		default:
+			// numRowsIncrementallyRemoved: dedupsim refuses a non-zero
+			// incrementalCleanupFactor (§17.6), so nothing is removed
+			// incrementally.
+			out[name] = 0
+		}
+	}
+	if e.q.StateStore == query.StateStoreMemory {
+		// forceSnapshotCount, numSnapshotsAutoRepaired: dedupsim neither
+		// forces a snapshot nor repairs one.
+		for _, name := range lm.HDFS {
+			out[name] = 0
+		}
+	}
+	if lm.SnapshotLastUploaded {
+		// -1, the metric's initial value: Spark's providers upload
+		// snapshots in the background maintenance task, whose first pass
+		// comes a maintenance interval (60 s) after the start; dedupsim
+		// writes its snapshots inside the commit and reports none.
+		for _, name := range sparkver.SnapshotLastUploadedNames(e.op.Partitions) {
+			out[name] = -1
+		}
+	}
+	return out
 }

@@ -7,7 +7,7 @@ package engine_test
 //
 // Commands:
 //
-//	exec [ckpt=NAME] [seed=N] [progress] [files]
+//	exec [ckpt=NAME] [seed=N] [progress] [metrics] [files]
 //	<query YAML>
 //	===
 //	<steps JSONL>
@@ -16,8 +16,9 @@ package engine_test
 //
 // ckpt=NAME keeps the checkpoint (an in-memory filesystem) across commands
 // of the same file, so a later exec resumes from it; progress prints each
-// batch's full StreamingQueryProgress JSON; files lists the checkpoint's
-// files after the run.
+// batch's full StreamingQueryProgress JSON; metrics prints each batch's
+// stateOperators[0].customMetrics on one line; files lists the
+// checkpoint's files after the run.
 //
 //	files ckpt=NAME [cat=PATH]
 //
@@ -136,6 +137,12 @@ func runExec(t *testing.T, d *datadriven.TestData, ckpts map[string]*fsys.Mem) s
 			b, _ := json.MarshalIndent(r.Progress, "", "  ")
 			out.Write(b)
 			out.WriteByte('\n')
+		}
+		if d.HasArg("metrics") {
+			for _, op := range r.Progress.StateOperators {
+				b, _ := json.Marshal(op.CustomMetrics)
+				fmt.Fprintf(&out, "  customMetrics: %s\n", b)
+			}
 		}
 	}
 	if res.HasTable {

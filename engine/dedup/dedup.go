@@ -75,6 +75,13 @@ type Metrics struct {
 	NumRowsRemoved            int64
 	NumRowsDroppedByWatermark int64
 	NumDroppedDuplicateRows   int64
+	// NumRowsReadDuringEviction are the state rows eviction visited:
+	// every row of a partition's store after its input (kept or
+	// removed) when the operator evicts, 0 when it does not (Spark 4.3's
+	// EvictionIterator and StreamingDeduplicateWithinWatermarkExec.
+	// iteratorForEviction read the whole store; spark-semantics §17.7).
+	// Reported only when a Spark line has the metric.
+	NumRowsReadDuringEviction int64
 	MemoryUsedBytes           int64
 	NumStateStoreInstances    int64
 	Custom                    map[string]int64
@@ -165,6 +172,7 @@ func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWat
 			res.Output = append(res.Output, *r)
 		}
 		// Eviction runs after the whole partition's input (§1.4 step 3).
+		removedBefore := m.NumRowsRemoved
 		if op.evicts() {
 			if err := evict(st, evictMicros, &m.NumRowsRemoved); err != nil {
 				abort()
@@ -178,6 +186,9 @@ func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWat
 		}
 		sm := st.Metrics()
 		m.NumRowsTotal += sm.NumKeys
+		if op.evicts() {
+			m.NumRowsReadDuringEviction += sm.NumKeys + m.NumRowsRemoved - removedBefore
+		}
 		m.MemoryUsedBytes += sm.MemoryUsedBytes
 		m.NumStateStoreInstances++
 		for k, v := range sm.Custom {

@@ -1,7 +1,9 @@
 // Package sparkver is the one table of what dedupsim does differently by
 // Spark line (3.5, 4.0, 4.1, 4.2, 4.3): the confs a new checkpoint pins in
 // offsets/N, the dedup's state key order, the checks and error classes
-// that appeared in a line, and the operators it runs. Every row cites the
+// that appeared in a line, the operators it runs, the customMetrics its
+// dedup operator reports and whether it writes checksum sidecars next to
+// format-v1 state files. Every row cites the
 // Spark change it follows; docs/spark-semantics.md §17 prints the table.
 //
 // No version (the zero Version) is dedupsim's behaviour from before the
@@ -13,6 +15,7 @@ package sparkver
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -132,7 +135,15 @@ type Row struct {
 	// RealTime is what the line's real-time mode (trigger(realTime=...))
 	// runs; the zero value: the line has no real-time trigger.
 	RealTime RealTime
-	Cite     string
+	// Metrics are the customMetrics the line's dedup operator reports
+	// beyond dedupsim's no-version set (spark-semantics §17.7).
+	Metrics Metrics
+	// FileChecksum: the state store writes Spark's checksum sidecar
+	// <file>.crc next to every state file of a format-v1 checkpoint
+	// (spark.sql.streaming.checkpoint.fileChecksum.enabled, 4.1; from
+	// 4.2 StateStoreConf enables it only with checkpointFormatVersion 2).
+	FileChecksum bool
+	Cite         string
 }
 
 // RealTime is a line's real-time mode (Trigger.RealTime, SPARK-53736,
@@ -148,6 +159,57 @@ type RealTime struct {
 	// names when it refuses the call (sorted, as Spark sorts them).
 	Denied map[string][]string
 	Cite   string
+}
+
+// Metrics are the stateOperators[0].customMetrics a line adds to the
+// ones dedupsim reports with no version (numDroppedDuplicateRows and the
+// store's own: loadedMapCacheHitCount, loadedMapCacheMissCount,
+// stateOnCurrentVersionSizeBytes, and the Pebble store's
+// rocksdbSstFileSize). StateStoreWriter.getProgress reports every metric
+// an operator and its provider support, zero or not.
+type Metrics struct {
+	// Operator are BaseStreamingDeduplicateExec.customStatefulOperatorMetrics
+	// after numDroppedDuplicateRows (both stores).
+	Operator []string
+	// HDFS are HDFSBackedStateStoreProvider.supportedCustomMetrics after
+	// its three (the memory store only: the RocksDB provider's have a
+	// rocksdb prefix and are not modelled).
+	HDFS []string
+	// SnapshotLastUploaded: the providers' one instance metric
+	// (supportedInstanceMetrics), SnapshotLastUploaded.partition_<p>_default,
+	// for at most InstanceMetricsToReport partitions.
+	SnapshotLastUploaded bool
+	Cite                 string
+}
+
+// Names of the metrics in the table.
+const (
+	MetricRowsReadDuringEviction   = "numRowsReadDuringEviction"
+	MetricRowsIncrementallyRemoved = "numRowsIncrementallyRemoved"
+	MetricForceSnapshotCount       = "forceSnapshotCount"
+	MetricSnapshotsAutoRepaired    = "numSnapshotsAutoRepaired"
+	// InstanceMetricsToReport is spark.sql.streaming.stateStore.
+	// numStateStoreInstanceMetricsToReport's default (4.1+).
+	InstanceMetricsToReport = 5
+)
+
+// SnapshotLastUploadedNames are the instance metric names getProgress
+// reports for partitions 0..n-1 when every value is the same (-1, no
+// snapshot uploaded): it turns the metrics into a Scala Map of name to
+// value, sorts its entries by value (a stable sort) and keeps the first
+// InstanceMetricsToReport, so ties keep the map's order, HashOrder of the
+// names (up to four entries a Scala Map keeps insertion order, but then
+// all are kept). Sorted by name, as the progress JSON prints them.
+func SnapshotLastUploadedNames(n int) []string {
+	names := make([]string, n)
+	for p := range names {
+		names[p] = fmt.Sprintf("SnapshotLastUploaded.partition_%d_default", p)
+	}
+	if n > InstanceMetricsToReport {
+		names = HashOrder(names, false)[:InstanceMetricsToReport]
+	}
+	sort.Strings(names)
+	return names
 }
 
 // The confs every line from 4.0 pins, with the values a default session
@@ -215,14 +277,36 @@ var table = []Row{
 		Cite: "Spark 3.5 (Scala 2.12): dropDuplicatesWithinWatermark (SPARK-42931); no state checkpoint format v2 (measured: pyspark 3.5.9 pins 10)"},
 	{Line: "4.0", Pinned: base40, FormatV2: true, APIs: apis35,
 		Cite: "Spark 4.0 (Scala 2.13, measured: pyspark 4.0.5 pins 11): state encoding format pinned (SQLConf.STREAMING_STATE_STORE_ENCODING_FORMAT), state checkpoint format v2 (SQLConf.STATE_STORE_CHECKPOINT_FORMAT_VERSION)"},
-	{Line: "4.1", Pinned: base40, FormatV2: true, APIs: apis35, RealTime: realTime41,
-		Cite: "Spark 4.1: the 4.0 confs (measured: pyspark 4.1.1 pins 11)"},
-	{Line: "4.2", Pinned: concat(base40, added42), FormatV2: true, MissingMetadata: true, APIs: apis35, RealTime: realTime41,
-		Cite: "Spark 4.2: StreamingQueryCheckpointMetadata refuses logs without metadata (STREAMING_CHECKPOINT_MISSING_METADATA_FILE, spark.sql.streaming.checkpoint.verifyMetadataExists.enabled); row checksum (measured: pyspark 4.2.1 pins 15)"},
+	{Line: "4.1", Pinned: base40, FormatV2: true, APIs: apis35, RealTime: realTime41, Metrics: metrics41, FileChecksum: true,
+		Cite: "Spark 4.1: the 4.0 confs (measured: pyspark 4.1.1 pins 11); checksum sidecars (ChecksumCheckpointFileManager, spark.sql.streaming.checkpoint.fileChecksum.enabled, default true, for every state file)"},
+	{Line: "4.2", Pinned: concat(base40, added42), FormatV2: true, MissingMetadata: true, APIs: apis35, RealTime: realTime41, Metrics: metrics42,
+		Cite: "Spark 4.2: StreamingQueryCheckpointMetadata refuses logs without metadata (STREAMING_CHECKPOINT_MISSING_METADATA_FILE, spark.sql.streaming.checkpoint.verifyMetadataExists.enabled); row checksum (measured: pyspark 4.2.1 pins 15); StateStoreConf.checkpointFileChecksumEnabled needs checkpointFormatVersion >= 2 (no sidecars for format v1)"},
 	{Line: "4.3", Pinned: concat(base40, added42, added43), FormatV2: true, MissingMetadata: true, KeyOrderConf: true,
-		Known: []Conf{{Key: ConfIncrementalCleanup, Value: "0", Since: "4.3"}}, APIs: apis35, RealTime: realTime43,
+		Known: []Conf{{Key: ConfIncrementalCleanup, Value: "0", Since: "4.3"}}, APIs: apis35, RealTime: realTime43, Metrics: metrics43,
 		Cite: "Spark 4.3: deterministic dropDuplicates key order (spark.sql.dropDuplicates.deterministicKeyOrder.enabled), incremental cleanup (measured: pyspark 4.3.0 pins 17)"},
 }
+
+// metrics41: StateStoreProvider.supportedInstanceMetrics (4.1.0,
+// StateStoreSnapshotLastUploadInstanceMetric, initValue -1) in both
+// providers, reported by StateStoreWriter.getProgress.
+var metrics41 = Metrics{SnapshotLastUploaded: true,
+	Cite: "Spark 4.1: SnapshotLastUploaded.partition_<p>_default (HDFSBackedStateStoreProvider and RocksDBStateStoreProvider.supportedInstanceMetrics; measured: pyspark 4.1.1)"}
+
+// metrics42: the HDFS-backed provider's supportedCustomMetrics add
+// numSnapshotsAutoRepaired and forceSnapshotCount (pyspark 4.2.1's
+// spark-sql jar; 4.1.1's has three).
+var metrics42 = Metrics{SnapshotLastUploaded: true,
+	HDFS: []string{MetricForceSnapshotCount, MetricSnapshotsAutoRepaired},
+	Cite: "Spark 4.2: HDFSBackedStateStoreProvider.supportedCustomMetrics numSnapshotsAutoRepaired, forceSnapshotCount (pyspark 4.2.1's spark-sql jar)"}
+
+// metrics43: BaseStreamingDeduplicateExec.customStatefulOperatorMetrics
+// adds numRowsReadDuringEviction and numRowsIncrementallyRemoved (the
+// EvictionIterator and incremental cleanup; pyspark 4.3.0's spark-sql
+// jar, 4.2.1's has numDroppedDuplicateRows only).
+var metrics43 = Metrics{SnapshotLastUploaded: true,
+	Operator: []string{MetricRowsReadDuringEviction, MetricRowsIncrementallyRemoved},
+	HDFS:     metrics42.HDFS,
+	Cite:     "Spark 4.3: BaseStreamingDeduplicateExec.customStatefulOperatorMetrics numRowsReadDuringEviction, numRowsIncrementallyRemoved (measured: pyspark 4.3.0)"}
 
 func lookup(line string) (Row, bool) {
 	for _, r := range table {

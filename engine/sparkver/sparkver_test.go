@@ -2,6 +2,7 @@ package sparkver
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,65 @@ func TestHashOrder212Interleaves(t *testing.T) {
 	slices.Sort(sb)
 	if !slices.Equal(sa, sb) || len(a) != len(names) {
 		t.Fatalf("names lost: %v %v", a, b)
+	}
+}
+
+// TestMetricsByLine: the customMetrics each line adds, as real pyspark
+// reports them (stateOperators[0].customMetrics of a dropDuplicates over
+// the HDFS-backed store: 4.1.1, 4.2.1 and 4.3.0 measured; 3.5 and 4.0
+// have no instance metrics), and the sidecar rule.
+func TestMetricsByLine(t *testing.T) {
+	for _, c := range []struct {
+		line      string
+		operator  []string
+		hdfs      []string
+		snapshots bool
+		crc       bool
+	}{
+		{"3.5", nil, nil, false, false},
+		{"4.0", nil, nil, false, false},
+		{"4.1", nil, nil, true, true},
+		{"4.2", nil, []string{"forceSnapshotCount", "numSnapshotsAutoRepaired"}, true, false},
+		{"4.3", []string{"numRowsReadDuringEviction", "numRowsIncrementallyRemoved"}, []string{"forceSnapshotCount", "numSnapshotsAutoRepaired"}, true, false},
+	} {
+		r, ok := lookup(c.line)
+		if !ok {
+			t.Fatalf("no row for %s", c.line)
+		}
+		m := r.Metrics
+		if !slices.Equal(m.Operator, c.operator) || !slices.Equal(m.HDFS, c.hdfs) || m.SnapshotLastUploaded != c.snapshots || r.FileChecksum != c.crc {
+			t.Errorf("%s: operator %v hdfs %v snapshots %v crc %v; want %v %v %v %v", c.line,
+				m.Operator, m.HDFS, m.SnapshotLastUploaded, r.FileChecksum, c.operator, c.hdfs, c.snapshots, c.crc)
+		}
+		if (len(m.Operator) > 0 || len(m.HDFS) > 0 || m.SnapshotLastUploaded) && m.Cite == "" {
+			t.Errorf("%s: metrics cite no Spark change", c.line)
+		}
+	}
+}
+
+// TestSnapshotLastUploadedNames: at most five partitions' instance
+// metrics; with seven partitions real pyspark 4.3.0 reported partitions
+// 2 to 6 (all -1), the first five of the names' HashMap order.
+func TestSnapshotLastUploadedNames(t *testing.T) {
+	name := func(ps ...int) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, "SnapshotLastUploaded.partition_"+strconv.Itoa(p)+"_default")
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, c := range []struct {
+		n    int
+		want []string
+	}{
+		{1, name(0)},
+		{2, name(0, 1)},
+		{5, name(0, 1, 2, 3, 4)},
+		{7, name(2, 3, 4, 5, 6)},
+	} {
+		if got := SnapshotLastUploadedNames(c.n); !slices.Equal(got, c.want) {
+			t.Errorf("%d partitions: %v, want %v", c.n, got, c.want)
+		}
 	}
 }

@@ -55,7 +55,8 @@ import (
 // inside the file so that a file and its checksum are replaced by one
 // atomic rename and cannot disagree after a crash, and so that the
 // simulator's sequence of filesystem operations (over which it draws its
-// faults) stays the same. Spark 3.5 and 4.0 have no checksum at all.
+// faults) stays the same. Spark 3.5 and 4.0 have no checksum at all. A
+// run that follows Spark 4.1 writes the sidecars as well (checksum.go).
 
 // ErrCorrupt is wrapped by the errors for a state file that is truncated or
 // malformed.

@@ -147,6 +147,9 @@ type Lifecycle[W any] struct {
 	closed bool
 	stamp  BatchStamp // written into the deltas of the next commits
 	v2     *formatV2  // nil: format v1 (formatv2.go)
+	// checksumNow, when set, writes Spark's checksum sidecars next to the
+	// format-v1 files (checksum.go) with its time.
+	checksumNow func() int64
 }
 
 // slot is the lifecycle's memory of one store ID.
@@ -347,7 +350,7 @@ func (lc *Lifecycle[W]) maintainLocked(id ID, w W, newVersion int64, files Store
 		name := path.Join(dir, lc.names.SnapshotName(newVersion))
 		data, err := lc.backend.Snapshot(w, id, newVersion, lc.stamp)
 		if err == nil {
-			err = fsys.WriteAtomic(lc.fs, name, data)
+			err = lc.writeLocked(name, data)
 		}
 		if err != nil {
 			lc.report(id, fmt.Errorf("write snapshot %s: %w", name, err))
@@ -390,7 +393,7 @@ func (lc *Lifecycle[W]) removeOldLocked(id ID, names []string) {
 	removed := false
 	for _, n := range names {
 		name := path.Join(dir, n)
-		if err := lc.fs.Remove(name); err != nil {
+		if err := lc.removeLocked(name); err != nil {
 			lc.report(id, fmt.Errorf("delete old state file %s: %w", name, err))
 			continue
 		}
@@ -510,7 +513,7 @@ func (b *StoreBase[W]) Commit() (int64, error) {
 		// version). It would shadow the delta we are about to write, so it goes
 		// first, durably.
 		if files.Snapshots[newVersion] {
-			if err := lc.fs.Remove(path.Join(dir, lc.names.SnapshotName(newVersion))); err != nil {
+			if err := lc.removeLocked(path.Join(dir, lc.names.SnapshotName(newVersion))); err != nil {
 				return fail(err)
 			}
 			if err := lc.fs.SyncDir(dir); err != nil {
@@ -519,7 +522,7 @@ func (b *StoreBase[W]) Commit() (int64, error) {
 			delete(files.Snapshots, newVersion)
 		}
 		b.Delta = AppendStampedTrailer(AppendEnd(b.Delta), lc.names.DeltaKind, b.id, newVersion, lc.stamp)
-		if err := fsys.WriteAtomic(lc.fs, path.Join(dir, lc.names.DeltaName(newVersion)), b.Delta); err != nil {
+		if err := lc.writeLocked(path.Join(dir, lc.names.DeltaName(newVersion)), b.Delta); err != nil {
 			return fail(err)
 		}
 		files.Deltas[newVersion] = true

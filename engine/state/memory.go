@@ -87,6 +87,9 @@ func (p *MemoryProvider) Options() MemoryOptions { return p.lc.Options() }
 // SetBatchStamp implements Stamper.
 func (p *MemoryProvider) SetBatchStamp(s BatchStamp) { p.lc.SetBatchStamp(s) }
 
+// EnableFileChecksum implements FileChecksummer.
+func (p *MemoryProvider) EnableFileChecksum(now func() int64) { p.lc.EnableFileChecksum(now) }
+
 // EnableFormatV2 implements CheckpointIDer.
 func (p *MemoryProvider) EnableFormatV2(newID func() string) { p.lc.EnableFormatV2(newID) }
 
