@@ -41,6 +41,9 @@ const (
 	TooFewPartitions     Kind = "state-partitions-too-few"
 	DuplicatesDropped    Kind = "duplicates-dropped"
 	EventTimeInKey       Kind = "event-time-in-key"
+	// RealTimeAtLeastOnce: the query runs in real-time mode, whose rows
+	// reach the sink before the batch commits (a crash re-sends them).
+	RealTimeAtLeastOnce Kind = "real-time-at-least-once"
 	// TableDuplicate: the checkpoint (--checkpoint) holds ids under several
 	// event times, so their events reached the table more than once.
 	TableDuplicate Kind = Kind(check.TableDuplicate)
@@ -53,7 +56,7 @@ const (
 
 // Kinds lists every kind in report order.
 var Kinds = []Kind{ConflictingCopies, CheckpointMismatch, QueryFailed, TableDuplicate, NoWatermark, StateUnbounded, StateOverBound, WatermarkStalled, WatermarkJump,
-	WatermarkRegressed, LateDropped, BatchDurationGrowing, TooFewPartitions, DuplicatesDropped, EventTimeInKey, QueryRestarted, BadLines}
+	WatermarkRegressed, LateDropped, BatchDurationGrowing, TooFewPartitions, DuplicatesDropped, EventTimeInKey, RealTimeAtLeastOnce, QueryRestarted, BadLines}
 
 // Severity: a problem fails the diagnosis (exit 1); a risk is a failure
 // the metrics cannot show, which the checkpoint can (--checkpoint); info
@@ -83,6 +86,9 @@ type Options struct {
 	// and 512 MiB of HDFS-store heap).
 	MaxRowsPerPartition  int64
 	MaxBytesPerPartition int64
+	// RealTimeMs is the query's real-time trigger (--query with trigger:
+	// {real_time: ...}); 0: told from the records (realTimeMode).
+	RealTimeMs int64
 }
 
 // Defaults.
@@ -148,6 +154,12 @@ type Facts struct {
 	DelayMs       int64    `json:"delayMs"`
 	DelayEstimate bool     `json:"delayEstimated"`
 	TriggerMs     int64    `json:"triggerMs"`
+	// RealTime: the query runs in Spark's real-time mode
+	// (trigger(realTime=...)), given by --query or told from the records
+	// (realTimeMode); RealTimeBatchMs is its batch length, the median
+	// batchDuration after each run's first batch.
+	RealTime        bool  `json:"realTime,omitempty"`
+	RealTimeBatchMs int64 `json:"realTimeBatchMs,omitempty"`
 	// InputRate is the mean inputRowsPerSecond of the data batches.
 	InputRate float64 `json:"inputRowsPerSecond"`
 	// DuplicateRate is duplicates dropped / rows in, over every batch.
@@ -351,6 +363,7 @@ func diagnoseQuery(q progress.Query, opt Options) QueryReport {
 	}
 	qr.Batches = len(s.recs)
 	s.facts = s.shape()
+	s.facts.RealTime, s.facts.RealTimeBatchMs = s.realTimeMode()
 	if sb, ok := progress.MeasureStateBytes(s.recs); ok {
 		s.facts.StateBytes = &sb
 	}
@@ -362,7 +375,10 @@ func diagnoseQuery(q progress.Query, opt Options) QueryReport {
 	for i := range s.facts.Operators {
 		s.operator(i)
 	}
-	s.durations()
+	if !s.facts.RealTime {
+		s.durations()
+	}
+	s.realTime()
 	s.restarts()
 	sort.SliceStable(s.out, func(i, j int) bool { return kindIndex(s.out[i].Kind) < kindIndex(s.out[j].Kind) })
 	qr.Finding = s.out

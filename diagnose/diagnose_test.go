@@ -220,3 +220,68 @@ func TestRedteamWatermarkRegressed(t *testing.T) {
 		t.Errorf("a watermark standing still is no regression")
 	}
 }
+
+// TestRealTimeProgress: real Spark 4.3 progress of a real-time query
+// (scripts/diagnose/realtime_progress.py) is told as real-time mode, with
+// its at-least-once risk, and the re-stamp advice does not send the user
+// to dropDuplicatesWithinWatermark, which real-time mode refuses.
+func TestRealTimeProgress(t *testing.T) {
+	l, err := progress.Read([]string{"testdata/realtime/progress.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Diagnose(l, Options{})
+	q := r.Queries[0]
+	if !q.Facts.RealTime || q.Facts.RealTimeBatchMs < 5000 || q.Facts.RealTimeBatchMs > 6000 {
+		t.Fatalf("facts %+v", q.Facts)
+	}
+	f := r.Find(RealTimeAtLeastOnce)
+	if f == nil || f.Severity != Risk || !strings.Contains(f.Message, "at most 46 rows in one batch") {
+		t.Fatalf("real-time finding %+v", f)
+	}
+	e := r.Find(EventTimeInKey)
+	if e == nil || !strings.Contains(e.Advice, "does not run dropDuplicatesWithinWatermark") {
+		t.Fatalf("event-time-in-key advice %+v", e)
+	}
+	if r.Find(BatchDurationGrowing) != nil {
+		t.Fatal("a real-time batch lasts its trigger: no duration finding")
+	}
+	// --query saying so is enough, whatever the records look like.
+	if !diagnoseQuery(l.Queries[0], Options{RealTimeMs: 5000}.withDefaults()).Facts.RealTime {
+		t.Fatal("--query real_time not taken")
+	}
+}
+
+// TestNotRealTime: micro-batches are not taken for real-time mode: the
+// fixtures (1 s triggers), and a slow micro-batch query whose batches last
+// over 5 s but follow their input (no long empty batch, lengths spread).
+func TestNotRealTime(t *testing.T) {
+	for _, dir := range fixtureDirs(t) {
+		l, err := progress.Read([]string{filepath.Join(dir, "progress.jsonl")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := Diagnose(l, Options{}); r.Queries[0].Facts.RealTime || r.Find(RealTimeAtLeastOnce) != nil {
+			t.Errorf("%s: taken for real-time mode", dir)
+		}
+	}
+	op := progress.StateOperator{OperatorName: "dedupe", NumRowsTotal: 10}
+	var recs []progress.Progress
+	at := int64(1_700_000_000_000)
+	for i, d := range []int64{6000, 9000, 12000, 7000, 15000} {
+		recs = append(recs, prog(int64(i), at, 100*int64(i+1), op, progress.EventTime{}, d))
+		at += d
+	}
+	if r := Diagnose(logOf(recs...), Options{}); r.Queries[0].Facts.RealTime {
+		t.Error("slow micro-batches taken for real-time mode")
+	}
+	// The same lengths as real-time batches (5.1-5.4 s, back to back) are.
+	recs = recs[:0]
+	for i, d := range []int64{7000, 5200, 5300, 5100, 5400} {
+		recs = append(recs, prog(int64(i), at, 10, op, progress.EventTime{}, d))
+		at += d + 50
+	}
+	if r := Diagnose(logOf(recs...), Options{}); !r.Queries[0].Facts.RealTime {
+		t.Error("real-time batches not recognised")
+	}
+}

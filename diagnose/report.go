@@ -95,6 +95,9 @@ func (f Facts) describe() string {
 	default:
 		s += ", watermark (delay unknown: it never moved)"
 	}
+	if f.RealTime {
+		s += fmt.Sprintf(", real-time mode (batches of about %s)", durText(f.RealTimeBatchMs))
+	}
 	s += fmt.Sprintf("; %.1f rows/s in, %.2f%% duplicates", f.InputRate, 100*f.DuplicateRate)
 	return s
 }

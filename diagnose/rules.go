@@ -162,8 +162,21 @@ func (s *series) operator(i int) {
 			Message: fmt.Sprintf("%s evicts keys as the watermark passes (%s removed), so the event-time column is in its key: copies are duplicates only when their event times are equal, and a retry re-stamped with a new event time is a new key that reaches the table again, which no metric counts", name, num(o.removed)),
 			Evidence: []string{"operatorName dedupe with eventTime.watermark and numRowsRemoved > 0",
 				"numDroppedDuplicateRows counts only copies with equal event times: re-stamped copies are emitted and counted as new rows"},
-			Advice: adviceRestamp})
+			Advice: s.restampAdvice()})
 	}
+}
+
+// restampAdvice is adviceRestamp, or, in real-time mode (which refuses
+// dropDuplicatesWithinWatermark), what real-time mode leaves.
+func (s *series) restampAdvice() string {
+	if !s.facts.RealTime {
+		return adviceRestamp
+	}
+	return `if producers stamp the event time anew on every retry, copies are different keys and pass; real-time mode (Spark 4.3) ` +
+		`does not run dropDuplicatesWithinWatermark (STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST): keep the event time ` +
+		`out of the key (the state then grows with the keys), dedupe by id where the output topic is read, or run micro-batches with ` +
+		`dropDuplicatesWithinWatermark (seed 000, "Event time in the key, different per retry"); diagnose --checkpoint DIR looks in the ` +
+		`state for ids held under several event times`
 }
 
 // stateGrowth is the checker's state-unbounded rule on the log, with the

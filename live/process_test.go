@@ -154,13 +154,16 @@ func checkRun(t *testing.T, r *result.Run) {
 // liveKfakeCases run in make test against kfake: exactly once through
 // kills at every crash point and at random moments (the Pebble table sink,
 // and the transactional Kafka sink), the plain sink's replay duplicates,
-// and the watermark stall and state bound judged from the engine
-// processes' own progress records.
+// the watermark stall and state bound judged from the engine processes'
+// own progress records, and real-time mode's at-least-once Kafka sink.
 var liveKfakeCases = []liveCase{
 	{scenario: "../scenarios/live/kill-anywhere-table.yaml", armedKills: 5, randomKills: 1, skips: true, droppedAcks: true},
 	{scenario: "../scenarios/live/kill-anywhere-table.yaml", tableSink: "kafka", armedKills: 5, randomKills: 1, skips: true, droppedAcks: true},
 	{scenario: "replay-append-sink", armedKills: 1},
 	{scenario: "quiet-source-stalls-watermark"},
+	// Spark 4.3's real-time mode: rows reach the Kafka sink before the
+	// commit, every kill before it sends them again.
+	{scenario: "real-time-kafka-sink-replay", armedKills: 3},
 }
 
 func TestRunProcessKfake(t *testing.T) {

@@ -245,7 +245,8 @@ func (p *process) loop(ctx context.Context) error {
 		if p.o.MaxBatches > 0 && p.executed >= p.o.MaxBatches {
 			return nil
 		}
-		if !ran && p.o.UntilIdle {
+		// A real-time batch always runs: idle is one that read nothing.
+		if p.o.UntilIdle && (!ran || p.eng.Query().RealTimeMs > 0 && p.eng.LastBatchEmpty()) {
 			return nil
 		}
 		wait := interval - time.Since(began)
