@@ -1114,6 +1114,11 @@ func (e *Engine) progress(id, trigStart int64, input []row.Row, perSource []int6
 		DurationMs:     map[string]int64{"addBatch": dur, "commitOffsets": 0, "getBatch": 0, "latestOffset": 0, "queryPlanning": 0, "triggerExecution": dur, "walCommit": 0},
 		Sink:           SinkProgress{Description: e.cfg.Sink.Description(), NumOutputRows: -1},
 		StateOperators: []OperatorProgress{}}
+	if d, ok := sink.Lookup(e.q.Sink.Kind); ok && d.CountsOutput {
+		// A DataSource V2 sink (WriteToDataSourceV2Exec.commitProgress)
+		// reports the rows it wrote; foreachBatch, a V1 sink, reports -1.
+		p.Sink.NumOutputRows = int64(len(res.Output))
+	}
 	if e.q.Name != "" {
 		name := e.q.Name
 		p.Name = &name

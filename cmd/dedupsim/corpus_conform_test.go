@@ -56,6 +56,10 @@ func conformCorpus() []badCase {
 		e("bad steps before Spark", map[string]string{"q.yaml": cq, "s.jsonl": `{"rows": [{"id":"a","ts":1}` + "\n"},
 			[]string{"--engine", "spark"}, "s.jsonl:1"),
 		e("missing query", map[string]string{"s.jsonl": cs}, []string{"--engine", "spark"}, "q.yaml"),
+		e("real-time mode on Spark", map[string]string{"q.yaml": "spark_version: 4.3.0\ndedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: kafka}\ntrigger: {real_time: 5 seconds}\n", "s.jsonl": cs},
+			[]string{"--engine", "spark"}, "real-time mode (trigger: {real_time: ...}) is not run on Spark by exec"),
+		e("kafka sink on Spark", map[string]string{"q.yaml": "dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: kafka}\n", "s.jsonl": cs},
+			[]string{"--engine", "spark"}, "sink kind kafka is not run on Spark by exec"),
 	)
 	return cases
 }

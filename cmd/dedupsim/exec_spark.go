@@ -48,6 +48,16 @@ func runExecSpark(o execOptions) (err error) {
 	if err := applySparkVersion(q, o.sparkVersion); err != nil {
 		return err
 	}
+	// The runner reads a MemoryStream (no real-time source) into foreachBatch
+	// or Delta sinks: neither real-time mode nor Spark's Kafka sink is
+	// something it can run, and running the query otherwise would compare
+	// another query.
+	if q.RealTime() {
+		return badInput(fmt.Errorf("exec: --engine spark: %s: real-time mode (trigger: {real_time: ...}) is not run on Spark by exec: the runner's source has no real-time mode; run it with --engine dedupsim (spark-semantics §18 gives what was measured on Spark)", o.queryPath))
+	}
+	if q.Sink.Kind == query.SinkKafka {
+		return badInput(fmt.Errorf("exec: --engine spark: %s: sink kind kafka is not run on Spark by exec (it needs a Kafka cluster); run it with --engine dedupsim", o.queryPath))
+	}
 	data, err := os.ReadFile(o.inputPath)
 	if err != nil {
 		return badInput(fmt.Errorf("exec: --input: %w", err))

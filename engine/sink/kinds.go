@@ -104,6 +104,10 @@ type Descriptor struct {
 	// RealTime: the sink is in real-time mode's allowlist
 	// (RealTimeModeAllowlist.allowedSinks).
 	RealTime bool
+	// CountsOutput: Spark's sink is a DataSource V2 table, whose progress
+	// reports numOutputRows (the rows the batch wrote); a foreachBatch
+	// sink (V1) reports -1.
+	CountsOutput bool
 }
 
 var kinds = []Descriptor{
@@ -141,11 +145,12 @@ var kinds = []Descriptor{
 		// The deliveries are the output, as for foreachBatch; what differs
 		// is Spark's side: a sink of its own (KafkaTable), the one of real
 		// time mode.
-		Kind:      KindKafka,
-		New:       func(Settings) Sink { return &ForeachBatch{Forget: true, Desc: SparkKafkaTable} },
-		Durable:   []Durable{{Flag: "plain", Store: Kafka}},
-		SparkSink: SparkKafkaTable,
-		RealTime:  true,
+		Kind:         KindKafka,
+		New:          func(Settings) Sink { return &ForeachBatch{Forget: true, Desc: SparkKafkaTable} },
+		Durable:      []Durable{{Flag: "plain", Store: Kafka}},
+		SparkSink:    SparkKafkaTable,
+		RealTime:     true,
+		CountsOutput: true,
 	},
 }
 

@@ -36,7 +36,7 @@ func TestKinds(t *testing.T) {
 		for _, x := range d.Durable {
 			flags = append(flags, x.Flag)
 		}
-		if d.RealTime != (k == KindKafka) || (d.SparkSink == SparkKafkaTable) != (k == KindKafka) || d.SparkSink == "" {
+		if d.RealTime != (k == KindKafka) || d.CountsOutput != (k == KindKafka) || (d.SparkSink == SparkKafkaTable) != (k == KindKafka) || d.SparkSink == "" {
 			t.Errorf("%s: Spark sink %q, real-time %v", k, d.SparkSink, d.RealTime)
 		}
 		if d.Kind != k || d.HasTable != w.hasTable || d.Versioned != w.versioned || !slices.Equal(d.Options, w.options) || !slices.Equal(flags, w.flags) {
