@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,12 +34,21 @@ func execBoth(t *testing.T, query, steps string, sparkFlags ...string) (eng, sp 
 	t.Helper()
 	bin := binary(t)
 	dir := t.TempDir()
+	// dedupsim runs as the runner's Spark line (its customMetrics, key
+	// order and pinned confs are the line's), as conform runs it.
+	v, err := exec.Command(os.Getenv("DEDUPSIM_SPARK_PYTHON"), "-c", "import pyspark; print(pyspark.__version__)").Output()
+	if err != nil {
+		t.Fatalf("the runner's pyspark version: %v", err)
+	}
+	version := strings.TrimSpace(string(v))
 	outs := map[string]*conform.Outcome{}
 	for _, engine := range []string{"dedupsim", "spark"} {
 		out := filepath.Join(dir, engine+".jsonl")
 		args := []string{"exec", "--engine", engine, "--query", query, "--input", steps, "--out", out}
 		if engine == "spark" {
 			args = append(args, sparkFlags...)
+		} else {
+			args = append(args, "--spark-version", version)
 		}
 		if _, errOut, code := run(bin, args...); code != 0 {
 			t.Fatalf("exec --engine %s: exit %d: %s", engine, code, errOut)
