@@ -87,7 +87,8 @@ type Options struct {
 	MaxRowsPerPartition  int64
 	MaxBytesPerPartition int64
 	// RealTimeMs is the query's real-time trigger (--query with trigger:
-	// {real_time: ...}); 0: told from the records (realTimeMode).
+	// {real_time: ...}); -1: --query runs micro-batches; 0: no --query,
+	// told from the records (realTimeMode).
 	RealTimeMs int64
 }
 

@@ -250,6 +250,10 @@ func TestRealTimeProgress(t *testing.T) {
 	if !diagnoseQuery(l.Queries[0], Options{RealTimeMs: 5000}.withDefaults()).Facts.RealTime {
 		t.Fatal("--query real_time not taken")
 	}
+	// --query without a trigger says micro-batches, whatever the records.
+	if diagnoseQuery(l.Queries[0], Options{RealTimeMs: -1}.withDefaults()).Facts.RealTime {
+		t.Fatal("--query without trigger overridden by the records")
+	}
 }
 
 // TestNotRealTime: micro-batches are not taken for real-time mode: the

@@ -24,6 +24,9 @@ const realTimeMinBatchMs = 5000
 // A micro-batch query slow enough to look like this has batch lengths
 // that follow its input, not a trigger's duration.
 func (s *series) realTimeMode() (bool, int64) {
+	if s.opt.RealTimeMs < 0 {
+		return false, 0 // --query says micro-batches
+	}
 	var lengths []int64
 	median := func() int64 {
 		if len(lengths) == 0 {

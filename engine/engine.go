@@ -291,7 +291,7 @@ func (e *Engine) predecessor(n int64, last checkpoint.Offsets) (checkpoint.Offse
 	// A real-time batch runs whether or not data arrived: two in a row may
 	// hold the same offsets and watermark (exec's clock may not move
 	// between them either).
-	if same && !e.q.RealTime() {
+	if same && !e.q.RealTime() && !e.committedBatch(n) {
 		return prev, checkpoint.Corrupt(name, "identical to %s: two batches never have the same offsets and watermark (a stale copy?)", prevName)
 	}
 	c, err := e.ckpt.ReadCommit(n - 1)
@@ -370,7 +370,11 @@ func (e *Engine) open() error {
 		if err := e.ckpt.PurgeAfter(rs.LatestCommit); err != nil {
 			return err
 		}
-		e.warn(fmt.Sprintf("real-time mode: deleted offsets after the last commit (batch %d); the batch is planned again from there", rs.LatestCommit))
+		if rs.LatestCommit < 0 {
+			e.warn("real-time mode: deleted the offsets of batch 0, which never committed; it is planned again")
+		} else {
+			e.warn(fmt.Sprintf("real-time mode: deleted offsets after the last commit (batch %d); the batch is planned again from there", rs.LatestCommit))
+		}
 		rs.LatestOffsets = rs.LatestCommit
 	}
 	latestOff, latestCommit := rs.LatestOffsets, rs.LatestCommit
@@ -1019,8 +1023,12 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	}
 	if err := e.ckpt.WriteCommit(id, checkpoint.Commit{NextBatchWatermarkMs: next, StateUniqueIDs: ids}); err != nil {
 		// The sink already has the batch: report the execution as one that
-		// died after the sink write (commits/N may or may not persist).
+		// died after the sink write (commits/N may or may not persist); in
+		// real-time mode offsets/N is on disk by then.
 		rec.Crashed = AfterSinkWrite
+		if e.q.RealTime() {
+			rec.Crashed = AfterOffsetsWrite
+		}
 		e.observe(rec)
 		return e.fail(err)
 	}
@@ -1038,6 +1046,15 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	return nil
 }
 
+// committedBatch reports whether commits/n exists. A micro-batch never
+// commits two batches with the same offsets, watermark and timestamp; real
+// time mode may (an empty batch after a data batch), and such a checkpoint
+// restarts as a micro-batch query too.
+func (e *Engine) committedBatch(n int64) bool {
+	_, err := e.ckpt.ReadCommit(n)
+	return err == nil
+}
+
 // realTimeEnd is the end of a real-time batch up to its commit: the state
 // commit's crash point, then offsets/N with the offsets the batch read to.
 func (e *Engine) realTimeEnd(rec *BatchRecord, id int64, end []json.RawMessage, meta checkpoint.Metadata) error {
@@ -1051,7 +1068,10 @@ func (e *Engine) realTimeEnd(rec *BatchRecord, id int64, end []json.RawMessage, 
 		return died(AfterStateCommit)
 	}
 	if err := e.ckpt.WriteOffsets(id, checkpoint.Offsets{Metadata: meta, Sources: end}); err != nil {
-		rec.Crashed = AfterSinkWrite
+		// The sink has the rows and the state is committed; offsets/N may
+		// or may not persist (a restart deletes it either way).
+		rec.Crashed = AfterStateCommit
+		rec.NextWatermarkMs = e.tracker.Current()
 		e.observe(rec)
 		return e.fail(err)
 	}

@@ -680,6 +680,9 @@ func (c Config) prepare() (*prepared, error) {
 		return nil, fmt.Errorf("sim: query: %w", err)
 	}
 	p.q = q
+	if q.RealTime() && q.RealTimeMs > (24*time.Hour).Milliseconds() {
+		return nil, fieldErr("query", "trigger.real_time %s is longer than the simulator's trigger grid allows (24h)", duration.Format(time.Duration(q.RealTimeMs)*time.Millisecond))
+	}
 	if q.RealTime() {
 		// Real-time batches run back to back, each lasting the trigger's
 		// duration (MicroBatchExecution runs RealTimeTrigger with a
@@ -803,6 +806,20 @@ func (c Config) prepare() (*prepared, error) {
 	}
 	if sq.Sink.Kind != q.Sink.Kind {
 		return nil, fieldErr("shape_change_query", "writes sink kind %s, the query sink kind %s: the sink persists across the change, so both write the same kind", sq.Sink.Kind, q.Sink.Kind)
+	}
+	if sq.RealTimeMs != q.RealTimeMs {
+		return nil, fieldErr("shape_change_query", "trigger.real_time %dms, the query's %dms: the simulator's trigger grid is the query's, so both run the same trigger", sq.RealTimeMs, q.RealTimeMs)
+	}
+	if sq.RealTime() {
+		// The real-time checks need the version the scenario gives the
+		// query (FoldSparkVersion moved it there, not here).
+		if sq.SparkVersion.IsZero() && !q.SparkVersion.IsZero() {
+			if err := sq.SetSparkVersion(q.SparkVersion); err != nil {
+				return nil, fmt.Errorf("sim: shape_change_query: %w", err)
+			}
+		} else if err := sq.CheckSparkVersion(); err != nil {
+			return nil, fmt.Errorf("sim: shape_change_query: %w", err)
+		}
 	}
 	p.shape, p.shapeText = sq, text
 	return p, nil

@@ -327,7 +327,7 @@ func (w *world) run() (*history.History, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t >= endMs && (!ran || w.p.q.RealTime() && w.eng.LastBatchEmpty()) && !w.down {
+		if t >= endMs && (!ran || w.eng.Query().RealTimeMs > 0 && w.eng.LastBatchEmpty()) && !w.down {
 			break // a real-time batch always runs: the run ends at one that read nothing
 		}
 		if !w.down {

@@ -34,7 +34,9 @@ wrong with its deduplication, with the evidence and what to change (docs/diagnos
 Findings, per query and stateful operator: no-watermark, state-unbounded (a fitted trend with
 its R², and the time until --memory-budget), state-over-bound, watermark-stalled, watermark-jump
 (future event times), late-dropped, batch-duration-growing, state-partitions-too-few,
-query-failed, conflicting-copies, watermark-regressed (problems); duplicates-dropped, event-time-in-key, real-time-at-least-once, query-restarted, bad-lines (info).
+query-failed, conflicting-copies, watermark-regressed (problems); event-time-in-key,
+real-time-at-least-once (risks the metrics cannot show); duplicates-dropped, query-restarted,
+bad-lines (info).
 
 --out DIR writes report.html (the query's charts), report.json and junit.xml. --emit-scenario
 FILE writes a scenario fitted to the log that reproduces the finding on the simulator (dedupsim
@@ -160,6 +162,9 @@ func (o diagnoseOptions) options() (diagnose.Options, *query.Query, error) {
 			}
 		}
 		opt.RealTimeMs = q.RealTimeMs
+		if opt.RealTimeMs == 0 {
+			opt.RealTimeMs = -1 // the query says micro-batches
+		}
 	}
 	if o.emit != "" {
 		if fi, err := os.Lstat(o.emit); err == nil && !fi.Mode().IsRegular() {

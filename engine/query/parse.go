@@ -650,14 +650,14 @@ func (p *parser) trigger(n *yaml.Node, q *Query) error {
 		if monthBased.MatchString(sc.Value) {
 			return p.errAt(sc, "trigger.real_time", "%q is month-based: Trigger.RealTime takes a fixed duration (seconds, minutes, hours, days)", sc.Value)
 		}
-		ms, err := ParseDelay(sc.Value)
+		micros, err := duration.Interval(sc.Value)
 		if err != nil {
 			return p.errAt(sc, "trigger.real_time", "%v", err)
 		}
-		if ms <= 0 {
+		if micros < 1000 {
 			return p.errAt(sc, "trigger.real_time", "must be a positive interval, got %q", sc.Value)
 		}
-		q.RealTimeMs = ms
+		q.RealTimeMs = micros / 1000
 		q.at().rtLine = f.key.Line
 	}
 	if q.RealTimeMs == 0 {

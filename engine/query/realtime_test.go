@@ -33,6 +33,7 @@ func TestRealTimeRefusals(t *testing.T) {
 			"query.yaml:4: trigger.real_time: [INVALID_STREAMING_REAL_TIME_MODE_TRIGGER_INTERVAL] The real-time trigger interval is set to 2000 ms. This is less than the 5000 ms minimum specified by spark.sql.streaming.realTimeMode.minBatchDuration."},
 		{"month", strings.Replace(ok43, "5 seconds", "1 month", 1), `query.yaml:4: trigger.real_time: "1 month" is month-based`},
 		{"zero", strings.Replace(ok43, "5 seconds", "0 seconds", 1), `query.yaml:4: trigger.real_time: must be a positive interval, got "0 seconds"`},
+		{"negative", strings.Replace(ok43, "5 seconds", "-5 seconds", 1), `query.yaml:4: trigger.real_time: must be a positive interval, got "-5 seconds"`},
 		{"memory store", ok43 + "state_store: memory\n",
 			"query.yaml:5: state_store: [STREAMING_REAL_TIME_MODE.SQL_CONFIGURATION_NOT_SUPPORTED] Streaming real-time mode has the following limitation: The following session configuration(s) are incompatible with Real-Time Mode: 1. spark.sql.streaming.stateStore.providerClass must be org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider."},
 		{"format v1", ok43 + "checkpoint_format_version: 1\n",

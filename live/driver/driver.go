@@ -233,6 +233,12 @@ func (p *process) loop(ctx context.Context) error {
 	if interval <= 0 {
 		interval = 100 * time.Millisecond // idle poll
 	}
+	// A real-time batch always runs: without a trigger interval, batches
+	// are spaced by the query's batch duration, as Spark's are.
+	rt := p.eng.Query().RealTimeMs
+	if rt > 0 && p.o.Trigger <= 0 {
+		interval = time.Duration(rt) * time.Millisecond
+	}
 	for ctx.Err() == nil {
 		began := time.Now()
 		ran, err := p.eng.RunOnce()
@@ -250,7 +256,7 @@ func (p *process) loop(ctx context.Context) error {
 			return nil
 		}
 		wait := interval - time.Since(began)
-		if ran && p.o.Trigger <= 0 {
+		if ran && p.o.Trigger <= 0 && rt == 0 {
 			wait = 0 // no trigger interval: run the next batch at once
 		}
 		select {
