@@ -289,3 +289,34 @@ func TestNotRealTime(t *testing.T) {
 		t.Error("real-time batches not recognised")
 	}
 }
+
+// TestEmittedRealTimeScenario: a real-time log's fitted scenario runs the
+// query in real-time mode on the Kafka sink with a crash after the rows
+// went out, and the simulator shows the copies (sink-replay-duplicate).
+func TestEmittedRealTimeScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator")
+	}
+	in := "testdata/realtime/progress.jsonl"
+	l, err := progress.Read([]string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Diagnose(l, Options{})
+	text, want := Scenario(r, 0, ScenarioHints{Files: []string{in}})
+	if !slices.Equal(want, []string{"sink-replay-duplicate"}) || !strings.Contains(text, "trigger: {real_time: 5 seconds}") ||
+		!strings.Contains(text, "sink: {kind: kafka}") || !strings.Contains(text, "spark_version: 4.3.0") {
+		t.Fatalf("want %v\n%s", want, text)
+	}
+	s, err := scenarios.Parse("realtime.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	run, err := scenarios.Run(s, 1, scenarios.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Passed || run.Report.Find(checkKind("sink-replay-duplicate")) == nil {
+		t.Fatalf("the fitted scenario did not reproduce the copies: %+v\n%s", run.Expect, text)
+	}
+}

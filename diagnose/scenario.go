@@ -179,6 +179,14 @@ func Scenario(r Report, qi int, h ScenarioHints) (string, []string) {
 	}
 	b.WriteString("  The fault below is the one that explains the finding. Keep it under\n")
 	b.WriteString("  scenarios/incidents/ with the fix applied and its expectation turned to absent.\n")
+	if f.RealTime {
+		// Real-time mode (spark-semantics §18): Spark 4.3, the Kafka sink,
+		// the batch duration measured; a crash after the rows went out is
+		// the at-least-once the records cannot show.
+		b.WriteString("  The query runs in real-time mode: a crash after its rows reached the Kafka sink\n")
+		b.WriteString("  sends them again (real-time-at-least-once).\n")
+		b.WriteString("spark_version: 4.3.0\n")
+	}
 	b.WriteString("query:\n")
 	stall := has(WatermarkStalled)
 	nsrc := 1
@@ -201,8 +209,15 @@ func Scenario(r Report, qi int, h ScenarioHints) (string, []string) {
 	default:
 		fmt.Fprintf(&b, "  watermark: {column: %s, delay: %s}\n", w.timeCol, delay)
 	}
-	fmt.Fprintf(&b, "  shuffle_partitions: %d\n  sink: {kind: table}\n", w.partitions)
-	fmt.Fprintf(&b, "trigger_interval: %ds\nfault_phase: 2m\nheal_phase: 1m\n", trigger)
+	if f.RealTime {
+		batch := max(5, (f.RealTimeBatchMs+500)/1000)
+		fmt.Fprintf(&b, "  shuffle_partitions: %d\n  sink: {kind: kafka}\n  trigger: {real_time: %d seconds}\n", w.partitions, batch)
+		trigger = batch
+		b.WriteString("fault_phase: 5m\nheal_phase: 1m\n")
+	} else {
+		fmt.Fprintf(&b, "  shuffle_partitions: %d\n  sink: {kind: table}\n", w.partitions)
+		fmt.Fprintf(&b, "trigger_interval: %ds\nfault_phase: 2m\nheal_phase: 1m\n", trigger)
+	}
 	b.WriteString("sources:\n")
 	if nsrc > 1 && f.HasWatermark {
 		fmt.Fprintf(&b, "  - name: fast\n    rate: {per_sec: %g}\n  - name: slow\n    rate: {per_sec: %g}\n", rate, math.Max(1, math.Round(rate/4)))
@@ -234,15 +249,21 @@ func Scenario(r Report, qi int, h ScenarioHints) (string, []string) {
 	if has(WatermarkJump) {
 		faults = append(faults, "  future-timestamp: {producers_fraction: 0.01, ahead_ms: 365d}")
 	}
+	if f.RealTime {
+		faults = append(faults, "  crash-after-sink-write: {rate: 0.15}")
+	}
 	if len(faults) > 0 {
 		b.WriteString("faults:\n" + strings.Join(faults, "\n") + "\n")
 	}
 	want := reproduces(has)
+	if f.RealTime {
+		want = append(want, "sink-replay-duplicate")
+	}
 	b.WriteString("expect:\n  findings:\n")
 	for _, ck := range want {
 		fmt.Fprintf(&b, "    %s: present\n", ck)
 	}
-	if len(want) == 0 {
+	if len(reproduces(has)) == 0 {
 		for _, ck := range []string{string(StateUnbounded), string(WatermarkStalled), string(LateDropped)} {
 			fmt.Fprintf(&b, "    %s: absent    # diagnose: healthy\n", ck)
 		}
