@@ -871,15 +871,15 @@ func (e *Engine) RunOnce() (bool, error) {
 		}
 		latest = e.committed
 	}
-	for i := range latest {
-		if latest[i] == nil {
-			latest[i] = e.committed[i] // a source with nothing yet (real-time mode runs anyway)
-		}
-	}
 	e.lastEmpty = !hasData
 	id := e.nextBatch
 	meta := checkpoint.Metadata{BatchWatermarkMs: e.tracker.Current(), BatchTimestampMs: e.cfg.Clock.NowMs(), Conf: e.conf, Order: e.confOrder}
 	if e.q.RealTime() {
+		for i := range latest {
+			if latest[i] == nil {
+				latest[i] = e.committed[i] // a source with nothing yet: the batch runs anyway
+			}
+		}
 		// Real-time mode writes offsets/N at the end of the batch
 		// (markMicroBatchStart skips it; markMicroBatchEnd writes it).
 		if id >= MinBatchesToRetain {
