@@ -226,7 +226,7 @@ bench:
 # fails make test instead of the next make bench; the figures mean nothing.
 bench-smoke:
 	@mkdir -p out
-	DEDUPSIM_BENCH_KEYS=100000 $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./engine/... ./sim/... ./cmd/dedupsim/ > out/bench-smoke.txt 2>&1 || { grep -v '^ok\|^PASS\|^goos\|^goarch\|^pkg\|^cpu' out/bench-smoke.txt; exit 1; }
+	DEDUPSIM_BENCH_KEYS=100000 $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./engine/... ./sim/... ./cmd/dedupsim/ ./execpipe/ > out/bench-smoke.txt 2>&1 || { grep -v '^ok\|^PASS\|^goos\|^goarch\|^pkg\|^cpu' out/bench-smoke.txt; exit 1; }
 	@# diagnose at 20 k and 80 k records (-short leaves out the 1 M run of make bench)
 	$(GO) test -count=1 -short -run '^$$' -bench Diagnose -benchtime 1x ./diagnose/ > out/bench-smoke-diagnose.txt 2>&1 || { cat out/bench-smoke-diagnose.txt; exit 1; }
 

@@ -12,7 +12,7 @@ const BenchQuery = "dedup: {api: dropDuplicatesWithinWatermark, keys: [id]}\nwat
 // BenchSteps is the speed comparison's steps file: rows rows in nsteps
 // lines, 5% duplicates (half of them in the same batch, half one batch
 // later, inside the delay). BenchmarkExecVsSpark runs it through dedupsim
-// and Spark; cmd/dedupsim's BenchmarkExec through the exec verb.
+// and Spark; execpipe's BenchmarkExec through the exec pipeline.
 func BenchSteps(rows, nsteps int) []byte {
 	per := rows / nsteps
 	b := make([]byte, 0, rows*60)

@@ -1,4 +1,4 @@
-package main
+package execpipe
 
 import (
 	"encoding/json"
@@ -72,42 +72,46 @@ type expectHook struct {
 	reportDir, queryPath, inputPath string
 	// inputErr is the first error reading an execution's input (no-loss).
 	inputErr error
+	// version and stepSummary are Options.Version and StepSummary.
+	version     string
+	stepSummary func(md []byte, whole string) error
 }
 
 // newExpectHook reads --check's file (bad input: exit 2, before anything
 // runs) and opens --record's temp file; nil when neither is given.
-func newExpectHook(o execOptions, q *query.Query) (*expectHook, error) {
-	if o.reportDir != "" && o.checkPath == "" {
+func newExpectHook(o Options, q *query.Query) (*expectHook, error) {
+	if o.ReportDir != "" && o.CheckPath == "" {
 		return nil, badInput(errors.New("exec: --report writes the result of --check (junit.xml, summary.md): give --check FILE too"))
 	}
-	if fi, err := os.Stat(o.reportDir); o.reportDir != "" && err == nil && !fi.IsDir() {
-		return nil, badInput(fmt.Errorf("exec: --report %s: not a folder", o.reportDir))
+	if fi, err := os.Stat(o.ReportDir); o.ReportDir != "" && err == nil && !fi.IsDir() {
+		return nil, badInput(fmt.Errorf("exec: --report %s: not a folder", o.ReportDir))
 	}
-	if o.checkPath == "" && o.recordPath == "" {
+	if o.CheckPath == "" && o.RecordPath == "" {
 		return nil, nil
 	}
-	h := &expectHook{checkPath: o.checkPath, reportDir: o.reportDir, queryPath: o.queryPath, inputPath: o.inputPath}
+	h := &expectHook{checkPath: o.CheckPath, reportDir: o.ReportDir, queryPath: o.QueryPath, inputPath: o.InputPath,
+		version: o.Version, stepSummary: o.StepSummary}
 	var exp *expect.Expectations
-	if o.checkPath != "" && delta.IsTable(o.checkPath) {
+	if o.CheckPath != "" && delta.IsTable(o.CheckPath) {
 		d, _ := sink.Lookup(q.Sink.Kind)
 		if !d.HasTable {
-			return nil, badInput(fmt.Errorf("exec: --check %s is a Delta table, and the query's sink (%s) keeps no table: use sink kind table, merge or append", o.checkPath, q.Sink.Kind))
+			return nil, badInput(fmt.Errorf("exec: --check %s is a Delta table, and the query's sink (%s) keeps no table: use sink kind table, merge or append", o.CheckPath, q.Sink.Kind))
 		}
-		t, err := delta.ReadKeys(o.checkPath, q.Keys)
+		t, err := delta.ReadKeys(o.CheckPath, q.Keys)
 		if err != nil {
 			return nil, badInput(fmt.Errorf("exec: --check: %w", err))
 		}
 		h.table = t
-	} else if o.checkPath != "" {
+	} else if o.CheckPath != "" {
 		var err error
-		if exp, err = expect.ParseFile(o.checkPath); err != nil {
+		if exp, err = expect.ParseFile(o.CheckPath); err != nil {
 			return nil, badInput(fmt.Errorf("exec: --check: %w", err))
 		}
 	}
-	if o.recordPath != "" {
+	if o.RecordPath != "" {
 		// --record naming --check, --out or an input is refused first, by
-		// refuseOverlap (outpaths.go).
-		rec, err := createRecord(o.recordPath)
+		// the command line (cmd/dedupsim/outpaths.go).
+		rec, err := createRecord(o.RecordPath)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +133,7 @@ func createRecord(path string) (*outFile, error) {
 	}
 	out, err := createOut(path)
 	if err != nil {
-		var ee *exitError
+		var ee *Error
 		if errors.As(err, &ee) {
 			return nil, badInput(fmt.Errorf("exec: --record %s: folder %s does not exist or is not writable", path, filepath.Dir(path)))
 		}
@@ -178,14 +182,14 @@ func (h *expectHook) finish(res *trace.Result) error {
 		return nil
 	}
 	if h.inputErr != nil {
-		return &exitError{code: 1, err: fmt.Errorf("exec: --check: %w", h.inputErr)}
+		return &Error{Code: 1, Err: fmt.Errorf("exec: --check: %w", h.inputErr)}
 	}
 	diffs, err := h.obs.Finish(res.Table, res.HasTable)
 	var tableCheck *reports.Check // --check with a Delta table: one test of its own
 	if err == nil && h.table != nil {
 		var more []string
 		if more, err = tableDiffs(h.table, res.Table); err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("exec: --check: %w", err)}
+			return &Error{Code: 1, Err: fmt.Errorf("exec: --check: %w", err)}
 		}
 		diffs = append(diffs, more...)
 		tableCheck = &reports.Check{Name: "final table holds the Delta table's keys", Where: h.checkPath, Diffs: more}
@@ -194,7 +198,7 @@ func (h *expectHook) finish(res *trace.Result) error {
 		err = h.rec.commit()
 	}
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("exec: --record: %w", err)}
+		return &Error{Code: 1, Err: fmt.Errorf("exec: --record: %w", err)}
 	}
 	if h.checkPath != "" {
 		if err := h.report(tableCheck); err != nil {
@@ -208,7 +212,7 @@ func (h *expectHook) finish(res *trace.Result) error {
 	for _, d := range diffs {
 		fmt.Fprintln(os.Stderr, "  "+d)
 	}
-	return &exitError{code: 1, err: fmt.Errorf("exec: --check %s: %d differences (listed above)", h.checkPath, len(diffs))}
+	return &Error{Code: 1, Err: fmt.Errorf("exec: --check %s: %d differences (listed above)", h.checkPath, len(diffs))}
 }
 
 // discard drops --record's temp file after a failed run.
@@ -216,14 +220,6 @@ func (h *expectHook) discard() {
 	if h != nil && h.rec != nil {
 		h.rec.discard()
 	}
-}
-
-// checkInput is --check as an input: a file, or a Delta table's folder.
-func checkInput(path string) namedPath {
-	if path != "" && delta.IsTable(path) {
-		return readsDir("--check", path)
-	}
-	return readsFile("--check", path)
 }
 
 // report writes --report's junit.xml and summary.md, and appends
@@ -249,7 +245,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 			return outputError(err)
 		}
 		root.Close()
-		ju, err := reports.ChecksJUnit("dedupsim.exec", buildVersion, checks)
+		ju, err := reports.ChecksJUnit("dedupsim.exec", h.version, checks)
 		if err != nil {
 			return err
 		}
@@ -266,8 +262,11 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 	if h.reportDir != "" {
 		whole = filepath.Join(h.reportDir, "summary.md")
 	}
-	if err := appendStepSummary(md, whole); err != nil {
-		return &exitError{code: 1, err: err}
+	if h.stepSummary == nil {
+		return nil
+	}
+	if err := h.stepSummary(md, whole); err != nil {
+		return &Error{Code: 1, Err: err}
 	}
 	return nil
 }

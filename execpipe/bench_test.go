@@ -1,4 +1,4 @@
-package main
+package execpipe
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 )
 
-// BenchmarkExec runs the exec verb in process over the speed comparison's
+// BenchmarkExec runs the exec pipeline in process over the speed comparison's
 // 500k-row trace (conform.BenchSteps, the trace BenchmarkExecVsSpark gives
 // Spark): schema inference, the check pass, the run on a temporary on-disk
 // checkpoint and the JSON Lines output to a file, as `dedupsim exec
@@ -27,7 +27,7 @@ func BenchmarkExec(b *testing.B) {
 	}
 	out := filepath.Join(dir, "out.jsonl")
 	for b.Loop() {
-		if err := runExec(execOptions{queryPath: q, inputPath: s, outPath: out, format: "jsonl", engine: "dedupsim"}); err != nil {
+		if err := Run(Options{QueryPath: q, InputPath: s, OutPath: out, Format: "jsonl", Engine: "dedupsim"}); err != nil {
 			b.Fatal(err)
 		}
 	}
