@@ -18,6 +18,7 @@ import (
 	"github.com/dedupsim/dedupsim/inspect/delta"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
+	"github.com/dedupsim/dedupsim/sweep"
 )
 
 // maxTableDiffs bounds the keys listed by tableDiffs.
@@ -246,7 +247,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 	if h.reportDir != "" {
 		root, err := reports.OpenRunDir(h.reportDir)
 		if err != nil {
-			return outputError(err)
+			return sweep.OutputError(err)
 		}
 		root.Close()
 		ju, err := reports.ChecksJUnit("dedupsim.exec", buildVersion, checks)
@@ -258,7 +259,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 			data []byte
 		}{{"junit.xml", ju}, {"summary.md", md}} {
 			if err := reports.WriteFile(filepath.Join(h.reportDir, f.name), f.data); err != nil {
-				return outputError(err)
+				return sweep.OutputError(err)
 			}
 		}
 	}
@@ -266,7 +267,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 	if h.reportDir != "" {
 		whole = filepath.Join(h.reportDir, "summary.md")
 	}
-	if err := appendStepSummary(md, whole); err != nil {
+	if err := sweep.AppendStepSummary(md, whole); err != nil {
 		return &exitError{code: 1, err: err}
 	}
 	return nil

@@ -478,7 +478,7 @@ var floors = [][]string{
 	{"sim"},
 	{"scenarios", "sizing", "live"},
 	{"reports", "analyze", "shrink"},
-	{"diagnose"},
+	{"diagnose", "sweep"},
 	{"cmd", "docs"},
 }
 
