@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dedupsim/dedupsim/sweep"
 )
 
 // Tests of dedupsim in a user's CI (issue 11.6) and of what it writes
@@ -150,7 +152,7 @@ func TestSweepSameBytesForEveryJ(t *testing.T) {
 	if err := json.Unmarshal(a["replay-append-sink-2/report.json"], &rep); err != nil || rep.Version == "" || rep.Version != version {
 		t.Errorf("report.json version %q, want the binary's %q (%v)", rep.Version, version, err)
 	}
-	var m manifest
+	var m sweep.Manifest
 	if err := json.Unmarshal(a["shard.json"], &m); err != nil {
 		t.Fatal(err)
 	}
@@ -328,16 +330,16 @@ func TestMergeShards(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 	sc := write(t, dir, "short.yaml", scenarioText(t, "short", "", false))
-	sweep := func(out string, extra ...string) {
+	sweepTo := func(out string, extra ...string) {
 		t.Helper()
 		args := append([]string{"sweep", "-q", "--seeds", "5", "--out", filepath.Join(dir, out), sc}, extra...)
 		if stdout, errOut, code := run(bin, args...); code != 0 {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, errOut)
 		}
 	}
-	sweep("whole")
+	sweepTo("whole")
 	for i := range 3 {
-		sweep("s"+strconv.Itoa(i), "--shard", strconv.Itoa(i)+"/3")
+		sweepTo("s"+strconv.Itoa(i), "--shard", strconv.Itoa(i)+"/3")
 	}
 	step := write(t, dir, "step.md", "")
 	merged := filepath.Join(dir, "merged")
@@ -384,7 +386,7 @@ func TestMergeShards(t *testing.T) {
 	if code != 2 {
 		t.Errorf("merging into a shard's folder: exit %d, want 2", code)
 	}
-	sweep("other", "--shard", "1/3", "--first-seed", "2")
+	sweepTo("other", "--shard", "1/3", "--first-seed", "2")
 	fails(2, "are not shards of one sweep: seeds 1+5 and 2+5", shards[0], shards[1], filepath.Join(dir, "other"))
 	// A report folder gone (an artifact cut short), and a run gone from
 	// the manifest.
@@ -392,9 +394,9 @@ func TestMergeShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	fails(1, "the report folder short-2 is missing", shards...)
-	sweep("s1", "--shard", "1/3")
+	sweepTo("s1", "--shard", "1/3")
 	raw, _ := os.ReadFile(filepath.Join(dir, "s0", "shard.json"))
-	var m manifest
+	var m sweep.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +451,7 @@ func TestShardAuto(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", tc.env, code, errOut)
 		}
 		raw, _ := os.ReadFile(filepath.Join(out, "shard.json"))
-		var m manifest
+		var m sweep.Manifest
 		if err := json.Unmarshal(raw, &m); err != nil || m.Shard != tc.shard || m.Shards != tc.of {
 			t.Errorf("%v: shard %d/%d (%v), want %d/%d", tc.env, m.Shard, m.Shards, err, tc.shard, tc.of)
 		}

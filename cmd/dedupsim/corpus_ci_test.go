@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dedupsim/dedupsim/scenarios/result"
+	"github.com/dedupsim/dedupsim/sweep"
 )
 
 // The bad-input corpora of run, sweep, replay and merge: flags and
@@ -147,12 +148,12 @@ func TestReplayBadInput(t *testing.T) {
 
 // manifestText is a valid shard.json for a sweep of scenario x over seeds
 // 1..2 in one shard, changed by mod.
-func manifestText(t *testing.T, mod func(*manifest)) string {
+func manifestText(t *testing.T, mod func(*sweep.Manifest)) string {
 	t.Helper()
-	m := manifest{Format: manifestFormat, Dedupsim: "test", Shard: 0, Shards: 1, FirstSeed: 1, Seeds: 2,
-		Scenarios: []manifestScenario{{Name: "x", File: "x.yaml", Expected: 2, Faults: []string{}, Coverage: map[string]int{}}}}
+	m := sweep.Manifest{Format: sweep.ManifestFormat, Dedupsim: "test", Shard: 0, Shards: 1, FirstSeed: 1, Seeds: 2,
+		Scenarios: []sweep.ManifestScenario{{Name: "x", File: "x.yaml", Expected: 2, Faults: []string{}, Coverage: map[string]int{}}}}
 	for _, seed := range []uint64{1, 2} {
-		m.Runs = append(m.Runs, manifestRun{Dir: "x-" + string(rune('0'+seed)), ElapsedMs: 3, Run: result.Run{Scenario: "x", Seed: seed, Passed: true, Replay: "dedupsim replay --seed 1 x.yaml"}})
+		m.Runs = append(m.Runs, sweep.ManifestRun{Dir: "x-" + string(rune('0'+seed)), ElapsedMs: 3, Run: result.Run{Scenario: "x", Seed: seed, Passed: true, Replay: "dedupsim replay --seed 1 x.yaml"}})
 	}
 	if mod != nil {
 		mod(&m)
@@ -168,15 +169,15 @@ func TestMergeBadInput(t *testing.T) {
 	shard := func(text string) map[string]string {
 		return map[string]string{"a/shard.json": text, "a/x-1/report.json": "{}", "a/x-2/report.json": "{}"}
 	}
-	m := func(mod func(*manifest)) map[string]string { return shard(manifestText(t, mod)) }
+	m := func(mod func(*sweep.Manifest)) map[string]string { return shard(manifestText(t, mod)) }
 	g := []string{"merge", "--out", "$DIR/merged", "$DIR/a"}
 	two := func(a, b string) map[string]string {
 		f := shard(a)
 		f["b/shard.json"] = b
 		return f
 	}
-	half := func(i int) func(*manifest) {
-		return func(m *manifest) {
+	half := func(i int) func(*sweep.Manifest) {
+		return func(m *sweep.Manifest) {
 			m.Shard, m.Shards = i, 2
 			m.Scenarios[0].Expected = 1
 			m.Runs = m.Runs[i : i+1]
@@ -190,29 +191,29 @@ func TestMergeBadInput(t *testing.T) {
 		{name: "not JSON", files: shard("{"), args: g, code: 2, want: []string{"$DIR/a/shard.json: not a shard manifest"}},
 		{name: "trailing data", files: shard(manifestText(t, nil) + " {}"), args: g, code: 2, want: []string{"trailing data"}},
 		{name: "unknown field", files: shard(strings.Replace(manifestText(t, nil), `"format"`, `"extra":1,"format"`, 1)), args: g, code: 2, want: []string{`unknown field "extra"`}},
-		{name: "other format", files: m(func(m *manifest) { m.Format = "dedupsim-shard/9" }), args: g, code: 2, want: []string{"format: \"dedupsim-shard/9\": want \"dedupsim-shard/1\""}},
-		{name: "shard at n", files: m(func(m *manifest) { m.Shard = 1 }), args: g, code: 2, want: []string{"shard: 1: want a shard index in [0, 0]"}},
-		{name: "zero shards", files: m(func(m *manifest) { m.Shards = 0 }), args: g, code: 2, want: []string{"shards: 0: want a number of shards in [1, 100000]"}},
-		{name: "zero seeds", files: m(func(m *manifest) { m.Seeds = 0 }), args: g, code: 2, want: []string{"seeds: firstSeed 1 and seeds 0"}},
-		{name: "seeds overflow", files: m(func(m *manifest) { m.FirstSeed = 1<<63 + 1; m.Seeds = 1 << 63 }), args: g, code: 2, want: []string{"the last at most 2^64-1"}},
-		{name: "more shards than seeds", files: m(func(m *manifest) { m.Shards = 3 }), args: g, code: 2, want: []string{"shards: 3 shards of 2 seeds"}},
-		{name: "no scenarios", files: m(func(m *manifest) { m.Scenarios = nil }), args: g, code: 2, want: []string{"scenarios: none"}},
-		{name: "scenario twice", files: m(func(m *manifest) { m.Scenarios = append(m.Scenarios, m.Scenarios[0]) }), args: g, code: 2, want: []string{`scenarios[1].name: "x" given twice`}},
-		{name: "unsafe scenario name", files: m(func(m *manifest) { m.Scenarios[0].Name = "../x" }), args: g, code: 2, want: []string{"scenarios[0].name", "not a safe folder name"}},
-		{name: "wrong expected count", files: m(func(m *manifest) { m.Scenarios[0].Expected = 3 }), args: g, code: 2, want: []string{"scenarios[0].expected: 3: shard 0/1 of 2 seeds owes 2"}},
-		{name: "negative coverage", files: m(func(m *manifest) { m.Scenarios[0].Coverage["f"] = -1 }), args: g, code: 2, want: []string{"scenarios[0].coverage.f: -1"}},
-		{name: "run of another scenario", files: m(func(m *manifest) { m.Runs[0].Scenario = "y" }), args: g, code: 2, want: []string{`runs[0].scenario: "y" is not a scenario of the sweep`}},
-		{name: "seed outside the sweep", files: m(func(m *manifest) { m.Runs[1].Seed = 3 }), args: g, code: 2, want: []string{"runs[1].seed: 3 is not a seed of shard 0/1"}},
-		{name: "seed of another shard", files: m(func(m *manifest) { half(0)(m); m.Runs[0].Seed = 2 }), args: g, code: 2, want: []string{"runs[0].seed: 2 is not a seed of shard 0/2"}},
-		{name: "run twice", files: m(func(m *manifest) { m.Runs[1] = m.Runs[0] }), args: g, code: 2, want: []string{"runs[1]: x seed 1 given twice"}},
-		{name: "run folder elsewhere", files: m(func(m *manifest) { m.Runs[0].Dir = "../../etc" }), args: g, code: 2, want: []string{`runs[0].dir: "../../etc": want "x-1"`}},
-		{name: "negative elapsed", files: m(func(m *manifest) { m.Runs[0].ElapsedMs = -1 }), args: g, code: 2, want: []string{"runs[0].elapsedMs: -1"}},
-		{name: "different versions", files: two(manifestText(t, half(0)), manifestText(t, func(m *manifest) { half(1)(m); m.Dedupsim = "other" })),
+		{name: "other format", files: m(func(m *sweep.Manifest) { m.Format = "dedupsim-shard/9" }), args: g, code: 2, want: []string{"format: \"dedupsim-shard/9\": want \"dedupsim-shard/1\""}},
+		{name: "shard at n", files: m(func(m *sweep.Manifest) { m.Shard = 1 }), args: g, code: 2, want: []string{"shard: 1: want a shard index in [0, 0]"}},
+		{name: "zero shards", files: m(func(m *sweep.Manifest) { m.Shards = 0 }), args: g, code: 2, want: []string{"shards: 0: want a number of shards in [1, 100000]"}},
+		{name: "zero seeds", files: m(func(m *sweep.Manifest) { m.Seeds = 0 }), args: g, code: 2, want: []string{"seeds: firstSeed 1 and seeds 0"}},
+		{name: "seeds overflow", files: m(func(m *sweep.Manifest) { m.FirstSeed = 1<<63 + 1; m.Seeds = 1 << 63 }), args: g, code: 2, want: []string{"the last at most 2^64-1"}},
+		{name: "more shards than seeds", files: m(func(m *sweep.Manifest) { m.Shards = 3 }), args: g, code: 2, want: []string{"shards: 3 shards of 2 seeds"}},
+		{name: "no scenarios", files: m(func(m *sweep.Manifest) { m.Scenarios = nil }), args: g, code: 2, want: []string{"scenarios: none"}},
+		{name: "scenario twice", files: m(func(m *sweep.Manifest) { m.Scenarios = append(m.Scenarios, m.Scenarios[0]) }), args: g, code: 2, want: []string{`scenarios[1].name: "x" given twice`}},
+		{name: "unsafe scenario name", files: m(func(m *sweep.Manifest) { m.Scenarios[0].Name = "../x" }), args: g, code: 2, want: []string{"scenarios[0].name", "not a safe folder name"}},
+		{name: "wrong expected count", files: m(func(m *sweep.Manifest) { m.Scenarios[0].Expected = 3 }), args: g, code: 2, want: []string{"scenarios[0].expected: 3: shard 0/1 of 2 seeds owes 2"}},
+		{name: "negative coverage", files: m(func(m *sweep.Manifest) { m.Scenarios[0].Coverage["f"] = -1 }), args: g, code: 2, want: []string{"scenarios[0].coverage.f: -1"}},
+		{name: "run of another scenario", files: m(func(m *sweep.Manifest) { m.Runs[0].Scenario = "y" }), args: g, code: 2, want: []string{`runs[0].scenario: "y" is not a scenario of the sweep`}},
+		{name: "seed outside the sweep", files: m(func(m *sweep.Manifest) { m.Runs[1].Seed = 3 }), args: g, code: 2, want: []string{"runs[1].seed: 3 is not a seed of shard 0/1"}},
+		{name: "seed of another shard", files: m(func(m *sweep.Manifest) { half(0)(m); m.Runs[0].Seed = 2 }), args: g, code: 2, want: []string{"runs[0].seed: 2 is not a seed of shard 0/2"}},
+		{name: "run twice", files: m(func(m *sweep.Manifest) { m.Runs[1] = m.Runs[0] }), args: g, code: 2, want: []string{"runs[1]: x seed 1 given twice"}},
+		{name: "run folder elsewhere", files: m(func(m *sweep.Manifest) { m.Runs[0].Dir = "../../etc" }), args: g, code: 2, want: []string{`runs[0].dir: "../../etc": want "x-1"`}},
+		{name: "negative elapsed", files: m(func(m *sweep.Manifest) { m.Runs[0].ElapsedMs = -1 }), args: g, code: 2, want: []string{"runs[0].elapsedMs: -1"}},
+		{name: "different versions", files: two(manifestText(t, half(0)), manifestText(t, func(m *sweep.Manifest) { half(1)(m); m.Dedupsim = "other" })),
 			args: append(g, "$DIR/b"), code: 2, want: []string{"not shards of one sweep: dedupsim versions \"test\" and \"other\""}},
-		{name: "different scenarios", files: two(manifestText(t, half(0)), manifestText(t, func(m *manifest) { half(1)(m); m.Scenarios[0].File = "elsewhere/x.yaml" })),
+		{name: "different scenarios", files: two(manifestText(t, half(0)), manifestText(t, func(m *sweep.Manifest) { half(1)(m); m.Scenarios[0].File = "elsewhere/x.yaml" })),
 			args: append(g, "$DIR/b"), code: 2, want: []string{"other scenarios"}},
 		{name: "different shard counts", files: two(manifestText(t, half(0)), manifestText(t, nil)), args: append(g, "$DIR/b"), code: 2, want: []string{"2 and 1 shards"}},
-		{name: "swarm in one", files: two(manifestText(t, half(0)), manifestText(t, func(m *manifest) { half(1)(m); m.Swarm = true })),
+		{name: "swarm in one", files: two(manifestText(t, half(0)), manifestText(t, func(m *sweep.Manifest) { half(1)(m); m.Swarm = true })),
 			args: append(g, "$DIR/b"), code: 2, want: []string{"swarm mode on in one"}},
 		{name: "shard twice", files: two(manifestText(t, nil), manifestText(t, nil)), args: append(g, "$DIR/b"), code: 2, want: []string{"shard 0/1 given twice: $DIR/a and $DIR/b"}},
 		{name: "out is a shard", files: m(nil), args: []string{"merge", "--out", "$DIR/a", "$DIR/a"}, code: 2, want: []string{"--out $DIR/a is the shard folder $DIR/a"}},
@@ -220,9 +221,9 @@ func TestMergeBadInput(t *testing.T) {
 		{name: "out empty", args: []string{"merge", "--out", "", "$DIR"}, code: 2, want: []string{`--out ""`}},
 		{name: "misspelt out flag", args: []string{"merge", "--ot", "x", "$DIR"}, code: 2, want: []string{"unknown flag: --ot (did you mean --out?)"}},
 		{name: "a shard missing", files: m(half(0)), args: g, code: 1, want: []string{"shards missing: 1/2"}},
-		{name: "a seed missing", files: m(func(m *manifest) { m.Runs = m.Runs[1:] }), args: g, code: 1, want: []string{"x: 1 of 2 seeds missing, the first 1"}},
-		{name: "stopped early", files: m(func(m *manifest) { m.Stopped = "sim: seed 2 at 5ms: boom" }), args: g, code: 1, want: []string{"stopped before its last seed: sim: seed 2 at 5ms: boom"}},
-		{name: "failed run", files: m(func(m *manifest) {
+		{name: "a seed missing", files: m(func(m *sweep.Manifest) { m.Runs = m.Runs[1:] }), args: g, code: 1, want: []string{"x: 1 of 2 seeds missing, the first 1"}},
+		{name: "stopped early", files: m(func(m *sweep.Manifest) { m.Stopped = "sim: seed 2 at 5ms: boom" }), args: g, code: 1, want: []string{"stopped before its last seed: sim: seed 2 at 5ms: boom"}},
+		{name: "failed run", files: m(func(m *sweep.Manifest) {
 			m.Runs[1].Passed = false
 			m.Runs[1].Expect = []result.Expectation{{Finding: "exactly-once", Want: "true", Got: 0, OK: false}}
 		}), args: g, code: 1, want: []string{"1 of 2 runs did not meet their expectations: x (seed 2)"}},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/execpipe"
 	"github.com/dedupsim/dedupsim/inspect/delta"
+	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -70,7 +71,7 @@ func runExec(o execpipe.Options) error {
 		return err
 	}
 	o.Version = buildVersion
-	o.StepSummary = appendStepSummary
+	o.StepSummary = sweep.AppendStepSummary
 	return execStatus(execpipe.Run(o))
 }
 

@@ -23,6 +23,10 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// ExitStatus is the exit status, as the *sweep.Error the verbs of a batch
+// return has one.
+func (e *exitError) ExitStatus() int { return e.code }
+
 func badInput(err error) error { return &exitError{code: 2, err: err} }
 
 func newRoot() *cobra.Command {
@@ -61,9 +65,10 @@ func main() {
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "dedupsim: "+oneLine(root, err))
 		code = 2 // cobra's own errors are usage errors: bad input
-		var ee *exitError
+		// *exitError, or the *sweep.Error of a batch's verbs.
+		var ee interface{ ExitStatus() int }
 		if errors.As(err, &ee) {
-			code = ee.code
+			code = ee.ExitStatus()
 		}
 	}
 	for i := len(atExit) - 1; i >= 0; i-- {

@@ -173,7 +173,7 @@ func batchOutputs(dir string) []namedPath {
 // refuseRunFolders refuses a scenario file that lies inside a report
 // folder the run writes: <out>/<scenario>-<seed>/ of any scenario of list
 // and any seed the run may give (seedIn), whose reports are replaced, whose
-// history is removed and whose live/ is emptied (runDir, writeRun,
+// history is removed and whose live/ is emptied (sweep.RunDir, sweep.WriteRun,
 // freshLiveDir). batchOutputs covers the files at the top of --out; a
 // folder of scenarios inside --out stays allowed.
 func refuseRunFolders(verb, out string, list []*scenarios.Scenario, seedIn func(uint64) bool) error {

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
+	"github.com/dedupsim/dedupsim/sweep"
 )
 
 // TestRedteamMerge: a shard manifest that contradicts itself (issue 25
@@ -23,7 +21,7 @@ func TestRedteamMerge(t *testing.T) {
 	}
 	// run 2 expects no lost event; its report counts got of them.
 	m := func(passed bool, e result.Expectation, rep check.Report) map[string]string {
-		return shard(manifestText(t, func(m *manifest) {
+		return shard(manifestText(t, func(m *sweep.Manifest) {
 			m.Runs[1].Passed = passed
 			m.Runs[1].Expect = []result.Expectation{e}
 			m.Runs[1].Report = rep
@@ -65,46 +63,4 @@ func TestRedteamMerge(t *testing.T) {
 			want: []string{"1 of 2 runs did not meet their expectations: x (seed 2)"}},
 	}
 	t.Logf("merge red-team: %d cases", badInputCorpus(t, cases))
-}
-
-// FuzzManifest: any shard.json is refused or accepted without a panic, and
-// an accepted one never holds a run whose passed is not "every
-// expectation ok" (issue 25: the contradiction merged green).
-func FuzzManifest(f *testing.F) {
-	seed := func(mod func(*manifest)) []byte {
-		m := manifest{Format: manifestFormat, Dedupsim: "test", Shard: 0, Shards: 1, FirstSeed: 1, Seeds: 1,
-			Scenarios: []manifestScenario{{Name: "x", File: "x.yaml", Expected: 1, Faults: []string{}, Coverage: map[string]int{}}},
-			Runs:      []manifestRun{{Dir: "x-1", Run: result.Run{Scenario: "x", Seed: 1, Passed: true}}}}
-		mod(&m)
-		b, _ := json.Marshal(m)
-		return b
-	}
-	f.Add(seed(func(m *manifest) {}))
-	f.Add(seed(func(m *manifest) {
-		m.Runs[0].Expect = []result.Expectation{{Finding: "lost", Want: "absent", Got: 1, OK: false}}
-	}))
-	f.Add(seed(func(m *manifest) {
-		m.Runs[0].Passed = false
-		m.Runs[0].Expect = []result.Expectation{{Finding: "exactly-once", Want: "true", Got: 0, OK: false}}
-	}))
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(dir, "shard.json")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		m, err := readManifest(p)
-		if err != nil {
-			return
-		}
-		for i, r := range m.Runs {
-			all := true
-			for _, e := range r.Expect {
-				all = all && e.OK
-			}
-			if r.Passed != all {
-				t.Fatalf("runs[%d]: passed %v accepted with expectations %+v", i, r.Passed, r.Expect)
-			}
-		}
-	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/dedupsim/dedupsim/shrink"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -89,8 +90,8 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 		return &exitError{code: 1, err: err}
 	}
 	r.Elapsed, r.Version = time.Since(start), buildVersion
-	if _, err := writeRun(o.out, r, true); err != nil {
-		return outputError(err)
+	if _, err := sweep.WriteRun(o.out, r, true); err != nil {
+		return sweep.OutputError(err)
 	}
 	printRun(w, r)
 	h, err := json.Marshal(r.History)
@@ -99,8 +100,8 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 	}
 	sum := sha256.Sum256(h)
 	fmt.Fprintf(w, "history sha256 %s\n", hex.EncodeToString(sum[:]))
-	runs := []*result.Run{summarize(r)}
-	if err := writeOutputs(o.out, runs, nil, false); err != nil {
+	runs := []*result.Run{sweep.Summarize(r)}
+	if err := sweep.WriteOutputs(o.out, runs, nil, false); err != nil {
 		return err
 	}
 	if o.export {
@@ -115,7 +116,7 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 			return err
 		}
 	}
-	return failed(runs)
+	return sweep.Failed(runs)
 }
 
 // replayScenario checks replay's flags and loads its one scenario: every
@@ -124,7 +125,7 @@ func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
 	if err := refuseOverlap("replay", []namedPath{readsFile("the scenario", arg)}, append(writesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl"), batchOutputs(o.out)...)); err != nil {
 		return nil, err
 	}
-	if err := checkOut("replay", o.out); err != nil {
+	if err := sweep.CheckOut("replay", o.out); err != nil {
 		return nil, err
 	}
 	if o.export {
@@ -142,7 +143,7 @@ func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRunName(list[0].Name); err != nil {
+	if err := sweep.CheckRunName(list[0].Name); err != nil {
 		return nil, fmt.Errorf("%s: %w", scenarios.Ref(list[0]), err)
 	}
 	if err := refuseRunFolders("replay", o.out, list, func(s uint64) bool { return s == o.seed }); err != nil {
@@ -198,7 +199,7 @@ func exportRun(w io.Writer, dir string, cfg sim.Config, h *history.History, repl
 			sub = filepath.Join(dir, "checkpoint-"+strconv.Itoa(k))
 			root, err := reports.OpenRunDir(sub)
 			if err != nil {
-				return outputError(err)
+				return sweep.OutputError(err)
 			}
 			root.Close()
 		}
@@ -209,7 +210,7 @@ func exportRun(w io.Writer, dir string, cfg sim.Config, h *history.History, repl
 			data []byte
 		}{{q, qy}, {s, st}} {
 			if err := reports.WriteFile(f.path, append(from[:len(from):len(from)], f.data...)); err != nil {
-				return outputError(err)
+				return sweep.OutputError(err)
 			}
 		}
 		what := "exec pair"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/dedupsim/dedupsim/sweep"
 )
 
 // TestReplayExportReproducesBatches: `replay --export DIR` writes exec pairs
@@ -46,7 +47,7 @@ func TestReplayExportReproducesBatches(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("replay: exit %d\n%s%s", code, stdout, errOut)
 			}
-			h := readHistory(t, filepath.Join(out, tc.scenario+"-"+seed, historyFile))
+			h := readHistory(t, filepath.Join(out, tc.scenario+"-"+seed, sweep.HistoryFile))
 			epochs := checkpointEpochs(h)
 			if len(epochs) != tc.checkpoints {
 				t.Fatalf("the run used %d checkpoints, want %d", len(epochs), tc.checkpoints)

@@ -23,6 +23,7 @@ import (
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -133,10 +134,10 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	bo := batchOptions{out: o.out, jobs: o.bf.jobs, keepHistory: o.bf.keepHistory, canSkip: len(list) > 1,
-		exec: simExec(o.swarm, o.bf.strict)}
+	bo := sweep.Options{Out: o.out, Jobs: o.bf.jobs, KeepHistory: o.bf.keepHistory, CanSkip: len(list) > 1,
+		Exec: sweep.SimExec(o.swarm, o.bf.strict), Version: buildVersion}
 	if o.kafka == "" {
-		if err := refuseUnrunnable(list, o.swarm, bo.canSkip); err != nil {
+		if err := refuseUnrunnable(list, o.swarm, bo.CanSkip); err != nil {
 			return err
 		}
 		if !o.bf.quiet {
@@ -168,8 +169,8 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 		}
 		defer cluster.Close()
 		lo := o.lo
-		bo.jobs = 1
-		bo.exec = func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
+		bo.Jobs = 1
+		bo.Exec = func(ctx context.Context, s *scenarios.Scenario, seed uint64) (*result.Run, error) {
 			return runKafka(ctx, cluster, lo, s, seed)
 		}
 	}
@@ -209,33 +210,33 @@ type runTally struct {
 // runList runs every scenario of list with seed on o's workers, prints each
 // result as it comes (one scenario) or a table at the end (several), and
 // writes the reports over all runs.
-func runList(cmd *cobra.Command, list []*scenarios.Scenario, seed uint64, o batchOptions, bf batchFlags) error {
+func runList(cmd *cobra.Command, list []*scenarios.Scenario, seed uint64, o sweep.Options, bf batchFlags) error {
 	prog := newProgress(cmd.ErrOrStderr(), bf.quiet, "run", uint64(len(list)), bf.interval)
 	var t runTally
 	i := 0
-	next := func() (batchJob, bool) {
+	next := func() (sweep.Job, bool) {
 		if i == len(list) {
-			return batchJob{}, false
+			return sweep.Job{}, false
 		}
 		i++
-		return batchJob{seq: uint64(i - 1), s: list[i-1], seed: seed}, true
+		return sweep.Job{Seq: uint64(i - 1), Scenario: list[i-1], Seed: seed}, true
 	}
-	runErr := runBatch(cmd.Context(), o, next, func(r batchResult) {
-		if r.skip != nil {
+	runErr := sweep.RunBatch(cmd.Context(), o, next, func(r sweep.Result) {
+		if r.Skip != nil {
 			prog.add(true)
-			t.skipped = append(t.skipped, r.job.s.Name)
-			prog.print(cmd.ErrOrStderr(), func(w io.Writer) { fmt.Fprintf(w, "dedupsim run: SKIP %s: %v\n", r.job.s.Name, r.skip) })
+			t.skipped = append(t.skipped, r.Job.Scenario.Name)
+			prog.print(cmd.ErrOrStderr(), func(w io.Writer) { fmt.Fprintf(w, "dedupsim run: SKIP %s: %v\n", r.Job.Scenario.Name, r.Skip) })
 			return
 		}
-		prog.add(r.run.Passed)
-		t.runs = append(t.runs, r.run)
-		t.entries = append(t.entries, reports.IndexEntry{Run: r.run, Dir: r.dir})
+		prog.add(r.Run.Passed)
+		t.runs = append(t.runs, r.Run)
+		t.entries = append(t.entries, reports.IndexEntry{Run: r.Run, Dir: r.Dir})
 		if len(list) == 1 {
-			prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.run) })
+			prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.Run) })
 		}
 	})
 	prog.finish()
-	return finishRun(cmd.OutOrStdout(), o.out, len(list) > 1, t, runErr)
+	return finishRun(cmd.OutOrStdout(), o.Out, len(list) > 1, t, runErr)
 }
 
 // finishRun prints what a batch of run skipped, the table of several runs
@@ -259,14 +260,14 @@ func finishRun(w io.Writer, out string, several bool, t runTally, runErr error) 
 			}
 		}
 	}
-	if err := writeOutputs(out, t.runs, t.entries, true); err != nil {
+	if err := sweep.WriteOutputs(out, t.runs, t.entries, true); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "reports: %s\n", filepath.Join(out, "index.html"))
 	if runErr != nil {
 		return runErr
 	}
-	return failed(t.runs)
+	return sweep.Failed(t.runs)
 }
 
 // checkRunFlags refuses run's flags out of their domain, and the --kafka
@@ -312,7 +313,7 @@ func checkRunFlags(cmd *cobra.Command, o runOptions) error {
 	if err := o.bf.check("run"); err != nil {
 		return err
 	}
-	return checkOut("run", o.out)
+	return sweep.CheckOut("run", o.out)
 }
 
 // strictUsage is the help of --strict, the same for run, sweep and replay.
@@ -328,7 +329,7 @@ type batchFlags struct {
 }
 
 func (b *batchFlags) register(cmd *cobra.Command) {
-	cmd.Flags().IntVarP(&b.jobs, "jobs", "j", defaultJobs(), "runs at once (default: the number of CPUs); every report is the same whatever the number")
+	cmd.Flags().IntVarP(&b.jobs, "jobs", "j", sweep.DefaultJobs(), "runs at once (default: the number of CPUs); every report is the same whatever the number")
 	cmd.Flags().BoolVarP(&b.quiet, "quiet", "q", false, "no progress on standard error")
 	cmd.Flags().BoolVar(&b.strict, "strict", false, strictUsage)
 	cmd.Flags().BoolVar(&b.keepHistory, "keep-history", false, "keep history.json.gz for every run (by default only runs that miss their expectations keep theirs)")
@@ -337,7 +338,7 @@ func (b *batchFlags) register(cmd *cobra.Command) {
 }
 
 func (b batchFlags) check(verb string) error {
-	if err := checkJobs(verb, b.jobs); err != nil {
+	if err := sweep.CheckJobs(verb, b.jobs); err != nil {
 		return err
 	}
 	if b.interval < time.Millisecond || b.interval > time.Hour {
@@ -360,7 +361,7 @@ func memoryBudgetFlag(cmd *cobra.Command, v *string) {
 // memory the prediction is of) allows for each.
 func checkScenarios(list []*scenarios.Scenario, memBudget string, swarm bool, atOnce int, softLimit bool) (string, error) {
 	for _, s := range list {
-		if err := checkRunName(s.Name); err != nil {
+		if err := sweep.CheckRunName(s.Name); err != nil {
 			return "", fmt.Errorf("%s: %w", scenarios.Ref(s), err)
 		}
 	}
@@ -473,7 +474,7 @@ func runKafka(ctx context.Context, cluster live.Cluster, o liveOptions, s *scena
 // engine processes, refusing a report folder that is a link (the removal
 // would reach its target).
 func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error) {
-	run, err := runDir(out, &result.Run{Scenario: s.Name, Seed: seed})
+	run, err := sweep.RunDir(out, &result.Run{Scenario: s.Name, Seed: seed})
 	if err != nil {
 		return "", err
 	}

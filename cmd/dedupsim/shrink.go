@@ -13,6 +13,7 @@ import (
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/shrink"
 	"github.com/dedupsim/dedupsim/sim/check"
+	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -128,7 +129,7 @@ func runShrink(w io.Writer, s *scenarios.Scenario, seed uint64, dir string, budg
 	}
 	root, err := reports.OpenRunDir(dir)
 	if err != nil {
-		return outputError(err)
+		return sweep.OutputError(err)
 	}
 	root.Close()
 	for _, f := range []struct {
@@ -136,7 +137,7 @@ func runShrink(w io.Writer, s *scenarios.Scenario, seed uint64, dir string, budg
 		data []byte
 	}{{"query.yaml", r.Query}, {"steps.jsonl", r.Steps}, {"expected.jsonl", r.Expected}, {"scenario.yaml", r.ScenarioYAML}, {"story.md", []byte(r.Story)}} {
 		if err := reports.WriteFile(filepath.Join(dir, f.name), f.data); err != nil {
-			return outputError(err)
+			return sweep.OutputError(err)
 		}
 	}
 	q, st, ex := filepath.Join(dir, "query.yaml"), filepath.Join(dir, "steps.jsonl"), filepath.Join(dir, "expected.jsonl")

@@ -483,7 +483,7 @@ var floors = [][]string{
 	{"sim"},
 	{"scenarios", "sizing", "live"},
 	{"reports", "analyze", "shrink"},
-	{"diagnose", "execpipe"},
+	{"diagnose", "execpipe", "sweep"},
 	{"cmd", "docs"},
 }
 

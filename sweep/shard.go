@@ -1,13 +1,10 @@
-package main
+package sweep
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
 // Sharding: shard i of n runs the seeds FIRST+k for k = i, i+n, i+2n, ...
@@ -30,9 +27,9 @@ const (
 // Indexed Job at most 100,000 completions).
 const maxShards = 100_000
 
-// parseShard reads --shard: "i/n" (0 <= i < n) or "auto" (the environment,
-// through getenv).
-func parseShard(s string, getenv func(string) string) (int, int, error) {
+// ParseShard reads --shard: "i/n" (0 <= i < n) or "auto" (the environment,
+// through getenv), and returns i and n.
+func ParseShard(s string, getenv func(string) string) (int, int, error) {
 	if s == "auto" {
 		return shardFromEnv(getenv)
 	}
@@ -124,8 +121,9 @@ func (c *seedCursor) next() (uint64, bool) {
 	return c.first + c.k, true
 }
 
-// checkSeedRange refuses a sweep whose last seed would pass 2^64-1.
-func checkSeedRange(first, seeds uint64) error {
+// CheckSeedRange refuses a sweep of seeds seeds from first: none, or a
+// last seed that would pass 2^64-1.
+func CheckSeedRange(first, seeds uint64) error {
 	if seeds == 0 {
 		return fmt.Errorf("sweep: --seeds N (N >= 1) is required")
 	}
@@ -133,60 +131,4 @@ func checkSeedRange(first, seeds uint64) error {
 		return fmt.Errorf("sweep: --first-seed %d with --seeds %d would pass the largest seed, %d: want first-seed + seeds - 1 <= %d", first, seeds, uint64(math.MaxUint64), uint64(math.MaxUint64))
 	}
 	return nil
-}
-
-// The shard manifest, shard.json, is what `dedupsim merge` reads: the sweep
-// it belongs to (scenarios, seeds, shard i of n, the binary's version), the
-// seeds this shard owed per scenario with the faults fired, and a summary
-// of every run in job order.
-
-const manifestFormat = "dedupsim-shard/1"
-
-type manifest struct {
-	Format string `json:"format"`
-	// Dedupsim is the version line of the binary that ran the shard;
-	// merge refuses shards of different binaries.
-	Dedupsim  string             `json:"dedupsim"`
-	Shard     int                `json:"shard"`
-	Shards    int                `json:"shards"`
-	FirstSeed uint64             `json:"firstSeed"`
-	Seeds     uint64             `json:"seeds"` // of the whole sweep; this shard ran its share
-	Swarm     bool               `json:"swarm"`
-	Strict    bool               `json:"strict,omitempty"`
-	Scenarios []manifestScenario `json:"scenarios"`
-	Runs      []manifestRun      `json:"runs"`
-	// Stopped says why the shard stopped before its last seed (an engine
-	// failure, bad input): its runs are then incomplete.
-	Stopped string `json:"stopped,omitempty"`
-}
-
-type manifestScenario struct {
-	Name string `json:"name"`
-	// File is the scenario's file, or catalogue:<name>.yaml.
-	File string `json:"file"`
-	// Expected is how many seeds this shard owed the scenario.
-	Expected uint64 `json:"expected"`
-	// Faults are the faults the scenario asks for: each must fire in some
-	// seed of the whole sweep.
-	Faults []string `json:"faults"`
-	// Coverage counts what fired over this shard's runs of the scenario.
-	Coverage map[string]int `json:"coverage"`
-}
-
-type manifestRun struct {
-	// Dir is the run's report folder, relative to the shard's folder.
-	Dir       string  `json:"dir"`
-	ElapsedMs float64 `json:"elapsedMs"`
-	result.Run
-}
-
-func newManifestRun(r *result.Run, dir string) manifestRun {
-	return manifestRun{Dir: dir, ElapsedMs: float64(r.Elapsed) / float64(time.Millisecond), Run: *r}
-}
-
-// run is the summary merge renders, its elapsed time restored.
-func (m manifestRun) run() *result.Run {
-	r := m.Run
-	r.Elapsed = time.Duration(m.ElapsedMs * float64(time.Millisecond))
-	return &r
 }
