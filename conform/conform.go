@@ -14,6 +14,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/sparkver"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
 )
 
@@ -149,7 +150,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if opt.Runner == "" {
 		opt.Runner = filepath.Join(opt.OutDir, "runner.py")
-		if err := writeFile(opt.Runner, sparkscripts.Runner); err != nil {
+		if err := atomicfile.WriteFile(opt.Runner, sparkscripts.Runner); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
 )
 
@@ -83,7 +84,7 @@ func EnsureDelta(ctx context.Context, sparkVersion, cacheDir string, log io.Writ
 	}
 	defer os.RemoveAll(dir)
 	for name, data := range map[string][]byte{"delta-fetch.sh": sparkscripts.DeltaFetch, "delta.tsv": sparkscripts.DeltaReleases, "delta-pom.xml": sparkscripts.DeltaPom} {
-		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
 			return "", err
 		}
 	}

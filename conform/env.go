@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
 )
 
@@ -22,7 +23,7 @@ func EnsureEnv(ctx context.Context, version, cacheDir string, log io.Writer) (st
 		return "", err
 	}
 	script := filepath.Join(cacheDir, "env.sh")
-	if err := writeFile(script, sparkscripts.EnvScript); err != nil {
+	if err := atomicfile.WriteFile(script, sparkscripts.EnvScript); err != nil {
 		return "", err
 	}
 	var out bytes.Buffer
