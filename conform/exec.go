@@ -10,11 +10,11 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/conform/sparkrunner"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
-	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
 )
 
 // versionRE is the form of a pyspark version the runner serves: 3.5.x
@@ -99,7 +99,7 @@ func ExecSpark(ctx context.Context, env SparkEnv, q *query.Query, rawQuery []byt
 	}
 	defer os.RemoveAll(work)
 	runner := filepath.Join(work, "runner.py")
-	if err := atomicfile.WriteFile(runner, sparkscripts.Runner); err != nil {
+	if err := atomicfile.WriteFile(runner, sparkrunner.Runner); err != nil {
 		return nil, err
 	}
 	log := env.Log

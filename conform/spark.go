@@ -199,7 +199,7 @@ func SparkSteps(q *query.Query, st []steps.Step) []byte {
 	return b.Bytes()
 }
 
-// Spark runs cases through real Spark with scripts/spark/runner.py.
+// Spark runs cases through real Spark with conform/sparkrunner/runner.py.
 type Spark struct {
 	// Python is the interpreter of a venv with pyspark (scripts/spark-env.sh).
 	Python string

@@ -476,7 +476,7 @@ func TestUpperLayer(t *testing.T) {
 // a room on a lower floor, never one on its own floor or above. Every
 // package must be in a room, and every room must hold a package.
 var floors = [][]string{
-	{"internal", "scripts/spark"},
+	{"internal"},
 	{"engine", "diagnose/progress", "expect"},
 	{"faults", "inspect", "capture", "conform"},
 	{"sim"},
