@@ -114,14 +114,14 @@ spark-env:
 	@DEDUPSIM_SPARK_CACHE=$(SPARK_CACHE) ./scripts/spark-env.sh $(SPARK_VERSION) >/dev/null
 
 # Delta Lake's jars for the table, merge and append sinks
-# (docs/conformance.md, "Delta Lake"): the release scripts/spark/delta.tsv
+# (docs/conformance.md, "Delta Lake"): the release conform/sparkrunner/delta.tsv
 # names for SPARK_VERSION's line, copied by mvn into DELTA_CACHE (git-ignored;
 # two jars, about 10 MB, kept once complete). A line no Delta release serves
 # is said loudly; the suite then skips the sink cases with that reason.
 DELTA_CACHE ?= $(if $(DEDUPSIM_DELTA_CACHE),$(DEDUPSIM_DELTA_CACHE),$(CURDIR)/.cache/delta)
 
 delta-fetch:
-	@DEDUPSIM_DELTA_CACHE=$(DELTA_CACHE) ./scripts/spark/delta-fetch.sh $(SPARK_VERSION) >/dev/null || \
+	@DEDUPSIM_DELTA_CACHE=$(DELTA_CACHE) ./conform/sparkrunner/delta-fetch.sh $(SPARK_VERSION) >/dev/null || \
 	  { rc=$$?; [ $$rc -eq 2 ] && echo "!!! no Delta Lake jars for Spark $(SPARK_VERSION): the table, merge and append sink cases are skipped" || exit $$rc; }
 
 test-spark: spark-env delta-fetch

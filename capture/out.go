@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // The output is built in a partial file next to the target,
@@ -258,24 +260,13 @@ func (o *outFile) sync() error {
 	return o.f.Sync()
 }
 
-// commit makes the capture final: fsync, rename over the target, fsync of
-// the folder.
+// commit makes the capture final: flush, then atomicfile.Commit (fsync,
+// rename over the target, fsync of the folder).
 func (o *outFile) commit() error {
-	if err := o.sync(); err != nil {
+	if err := o.w.Flush(); err != nil {
 		return err
 	}
-	if err := o.f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(o.partial, o.target); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(o.target))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.Commit(o.f, o.target)
 }
 
 // stop keeps the partial file for a --resume: flushed and synced.

@@ -42,7 +42,7 @@ func BenchmarkExecVsSpark(b *testing.B) {
 		engineSec := time.Since(start).Seconds()
 		c.Engine = RunEngine(c, map[string]*fsys.Mem{})
 
-		runner, err := filepath.Abs("../scripts/spark/runner.py")
+		runner, err := filepath.Abs(filepath.Join("sparkrunner", "runner.py"))
 		if err != nil {
 			b.Fatal(err)
 		}

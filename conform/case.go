@@ -1,6 +1,6 @@
 // Package conform checks dedupsim's engine against real Apache Spark: the
 // same exec traces (docs/exec-format.md) run through the engine in process
-// and through pyspark with scripts/spark/runner.py, compared batch for
+// and through pyspark with conform/sparkrunner/runner.py, compared batch for
 // batch. It holds the trace generator, the golden-file extraction, the
 // comparison with its list of expected differences, the shrinker and the
 // result table; `make test-spark` and `dedupsim conform` are built on it.

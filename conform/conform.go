@@ -12,9 +12,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dedupsim/dedupsim/conform/sparkrunner"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/sparkver"
-	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // DefaultSparkVersion is the pyspark the suite pins by default.
@@ -149,7 +150,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if opt.Runner == "" {
 		opt.Runner = filepath.Join(opt.OutDir, "runner.py")
-		if err := writeFile(opt.Runner, sparkscripts.Runner); err != nil {
+		if err := atomicfile.WriteFile(opt.Runner, sparkrunner.Runner); err != nil {
 			return nil, err
 		}
 	}

@@ -12,24 +12,25 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/conform/sparkrunner"
 	"github.com/dedupsim/dedupsim/engine/sink"
-	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // The table, merge and append sinks run on a real Delta Lake table in the
 // Spark runner (docs/conformance.md, "Delta Lake"): the jars of the Delta
-// release that serves the Spark line (scripts/spark/delta.tsv) go on
+// release that serves the Spark line (conform/sparkrunner/delta.tsv) go on
 // spark.jars.
 
 // DeltaRelease is the Delta Lake artifact and version for a Spark version's
-// line (MAJOR.MINOR), from the embedded table scripts/spark/delta.tsv; an
+// line (MAJOR.MINOR), from the embedded table conform/sparkrunner/delta.tsv; an
 // error names a line that no Delta release serves, or one the table lacks.
 func DeltaRelease(sparkVersion string) (artifact, version string, err error) {
 	m := regexp.MustCompile(`^([0-9]+\.[0-9]+)\.[0-9]+`).FindStringSubmatch(sparkVersion)
 	if m == nil {
 		return "", "", fmt.Errorf("Spark version %q is not MAJOR.MINOR.PATCH", sparkVersion)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(sparkscripts.DeltaReleases))
+	sc := bufio.NewScanner(bytes.NewReader(sparkrunner.DeltaReleases))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if line == "" || line[0] == '#' {
@@ -37,17 +38,17 @@ func DeltaRelease(sparkVersion string) (artifact, version string, err error) {
 		}
 		f := strings.Split(line, "\t")
 		if len(f) != 3 {
-			return "", "", fmt.Errorf("scripts/spark/delta.tsv:%d: want SPARK_LINE, ARTIFACT and VERSION, tab-separated", n)
+			return "", "", fmt.Errorf("conform/sparkrunner/delta.tsv:%d: want SPARK_LINE, ARTIFACT and VERSION, tab-separated", n)
 		}
 		if f[0] != m[1] {
 			continue
 		}
 		if f[1] == "-" {
-			return "", "", fmt.Errorf("no Delta Lake release serves Spark %s yet (scripts/spark/delta.tsv)", m[1])
+			return "", "", fmt.Errorf("no Delta Lake release serves Spark %s yet (conform/sparkrunner/delta.tsv)", m[1])
 		}
 		return f[1], f[2], nil
 	}
-	return "", "", fmt.Errorf("Spark %s is not in scripts/spark/delta.tsv (the Delta release per Spark line)", m[1])
+	return "", "", fmt.Errorf("Spark %s is not in conform/sparkrunner/delta.tsv (the Delta release per Spark line)", m[1])
 }
 
 // DefaultDeltaCache is where the Delta jars go when nothing else names a
@@ -68,7 +69,7 @@ func DefaultDeltaCache(sparkCache string) (string, error) {
 
 // EnsureDelta makes sure cacheDir holds the Delta jars for sparkVersion's
 // line and returns them, comma-separated, for spark.jars:
-// scripts/spark/delta-fetch.sh (embedded, with its table and pom) run with
+// conform/sparkrunner/delta-fetch.sh (embedded, with its table and pom) run with
 // the machine's own Maven configuration. A complete copy is reused.
 func EnsureDelta(ctx context.Context, sparkVersion, cacheDir string, log io.Writer) (string, error) {
 	if _, _, err := DeltaRelease(sparkVersion); err != nil {
@@ -82,8 +83,8 @@ func EnsureDelta(ctx context.Context, sparkVersion, cacheDir string, log io.Writ
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	for name, data := range map[string][]byte{"delta-fetch.sh": sparkscripts.DeltaFetch, "delta.tsv": sparkscripts.DeltaReleases, "delta-pom.xml": sparkscripts.DeltaPom} {
-		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+	for name, data := range map[string][]byte{"delta-fetch.sh": sparkrunner.DeltaFetch, "delta.tsv": sparkrunner.DeltaReleases, "delta-pom.xml": sparkrunner.DeltaPom} {
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
 			return "", err
 		}
 	}

@@ -16,7 +16,7 @@ func TestDeltaRelease(t *testing.T) {
 		{"4.0.5", "delta-spark_4.0_2.13", "4.4.0", ""},
 		{"3.5.9", "delta-spark_2.12", "3.3.3", ""},
 		{"4.3.0", "", "", "no Delta Lake release serves Spark 4.3"},
-		{"5.0.0", "", "", "Spark 5.0 is not in scripts/spark/delta.tsv"},
+		{"5.0.0", "", "", "Spark 5.0 is not in conform/sparkrunner/delta.tsv"},
 		{"4.1", "", "", "not MAJOR.MINOR.PATCH"},
 	} {
 		a, v, err := DeltaRelease(tc.spark)

@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
+	"github.com/dedupsim/dedupsim/conform/sparkrunner"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // EnsureEnv makes sure cacheDir/venv-<version> holds pyspark==version and
-// returns its python: scripts/spark/env.sh (embedded) run with the
+// returns its python: conform/sparkrunner/env.sh (embedded) run with the
 // machine's own pip configuration. A complete venv is reused as it is.
 // Progress goes to log.
 func EnsureEnv(ctx context.Context, version, cacheDir string, log io.Writer) (string, error) {
@@ -22,7 +23,7 @@ func EnsureEnv(ctx context.Context, version, cacheDir string, log io.Writer) (st
 		return "", err
 	}
 	script := filepath.Join(cacheDir, "env.sh")
-	if err := writeFile(script, sparkscripts.EnvScript); err != nil {
+	if err := atomicfile.WriteFile(script, sparkrunner.EnvScript); err != nil {
 		return "", err
 	}
 	var out bytes.Buffer

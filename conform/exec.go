@@ -10,10 +10,11 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/conform/sparkrunner"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
-	sparkscripts "github.com/dedupsim/dedupsim/scripts/spark"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // versionRE is the form of a pyspark version the runner serves: 3.5.x
@@ -98,7 +99,7 @@ func ExecSpark(ctx context.Context, env SparkEnv, q *query.Query, rawQuery []byt
 	}
 	defer os.RemoveAll(work)
 	runner := filepath.Join(work, "runner.py")
-	if err := writeFile(runner, sparkscripts.Runner); err != nil {
+	if err := atomicfile.WriteFile(runner, sparkrunner.Runner); err != nil {
 		return nil, err
 	}
 	log := env.Log
@@ -136,10 +137,10 @@ func ExecSpark(ctx context.Context, env SparkEnv, q *query.Query, rawQuery []byt
 // outcome; a set c.Checkpoint is used as the checkpoint folder itself.
 func (s *Spark) runFiles(ctx context.Context, dir string, c *Case, qj, sj []byte) (*Outcome, error) {
 	r := request{Query: filepath.Join(dir, "spark-query.json"), Steps: filepath.Join(dir, "spark-steps.jsonl"), Out: filepath.Join(dir, "spark-out.jsonl")}
-	if err := writeFile(r.Query, qj); err != nil {
+	if err := atomicfile.WriteFile(r.Query, qj); err != nil {
 		return nil, err
 	}
-	if err := writeFile(r.Steps, sj); err != nil {
+	if err := atomicfile.WriteFile(r.Steps, sj); err != nil {
 		return nil, err
 	}
 	if c.Checkpoint != "" {

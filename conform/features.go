@@ -8,6 +8,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/schema"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
 )
 
@@ -79,9 +80,9 @@ func Describe(c *Case) (flavour string, features []string) {
 	add("no-data batches off", !q.NoDataBatches)
 	add("two sources (min)", len(q.Sources) > 1 && q.WatermarkPolicy == query.PolicyMin)
 	add("two sources (max)", len(q.Sources) > 1 && q.WatermarkPolicy == query.PolicyMax)
-	add("table sink", q.Sink.Kind == query.SinkTable)
-	add("merge sink", q.Sink.Kind == query.SinkMerge)
-	add("append sink", q.Sink.Kind == query.SinkAppend)
+	add("table sink", q.Sink.Kind == sink.KindTable)
+	add("merge sink", q.Sink.Kind == sink.KindMerge)
+	add("append sink", q.Sink.Kind == sink.KindAppend)
 	add("merge lookback", q.Sink.HasLookback)
 	add("generated app id", q.Sink.GenerateAppID)
 	for _, s := range q.Sources {

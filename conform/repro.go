@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // writeRepro writes a disagreeing case as a ready-to-run pair with both
@@ -48,10 +50,10 @@ func writeRepro(dir string, c *Case, shrunk bool) error {
 	}
 	fmt.Fprintf(&b, "dedupsim, every execution:\n%s\nSpark, every execution:\n%s\n", c.Engine.Describe(), c.Spark.Describe())
 	fmt.Fprintf(&b, "To replay on dedupsim:\n  dedupsim exec --query %s --input %s\n", filepath.Join(dir, "query.yaml"), filepath.Join(dir, "steps.jsonl"))
-	fmt.Fprintf(&b, "To replay on Spark (the venv of scripts/spark-env.sh):\n  $(scripts/spark-env.sh | tail -n 1) scripts/spark/runner.py --requests %s\n  (writes spark-out.again.jsonl here)\n", filepath.Join(dir, "request.jsonl"))
+	fmt.Fprintf(&b, "To replay on Spark (the venv of scripts/spark-env.sh):\n  $(scripts/spark-env.sh | tail -n 1) conform/sparkrunner/runner.py --requests %s\n  (writes spark-out.again.jsonl here)\n", filepath.Join(dir, "request.jsonl"))
 	files["README.txt"] = []byte(b.String())
 	for name, data := range files {
-		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/internal/intmath"
 	"go.yaml.in/yaml/v3"
 )
@@ -198,7 +199,7 @@ func SparkSteps(q *query.Query, st []steps.Step) []byte {
 	return b.Bytes()
 }
 
-// Spark runs cases through real Spark with scripts/spark/runner.py.
+// Spark runs cases through real Spark with conform/sparkrunner/runner.py.
 type Spark struct {
 	// Python is the interpreter of a venv with pyspark (scripts/spark-env.sh).
 	Python string
@@ -423,10 +424,10 @@ func (s *Spark) Run(ctx context.Context, dir string, cases []*Case) error {
 			continue
 		}
 		r := request{Query: filepath.Join(cdir, "spark-query.json"), Steps: filepath.Join(cdir, "spark-steps.jsonl"), Out: filepath.Join(cdir, "spark-out.jsonl")}
-		if err := writeFile(r.Query, qj); err != nil {
+		if err := atomicfile.WriteFile(r.Query, qj); err != nil {
 			return err
 		}
-		if err := writeFile(r.Steps, sj); err != nil {
+		if err := atomicfile.WriteFile(r.Steps, sj); err != nil {
 			return err
 		}
 		os.Remove(r.Out)
@@ -591,33 +592,4 @@ func readSparkOut(path string) (*Outcome, error) {
 		}
 	}
 	return out, nil
-}
-
-// writeFile writes data to path through a temporary file in the same
-// folder, synced and renamed into place.
-func writeFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return werr
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

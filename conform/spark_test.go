@@ -35,7 +35,7 @@ func TestSpark(t *testing.T) {
 	if os.Getenv("SPARK_GOLDEN") == "0" {
 		golden = "" // random traces only
 	}
-	runner, err := filepath.Abs("../scripts/spark/runner.py")
+	runner, err := filepath.Abs(filepath.Join("sparkrunner", "runner.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,8 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/diagnose/progress"
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/svgchart"
 )
 
 // WriteText prints the console summary: the inputs, then per query its
@@ -258,20 +259,20 @@ func codecText(c string) string {
 
 // charts are the real query's time charts (x: seconds since its first
 // batch; each run's start marked).
-func charts(q QueryReport) []reports.Chart {
+func charts(q QueryReport) []svgchart.Chart {
 	if len(q.Points) == 0 {
 		return nil
 	}
 	t0 := q.Points[0].AtMs
 	x := func(p Point) float64 { return float64(p.AtMs-t0) / 1000 }
-	var markers []reports.Marker
+	var markers []svgchart.Marker
 	for i, p := range q.Points {
 		if i > 0 && p.Run != q.Points[i-1].Run {
-			markers = append(markers, reports.Marker{X: x(p), Label: "restart", Legend: "restart (new runId)", Color: "#888"})
+			markers = append(markers, svgchart.Marker{X: x(p), Label: "restart", Legend: "restart (new runId)", Color: "#888"})
 		}
 	}
-	line := func(name, color string, f func(Point) (float64, bool)) reports.Series {
-		s := reports.Series{Name: name, Color: color}
+	line := func(name, color string, f func(Point) (float64, bool)) svgchart.Series {
+		s := svgchart.Series{Name: name, Color: color}
 		for _, p := range q.Points {
 			if y, ok := f(p); ok {
 				s.X, s.Y = append(s.X, x(p)), append(s.Y, y)
@@ -279,8 +280,8 @@ func charts(q QueryReport) []reports.Chart {
 		}
 		return s
 	}
-	mk := func(title, y string, ss ...reports.Series) reports.Chart {
-		return reports.Chart{Title: title, XLabel: "seconds since the first batch", YLabel: y, Series: ss, Markers: markers}
+	mk := func(title, y string, ss ...svgchart.Series) svgchart.Chart {
+		return svgchart.Chart{Title: title, XLabel: "seconds since the first batch", YLabel: y, Series: ss, Markers: markers}
 	}
 	// Event time is drawn from the earliest value plotted (an event-time
 	// origin, not the trigger clock: the two can be minutes apart).
@@ -302,7 +303,7 @@ func charts(q QueryReport) []reports.Chart {
 	ev := func(p Point) (float64, bool) { return float64(p.MaxEventMs-e0) / 1000, p.HasMaxEvent }
 	late := line("numRowsDroppedByWatermark", "#b00020", func(p Point) (float64, bool) { return float64(p.Dropped), true })
 	late.Bars = true
-	out := []reports.Chart{
+	out := []svgchart.Chart{
 		mk("State rows (numRowsTotal, operator 0)", "keys", line("numRowsTotal", "#1f77b4", func(p Point) (float64, bool) { return float64(p.RowsTotal), true })),
 		mk("State memory (memoryUsedBytes, operator 0)", "bytes", line("memoryUsedBytes", "#9467bd", func(p Point) (float64, bool) { return float64(p.MemoryBytes), true })),
 	}
@@ -325,9 +326,9 @@ func chartNote(q QueryReport) string {
 }
 
 // Write writes report.html, report.json and junit.xml into dir (created if
-// needed; never through a link: reports' atomic writer).
+// needed; never through a link: internal/atomicfile).
 func (r Report) Write(dir string) error {
-	root, err := reports.OpenRunDir(dir)
+	root, err := atomicfile.OpenDir(dir)
 	if err != nil {
 		return err
 	}
@@ -341,7 +342,7 @@ func (r Report) Write(dir string) error {
 		return err
 	}
 	for name, data := range map[string][]byte{"report.json": j, "junit.xml": x, "report.html": r.HTML()} {
-		if err := reports.WriteFile(filepath.Join(dir, name), data); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 	}

@@ -92,7 +92,7 @@ type benchStore struct {
 
 func (s benchStore) provider(b *testing.B, ckpt fsys.FS) state.Provider {
 	if !s.pebble {
-		return state.NewMemoryProvider(ckpt, state.MemoryOptions{MinDeltasForSnapshot: s.snap})
+		return state.NewMemoryProvider(ckpt, state.Options{MinDeltasForSnapshot: s.snap})
 	}
 	p, err := pebblestore.New(ckpt, pebblestore.Options{MinDeltasForSnapshot: s.snap, WorkDir: s.work})
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/state/stores"
@@ -43,7 +43,7 @@ func TestCrashMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 		ref := runLines(t, q, input)
-		for _, point := range engine.CrashPoints {
+		for _, point := range crashpoint.All() {
 			for at := range input {
 				name := fmt.Sprintf("%s/%s/%s/before-line-%d", c.format, sinkKind, point, at+1)
 				t.Run(name, func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestCrashMatrix(t *testing.T) {
 					// After a crash after the commit, the restarted run owes no
 					// no-data batch until data arrives (§7.4), so batch ids may
 					// shift; the rows emitted must still be the same.
-					if point == engine.AfterCommit {
+					if point == crashpoint.AfterCommit {
 						if !slices.Equal(allEmitted(got), allEmitted(ref)) {
 							t.Fatalf("emitted rows differ:\n got %v\nwant %v", allEmitted(got), allEmitted(ref))
 						}
@@ -66,7 +66,7 @@ func TestCrashMatrix(t *testing.T) {
 					if sinkKind == "foreachBatch" {
 						return
 					}
-					dup := point == engine.AfterSinkWrite && sinkKind == "append"
+					dup := point == crashpoint.AfterSinkWrite && sinkKind == "append"
 					same := slices.Equal(sorted(got.Table), sorted(ref.Table))
 					if same == dup {
 						t.Fatalf("table (duplicate expected: %v)\n got %v\nwant %v", dup, sorted(got.Table), sorted(ref.Table))

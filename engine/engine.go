@@ -34,27 +34,11 @@ import (
 // commit log entries older than this many batches are purged.
 const MinBatchesToRetain = 100
 
-// CrashPoint names a place in a batch where a driver may die; the list
-// lives in package crashpoint, shared with the steps format and the fault
-// catalogue.
-type CrashPoint = crashpoint.Point
-
-// The crash points, in the order a batch passes them.
-const (
-	AfterOffsetsWrite = crashpoint.AfterOffsetsWrite
-	AfterStateCommit  = crashpoint.AfterStateCommit
-	AfterSinkWrite    = crashpoint.AfterSinkWrite
-	AfterCommit       = crashpoint.AfterCommit
-)
-
-// CrashPoints lists the points in the order a batch passes them.
-var CrashPoints = crashpoint.All()
-
 // CrashError is returned when the crash hook chose to die. The engine is
 // dead afterwards: the driver discards it and starts a new one on the same
 // checkpoint.
 type CrashError struct {
-	Point   CrashPoint
+	Point   crashpoint.Point
 	BatchID int64
 }
 
@@ -96,7 +80,7 @@ type Config struct {
 	// and refuses any other. Drivers pass stores.Open to offer every store.
 	NewStateProvider func(store string, fs fsys.FS) (state.Provider, error)
 	// Crash is asked at every crash point; returning true kills the run.
-	Crash func(point CrashPoint, batchID int64) bool
+	Crash func(point crashpoint.Point, batchID int64) bool
 	// OnBatch observes every batch execution that reached the sink.
 	OnBatch func(*BatchRecord)
 	// BeforeSink, when set, sees each execution just before the sink is
@@ -114,7 +98,7 @@ type BatchRecord struct {
 	// Replay marks a batch planned by an earlier run and re-run by this one.
 	Replay bool
 	// Crashed is set when the run died at or after the sink write.
-	Crashed CrashPoint
+	Crashed crashpoint.Point
 	// Input is the batch's rows in union order (sources in query order);
 	// Outcomes[i] is the fate of Input[i].
 	Input    []row.Row
@@ -544,7 +528,7 @@ func MemoryProvider(store string, fs fsys.FS) (state.Provider, error) {
 	if store != "" && store != query.StateStoreMemory {
 		return nil, fmt.Errorf("state_store %q is not available from this driver (only memory: it sets no engine.Config.NewStateProvider)", store)
 	}
-	return state.NewMemoryProvider(fs, state.MemoryOptions{}), nil
+	return state.NewMemoryProvider(fs, state.Options{}), nil
 }
 
 // applyPinned makes the checkpoint's pinned settings win over the query's
@@ -897,7 +881,7 @@ func (e *Engine) RunOnce() (bool, error) {
 			return false, e.fail(err)
 		}
 	}
-	if err := e.crashAt(AfterOffsetsWrite, id); err != nil {
+	if err := e.crashAt(crashpoint.AfterOffsetsWrite, id); err != nil {
 		return false, err
 	}
 	return true, e.execute(id, e.committed, latest, meta, e.prevWmMs, false)
@@ -911,7 +895,7 @@ func (e *Engine) wantsNoDataBatch() bool {
 		e.tracker.HasNodes() && e.tracker.Current() > e.lastEvict
 }
 
-func (e *Engine) crashAt(p CrashPoint, id int64) error {
+func (e *Engine) crashAt(p crashpoint.Point, id int64) error {
 	if e.cfg.Crash != nil && e.cfg.Crash(p, id) {
 		e.dead = &CrashError{Point: p, BatchID: id}
 		if e.provider != nil {
@@ -987,7 +971,7 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	}
 	rt := e.q.RealTime()
 	if !rt {
-		if err := e.crashAt(AfterStateCommit, id); err != nil {
+		if err := e.crashAt(crashpoint.AfterStateCommit, id); err != nil {
 			return err
 		}
 	}
@@ -1001,8 +985,8 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	rec := &BatchRecord{BatchID: id, Replay: replay, Input: input, Outcomes: res.Outcomes, Output: res.Output,
 		LateWatermarkMs: lateWmMs, WatermarkMs: meta.BatchWatermarkMs, TimestampMs: meta.BatchTimestampMs}
 	rec.Progress = e.progress(id, trigStart, input, perSource, start, end, stats, res, meta)
-	if e.crashAt(AfterSinkWrite, id) != nil {
-		rec.Crashed = AfterSinkWrite
+	if e.crashAt(crashpoint.AfterSinkWrite, id) != nil {
+		rec.Crashed = crashpoint.AfterSinkWrite
 		rec.NextWatermarkMs = e.tracker.Current()
 		e.observe(rec)
 		return e.dead
@@ -1025,9 +1009,9 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 		// The sink already has the batch: report the execution as one that
 		// died after the sink write (commits/N may or may not persist); in
 		// real-time mode offsets/N is on disk by then.
-		rec.Crashed = AfterSinkWrite
+		rec.Crashed = crashpoint.AfterSinkWrite
 		if e.q.RealTime() {
-			rec.Crashed = AfterOffsetsWrite
+			rec.Crashed = crashpoint.AfterOffsetsWrite
 		}
 		e.observe(rec)
 		return e.fail(err)
@@ -1037,8 +1021,8 @@ func (e *Engine) execute(id int64, start, end []json.RawMessage, meta checkpoint
 	e.committed = end
 	e.nextBatch = id + 1
 	e.prevWmMs = meta.BatchWatermarkMs
-	if e.crashAt(AfterCommit, id) != nil {
-		rec.Crashed = AfterCommit
+	if e.crashAt(crashpoint.AfterCommit, id) != nil {
+		rec.Crashed = crashpoint.AfterCommit
 		e.observe(rec)
 		return e.dead
 	}
@@ -1058,25 +1042,25 @@ func (e *Engine) committedBatch(n int64) bool {
 // realTimeEnd is the end of a real-time batch up to its commit: the state
 // commit's crash point, then offsets/N with the offsets the batch read to.
 func (e *Engine) realTimeEnd(rec *BatchRecord, id int64, end []json.RawMessage, meta checkpoint.Metadata) error {
-	died := func(p CrashPoint) error {
+	died := func(p crashpoint.Point) error {
 		rec.Crashed = p
 		rec.NextWatermarkMs = e.tracker.Current()
 		e.observe(rec)
 		return e.dead
 	}
-	if e.crashAt(AfterStateCommit, id) != nil {
-		return died(AfterStateCommit)
+	if e.crashAt(crashpoint.AfterStateCommit, id) != nil {
+		return died(crashpoint.AfterStateCommit)
 	}
 	if err := e.ckpt.WriteOffsets(id, checkpoint.Offsets{Metadata: meta, Sources: end}); err != nil {
 		// The sink has the rows and the state is committed; offsets/N may
 		// or may not persist (a restart deletes it either way).
-		rec.Crashed = AfterStateCommit
+		rec.Crashed = crashpoint.AfterStateCommit
 		rec.NextWatermarkMs = e.tracker.Current()
 		e.observe(rec)
 		return e.fail(err)
 	}
-	if e.crashAt(AfterOffsetsWrite, id) != nil {
-		return died(AfterOffsetsWrite)
+	if e.crashAt(crashpoint.AfterOffsetsWrite, id) != nil {
+		return died(crashpoint.AfterOffsetsWrite)
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -155,5 +154,3 @@ func asCorrupt(err error, ce **checkpoint.CorruptError) bool {
 	}
 	return false
 }
-
-var _ = engine.AfterCommit

@@ -68,7 +68,7 @@ func (k *storeKind) factory() func(string, fsys.FS) (state.Provider, error) {
 			}
 			p = pp
 		} else {
-			p = state.NewMemoryProvider(f, state.MemoryOptions{MinDeltasForSnapshot: k.snap, MinVersionsToRetain: k.retain})
+			p = state.NewMemoryProvider(f, state.Options{MinDeltasForSnapshot: k.snap, MinVersionsToRetain: k.retain})
 		}
 		k.opened = append(k.opened, p)
 		return p, nil

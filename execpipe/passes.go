@@ -233,11 +233,11 @@ func inferCheckStepsN(path string, q *query.Query, n int) error {
 		return err
 	}
 	recheck := 0
-	var first *steps.Error
+	var first *query.Error
 	for _, lp := range lps {
 		rc, err := lp.Checked(q)
 		recheck = max(recheck, rc)
-		var se *steps.Error
+		var se *query.Error
 		if errors.As(err, &se) && (first == nil || se.Line < first.Line) {
 			first = se
 		} else if err != nil && se == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/conform"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
 )
 
@@ -39,7 +40,7 @@ func runSpark(o Options) (err error) {
 	if q.RealTime() {
 		return badInput(fmt.Errorf("exec: --engine spark: %s: real-time mode (trigger: {real_time: ...}) is not run on Spark by exec: the runner's source has no real-time mode; run it with --engine dedupsim (spark-semantics §18 gives what was measured on Spark)", o.QueryPath))
 	}
-	if q.Sink.Kind == query.SinkKafka {
+	if q.Sink.Kind == sink.KindKafka {
 		return badInput(fmt.Errorf("exec: --engine spark: %s: sink kind kafka is not run on Spark by exec (it needs a Kafka cluster); run it with --engine dedupsim", o.QueryPath))
 	}
 	data, err := os.ReadFile(o.InputPath)

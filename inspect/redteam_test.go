@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec/codectest"
+	"github.com/dedupsim/dedupsim/internal/codec/codectest"
 )
 
 // lz4Frame frames data as Spark's lz4 codec with the largest block

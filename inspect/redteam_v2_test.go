@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec"
+	"github.com/dedupsim/dedupsim/internal/codec"
 )
 
 // v2Src is the real format-v2 checkpoint the red-team cases break:

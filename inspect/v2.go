@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec"
+	"github.com/dedupsim/dedupsim/internal/codec"
 )
 
 // State checkpoint format v2 (spark.sql.streaming.stateStore.

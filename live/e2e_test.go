@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -147,7 +148,7 @@ func runCrashAfterSinkWrite(t *testing.T, k live.Cluster, kind string) {
 		}
 		e, err := engine.Start(engine.Config{Query: q, Checkpoint: ckpt, Sources: []source.Source{src}, Sink: out,
 			Clock: clk, NewID: newID, OnBatch: func(r *engine.BatchRecord) { recs = append(recs, r) },
-			Crash: func(p engine.CrashPoint, id int64) bool { return p == engine.AfterSinkWrite && id == crashAt }})
+			Crash: func(p crashpoint.Point, id int64) bool { return p == crashpoint.AfterSinkWrite && id == crashAt }})
 		if err != nil {
 			t.Fatal(err)
 		}

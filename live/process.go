@@ -15,8 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
@@ -164,7 +164,7 @@ type procRun struct {
 	wl       *sim.Workload
 	h        *history.History
 
-	armable    []engine.CrashPoint
+	armable    []crashpoint.Point
 	randomRate float64
 	broker     Restartable
 	nodeFaults []brokerFault // leader-kill, broker-pause, broker-partition

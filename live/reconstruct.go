@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/live/records"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -182,9 +183,9 @@ func (in *Reconstruction) batch(x, later *execution, rest []*execution, pos reco
 		b.NextWatermarkMs, b.Crashed = x.done.NextWatermarkMs, x.done.Crashed
 		in.addProgress(&b, x.done.Progress)
 	case later != nil:
-		b.Crashed, b.NextWatermarkMs = string(engine.AfterSinkWrite), b.WatermarkMs
+		b.Crashed, b.NextWatermarkMs = string(crashpoint.AfterSinkWrite), b.WatermarkMs
 	default:
-		b.Crashed = string(engine.AfterCommit)
+		b.Crashed = string(crashpoint.AfterCommit)
 		// The watermark it committed is the one batch N+1 ran with;
 		// commits/N holds it too while the log retains it.
 		if next := nextOf(rest, b.BatchID+1); next != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -72,7 +73,7 @@ func RunScenario(ctx context.Context, cluster Cluster, cfg sim.Config, seed uint
 	if d, _ := sink.Lookup(q.Sink.Kind); !d.HasTable || d.DurableOn(sink.Kafka).Store != sink.Kafka {
 		return nil, unsupported(fmt.Sprintf("a %s sink", q.Sink.Kind))
 	}
-	crashes := map[engine.CrashPoint]string{}
+	crashes := map[crashpoint.Point]string{}
 	for _, name := range settings.Names() {
 		f, _ := faults.Lookup(name)
 		if pt, ok := faults.CrashPoint(name); ok {
@@ -113,7 +114,7 @@ type runner struct {
 	q        *query.Query
 	wl       *sim.Workload
 	settings faults.Settings
-	crashes  map[engine.CrashPoint]string // armed crash points -> fault name
+	crashes  map[crashpoint.Point]string // armed crash points -> fault name
 	rng      *rand.Rand
 
 	startMs, healMs, endMs, trigMs int64
@@ -351,7 +352,7 @@ func (r *runner) stopDriver() {
 
 // crash is the engine's crash hook: in the fault phase, each armed crash
 // point fires with its fault's rate.
-func (r *runner) crash(p engine.CrashPoint, _ int64) bool {
+func (r *runner) crash(p crashpoint.Point, _ int64) bool {
 	name, ok := r.crashes[p]
 	if !ok || r.nowMs >= r.healMs {
 		return false

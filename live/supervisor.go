@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live/driver"
@@ -328,7 +328,7 @@ func (p *procRun) drawCrash(realHeal time.Time) (string, time.Time) {
 	// fired yet (all of them once each has): a scenario promises that every
 	// fault it enables fires, and a live run has only a dozen kills or so.
 	cands := p.armable
-	var unfired []engine.CrashPoint
+	var unfired []crashpoint.Point
 	for _, cp := range p.armable {
 		if p.h.Coverage[faults.CrashAt(string(cp))] == 0 {
 			unfired = append(unfired, cp)

@@ -101,35 +101,3 @@ func TestModesFollowTheUmask(t *testing.T) {
 		}
 	}
 }
-
-// TestWriteIsWhole: a write replaces the file whole; a failed write keeps
-// the old content and leaves no temporary file behind.
-func TestWriteIsWhole(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "summary.md")
-	if err := WriteFile(p, []byte("one")); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(p, []byte("two")); err != nil {
-		t.Fatal(err)
-	}
-	boom := errors.New("boom")
-	err := WriteFileFunc(p, func(w io.Writer) error {
-		w.Write([]byte("half of thr"))
-		return boom
-	})
-	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "summary.md") {
-		t.Fatalf("failed write: %v", err)
-	}
-	if b, _ := os.ReadFile(p); string(b) != "two" {
-		t.Fatalf("content %q after a failed write, want the previous one", b)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Fatalf("folder holds %q, want only summary.md", names)
-	}
-}

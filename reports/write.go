@@ -1,3 +1,8 @@
+// Package reports turns a checked run into what a person reads: an HTML page
+// with inline SVG charts (internal/svgchart: no network, no scripts), a
+// machine-readable JSON report with the Spark-shaped progress records, a
+// Markdown summary, and JUnit XML for CI systems. Rendering is deterministic: the same run gives
+// the same bytes.
 package reports
 
 import (
@@ -9,6 +14,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/svgchart"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -64,7 +71,7 @@ func jsonWith(r *result.Run, pts []Point) ([]byte, error) {
 }
 
 // Charts builds the report's charts from a run.
-func Charts(r *result.Run) []Chart {
+func Charts(r *result.Run) []svgchart.Chart {
 	c, _ := chartsAndNotes(r, Points(r.History))
 	return c
 }
@@ -72,7 +79,7 @@ func Charts(r *result.Run) []Chart {
 // chartsAndNotes builds the charts, and says why a chart is left out (no
 // watermark chart for a query without a watermark). Times are since the
 // run's start, in seconds, minutes or hours as the run's length asks.
-func chartsAndNotes(r *result.Run, pts []Point) ([]Chart, []string) {
+func chartsAndNotes(r *result.Run, pts []Point) ([]svgchart.Chart, []string) {
 	var span float64
 	for _, p := range pts {
 		span = math.Max(span, p.AtSec)
@@ -104,27 +111,27 @@ func chartsAndNotes(r *result.Run, pts []Point) ([]Chart, []string) {
 			wmX, wmY = append(wmX, p.AtSec/xu.sec), append(wmY, *p.WatermarkSec/yu.sec)
 		}
 	}
-	var markers []Marker
+	var markers []svgchart.Marker
 	if h := r.History; h != nil {
 		t0 := origin(h)
 		for _, c := range h.Crashes {
-			markers = append(markers, Marker{X: float64(c.AtMs-t0) / 1000 / xu.sec, Label: fmt.Sprintf("crash %s (batch %d)", c.Point, c.BatchID), Legend: "driver crash", Color: "#c0392b"})
+			markers = append(markers, svgchart.Marker{X: float64(c.AtMs-t0) / 1000 / xu.sec, Label: fmt.Sprintf("crash %s (batch %d)", c.Point, c.BatchID), Legend: "driver crash", Color: "#c0392b"})
 		}
 		if h.HealAtMs > 0 {
-			markers = append(markers, Marker{X: float64(h.HealAtMs-t0) / 1000 / xu.sec, Label: "faults healed", Legend: "faults healed", Color: "#27ae60"})
+			markers = append(markers, svgchart.Marker{X: float64(h.HealAtMs-t0) / 1000 / xu.sec, Label: "faults healed", Legend: "faults healed", Color: "#27ae60"})
 		}
 	}
 	xl := "processing time since the run's start (" + xu.name + ")"
-	stateChart := Chart{Title: "State rows per batch (numRowsTotal)", XLabel: xl, YLabel: "rows",
-		Series: []Series{{Name: "numRowsTotal", Color: "#2c6fbb", X: xs, Y: state}}, Markers: markers}
+	stateChart := svgchart.Chart{Title: "State rows per batch (numRowsTotal)", XLabel: xl, YLabel: "rows",
+		Series: []svgchart.Series{{Name: "numRowsTotal", Color: "#2c6fbb", X: xs, Y: state}}, Markers: markers}
 	if b := r.Report.Counts.StateBound; b > 0 {
-		stateChart.HLines = []HLine{{Y: b, Label: fmt.Sprintf("predicted bound %.0f", b), Color: "#e67e22"}}
+		stateChart.HLines = []svgchart.HLine{{Y: b, Label: fmt.Sprintf("predicted bound %.0f", b), Color: "#e67e22"}}
 	}
-	charts := []Chart{stateChart}
+	charts := []svgchart.Chart{stateChart}
 	var notes []string
 	if r.History != nil && hasWatermark(r.History) && len(wmX) > 0 {
-		charts = append(charts, Chart{Title: "Watermark against the largest event time seen", XLabel: xl, YLabel: "event time since the run's start (" + yu.name + ")",
-			Series: []Series{{Name: "max event time", Color: "#8e44ad", X: etX, Y: etY}, {Name: "watermark (used from the next batch)", Color: "#2c6fbb", X: wmX, Y: wmY}}, Markers: markers})
+		charts = append(charts, svgchart.Chart{Title: "Watermark against the largest event time seen", XLabel: xl, YLabel: "event time since the run's start (" + yu.name + ")",
+			Series: []svgchart.Series{{Name: "max event time", Color: "#8e44ad", X: etX, Y: etY}, {Name: "watermark (used from the next batch)", Color: "#2c6fbb", X: wmX, Y: wmY}}, Markers: markers})
 	} else if r.History != nil {
 		why := "the query has no watermark: no event-time column, so nothing is dropped as late and state is never evicted"
 		if hasWatermark(r.History) {
@@ -132,8 +139,8 @@ func chartsAndNotes(r *result.Run, pts []Point) ([]Chart, []string) {
 		}
 		notes = append(notes, "No watermark chart: "+why+".")
 	}
-	charts = append(charts, Chart{Title: "Rows dropped and duplicates passed per batch", XLabel: xl, YLabel: "rows",
-		Series: []Series{{Name: "late dropped", Color: "#e67e22", X: xs, Y: late, Bars: true},
+	charts = append(charts, svgchart.Chart{Title: "Rows dropped and duplicates passed per batch", XLabel: xl, YLabel: "rows",
+		Series: []svgchart.Series{{Name: "late dropped", Color: "#e67e22", X: xs, Y: late, Bars: true},
 			{Name: "duplicates dropped", Color: "#95a5a6", X: xs, Y: dupDrop},
 			{Name: "duplicates passed", Color: "#c0392b", X: xs, Y: dupPass, Bars: true},
 			{Name: "replayed into the sink", Color: "#6c3483", X: xs, Y: replayed, Bars: true}}, Markers: markers})
@@ -161,7 +168,7 @@ func unitFor(spanSec float64) timeUnit {
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"svg":      func(c Chart) template.HTML { return template.HTML(c.SVG()) },
+	"svg":      func(c svgchart.Chart) template.HTML { return template.HTML(c.SVG()) },
 	"liveLine": LiveLine,
 	"expName":  expName,
 	"dur":      check.Dur,
@@ -321,7 +328,7 @@ func htmlWith(r *result.Run, pts []Point) ([]byte, error) {
 		Headline   []Line
 		Start      string
 		Findings   []findingView
-		Charts     []Chart
+		Charts     []svgchart.Chart
 		ChartNotes []string
 		InTable    int
 	}{r, badge(r), HeadlineLines(r), isoMs(r.Report.Counts.StartMs), findingViews(r), charts, notes, tb.Once + tb.MoreThanOnce})
@@ -584,7 +591,7 @@ func WriteIndex(path string, entries []IndexEntry) error {
 	}{passed, len(entries), version, entries}); err != nil {
 		return err
 	}
-	return writeFile(path, b.Bytes())
+	return atomicfile.WriteFile(path, b.Bytes())
 }
 
 // WriteJUnit writes junit.xml.
@@ -593,5 +600,5 @@ func WriteJUnit(path string, runs []*result.Run) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(path, b)
+	return atomicfile.WriteFile(path, b)
 }

@@ -283,7 +283,7 @@ func count(x float64) string {
 // A live heap above the limit is not refused: the collector then runs
 // more, and the run is slower, not failed.
 //
-// The limit is never under MinSoftLimit: it counts all of the process's
+// The limit is never under sim.MinLimitBytes: it counts all of the process's
 // memory, and for a small run the part the model prices as fixed is
 // mostly the runtime's and the engine's own, which a limit of a few tens
 // of MiB made the collector chase (the catalogue at -j 2 took 7 s instead
@@ -294,8 +294,5 @@ func SoftLimit(p sim.Prediction, jobs int) int64 {
 	if !(l > 0) || l >= math.MaxInt64/2 {
 		return math.MaxInt64
 	}
-	return max(int64(l), MinSoftLimit)
+	return max(int64(l), sim.MinLimitBytes)
 }
-
-// MinSoftLimit is the least soft memory limit SoftLimit sets.
-const MinSoftLimit = sim.MinLimitBytes

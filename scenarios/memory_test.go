@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/sim"
 )
 
 // TestMemoryBudgetRefuses: a scenario predicted above a small budget is
@@ -81,7 +83,7 @@ func TestSizeText(t *testing.T) {
 }
 
 // TestSoftLimit: the collector's limit is the prediction's LimitBytes for
-// each run at once, never under MinSoftLimit, and no limit at all for a
+// each run at once, never under sim.MinLimitBytes, and no limit at all for a
 // prediction past any machine.
 func TestSoftLimit(t *testing.T) {
 	s, err := Parse("big.yaml", []byte(refuseBase+"fault_phase: 10m\nheal_phase: 10m\nsources:\n  - name: default\n    rate: {per_sec: 1000}\n"))
@@ -108,8 +110,8 @@ func TestSoftLimit(t *testing.T) {
 	small := p
 	small.LimitBytes = 14 << 20 // the catalogue's largest run
 	for _, jobs := range []int{1, 2} {
-		if got := SoftLimit(small, jobs); got != MinSoftLimit {
-			t.Errorf("SoftLimit of a small run, -j %d = %d MiB, want the floor %d MiB", jobs, got>>20, MinSoftLimit>>20)
+		if got := SoftLimit(small, jobs); got != sim.MinLimitBytes {
+			t.Errorf("SoftLimit of a small run, -j %d = %d MiB, want the floor %d MiB", jobs, got>>20, sim.MinLimitBytes>>20)
 		}
 	}
 }
@@ -141,7 +143,7 @@ func TestMemoryFloorSharedAtOnce(t *testing.T) {
 	}
 	// The process's limit, max(4 x LimitBytes, floor), is above the floor:
 	// nothing grows under it.
-	if 4*p.LimitBytes < MinSoftLimit || p.FloorBytes != 0 {
+	if 4*p.LimitBytes < sim.MinLimitBytes || p.FloorBytes != 0 {
 		t.Errorf("4 x limit %.0f, floor share %.0f", 4*p.LimitBytes, p.FloorBytes)
 	}
 	alone, err := list[0].config(Options{}).Predict()

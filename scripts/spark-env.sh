@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
 # spark-env.sh [VERSION]: the pinned pyspark venv for `make test-spark`; the
-# script lives in scripts/spark/env.sh (embedded in the binary for
+# script lives in conform/sparkrunner/env.sh (embedded in the binary for
 # `dedupsim conform`).
-exec "$(dirname "$0")/spark/env.sh" "$@"
+exec "$(dirname "$0")/../conform/sparkrunner/env.sh" "$@"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/sim/check"
 )
 
@@ -227,11 +228,11 @@ func (w *witness) whyReemitted(q *query.Query, r *execResult) string {
 func (w *witness) whyReplayed(q *query.Query) string {
 	const replay = "after a crash between the sink write and the commit, the restarted query re-runs the batch with the same id and the same rows, and the sink receives them again (docs/spark-semantics.md §9.3)"
 	switch {
-	case q.Sink.Kind == query.SinkTable && q.Sink.GenerateAppID:
+	case q.Sink.Kind == sink.KindTable && q.Sink.GenerateAppID:
 		return replay + "; the table sink's txnAppId is generated at every start, so the replay wrote under an id the table had never seen and its rows were appended a second time. A stable app_id makes the table skip the replay (§14.7)."
-	case q.Sink.Kind == query.SinkAppend:
+	case q.Sink.Kind == sink.KindAppend:
 		return replay + "; an append sink keeps every delivery: it is not idempotent per batch id. A table sink with a stable txnAppId, or a MERGE, would skip the replay (§14.7)."
-	case q.Sink.Kind == query.SinkForeachBatch:
+	case q.Sink.Kind == sink.KindForeachBatch:
 		return replay + "; foreachBatch received the batch twice, and a foreachBatch writer must be idempotent per batch id."
 	}
 	return replay + "."

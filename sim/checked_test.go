@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -239,15 +239,15 @@ func checkedCases() []checkedCase {
 			cfg:         checkedConfig(batchDedupQuery, plan1(faults.ProducerRetry, faults.Knobs{"probability": 0.1, "gap_ms": "3s", "gap": "fixed"})),
 			exactlyOnce: true, want: []check.Kind{check.DuplicateEmittedOutsideGuarantee}, absent: []check.Kind{check.DuplicateEmitted}},
 	}
-	for _, cp := range engine.CrashPoints {
+	for _, cp := range crashpoint.All() {
 		name := faults.CrashAt(string(cp))
 		c := checkedCase{name: name + "-table", fault: name,
 			cfg:         checkedConfig(withinQuery, plan1(name, faults.Knobs{"rate": 0.05})),
 			exactlyOnce: true, absent: []check.Kind{check.NotConverged, check.SinkReplayDuplicate, check.DuplicateEmittedOutsideGuarantee}}
 		switch cp {
-		case engine.AfterOffsetsWrite, engine.AfterStateCommit:
+		case crashpoint.AfterOffsetsWrite, crashpoint.AfterStateCommit:
 			c.marks = []string{MarkReplay}
-		case engine.AfterSinkWrite:
+		case crashpoint.AfterSinkWrite:
 			c.marks = []string{MarkReplay, MarkSinkSkipped}
 		}
 		cases = append(cases, c)

@@ -12,6 +12,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/sim/record"
 )
 
 // A production query pasted as is: keys on event_id (and a tenant), a
@@ -43,7 +44,7 @@ func TestUserColumnsRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCols := []string{"event_id", "event_ts", "tenant", "amount", "note", "customer", "vip", CopyColumn}
+	wantCols := []string{"event_id", "event_ts", "tenant", "amount", "note", "customer", "vip", record.CopyColumn}
 	if wl.IDColumn != "event_id" || wl.EventColumn != "event_ts" || strings.Join(wl.Columns, ",") != strings.Join(wantCols, ",") {
 		t.Fatalf("layout: id %s, event %s, columns %v; want %v", wl.IDColumn, wl.EventColumn, wl.Columns, wantCols)
 	}
@@ -78,7 +79,7 @@ func TestUserColumnsRows(t *testing.T) {
 		if strings.Join(names, ",") != strings.Join(wantCols, ",") {
 			t.Fatalf("row %s: columns %v, want %v", data, names, wantCols)
 		}
-		if vals["event_id"] != c.Event || vals["tenant"] != "tenant:"+c.Event || vals[CopyColumn] != json.Number(strconv.Itoa(i)) {
+		if vals["event_id"] != c.Event || vals["tenant"] != "tenant:"+c.Event || vals[record.CopyColumn] != json.Number(strconv.Itoa(i)) {
 			t.Fatalf("row %s of copy %+v", data, c)
 		}
 		if n := vals["note"].(string); len(n) != 40 {
@@ -200,7 +201,7 @@ func TestColumnsRefused(t *testing.T) {
 	}{
 		{"payload named as a key", userColumnsQuery, []Column{{Name: "tenant"}}, "columns[0].name", "dedup key"},
 		{"payload named as the event time", userColumnsQuery, []Column{{Name: "event_ts"}}, "columns[0].name", "event-time column"},
-		{"hidden column", userColumnsQuery, []Column{{Name: CopyColumn}}, "columns[0].name", "hidden"},
+		{"hidden column", userColumnsQuery, []Column{{Name: record.CopyColumn}}, "columns[0].name", "hidden"},
 		{"twice", userColumnsQuery, []Column{{Name: "a"}, {Name: "a"}}, "columns[1].name", "twice"},
 		{"bad name", userColumnsQuery, []Column{{Name: "a b"}}, "columns[0].name", "letter"},
 		{"bad type", userColumnsQuery, []Column{{Name: "a", Type: "int"}}, "columns[0].type", "string, long, double or boolean"},

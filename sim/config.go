@@ -14,6 +14,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/internal/duration"
+	"github.com/dedupsim/dedupsim/sim/record"
 )
 
 // Config is one simulated run, apart from the seed. The zero value of a
@@ -872,7 +873,7 @@ func newRowLayout(q, sq *query.Query, eventCol string, payload []Column) (*rowLa
 		}
 	}
 	for _, c := range append([]string{l.idCol}, l.keyCols...) {
-		if c == CopyColumn {
+		if c == record.CopyColumn {
 			return nil, fieldErr("query", "dedup key %q is the simulator's hidden column (it tells copies apart, so no duplicate would ever be dropped)", c)
 		}
 		if !validColumn(c) {
@@ -882,13 +883,13 @@ func newRowLayout(q, sq *query.Query, eventCol string, payload []Column) (*rowLa
 	if eventCol == l.idCol {
 		return nil, fieldErr("query", "event-time column %q is also the rows' id column: key the query on another column (such as [id, %s])", eventCol, eventCol)
 	}
-	if eventCol == CopyColumn {
+	if eventCol == record.CopyColumn {
 		return nil, fieldErr("query", "event-time column %q collides with the simulator's hidden column", eventCol)
 	}
 	if len(payload) > maxColumns {
 		return nil, outOf("columns", fmt.Sprintf("%d columns", len(payload)))
 	}
-	taken := map[string]string{l.idCol: "the id column", eventCol: "the event-time column", CopyColumn: "the simulator's hidden column"}
+	taken := map[string]string{l.idCol: "the id column", eventCol: "the event-time column", record.CopyColumn: "the simulator's hidden column"}
 	for _, k := range l.keyCols {
 		taken[k] = "a dedup key (key columns hold values derived from the event id)"
 	}
@@ -928,13 +929,13 @@ func (l *rowLayout) columns() []string {
 	for _, c := range l.payload {
 		out = append(out, c.Name)
 	}
-	return append(out, CopyColumn)
+	return append(out, record.CopyColumn)
 }
 
 // check holds a query (which) to what the rows carry.
 func (l *rowLayout) check(q *query.Query, which string) error {
 	if len(q.Keys) == 0 {
-		return fieldErr(which, "dedup keys: the simulator needs explicit keys (every column would include the hidden %s)", CopyColumn)
+		return fieldErr(which, "dedup keys: the simulator needs explicit keys (every column would include the hidden %s)", record.CopyColumn)
 	}
 	if col := q.EventTimeColumn(); col != "" && col != l.eventCol {
 		return fieldErr(which, "watermark column %q: the rows' event-time column is %q (the query's)", col, l.eventCol)
@@ -946,7 +947,7 @@ func (l *rowLayout) check(q *query.Query, which string) error {
 	if len(q.Sink.Keys) > 0 { // the parser admits sink.keys only for a kind that takes them
 		cols := l.columns()
 		for _, k := range q.Sink.Keys {
-			if k == CopyColumn || !slices.Contains(cols, k) {
+			if k == record.CopyColumn || !slices.Contains(cols, k) {
 				return fieldErr(which, "sink keys: %q is not a column of the simulated rows (%s)", k, strings.Join(cols[:len(cols)-1], ", "))
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -114,7 +115,7 @@ func compareReplay(t *testing.T, h *history.History, r *replayed, opt ExportOpti
 		b := want[i]
 		where := fmt.Sprintf("execution %d (batch %d at %d ms)", i, b.BatchID, b.AtMs)
 		crashedOK := string(rec.Crashed) == b.Crashed
-		if randomAt[[2]int64{b.AtMs, b.BatchID}] && b.Crashed == string(engine.AfterSinkWrite) && rec.Crashed == engine.AfterCommit {
+		if randomAt[[2]int64{b.AtMs, b.BatchID}] && b.Crashed == string(crashpoint.AfterSinkWrite) && rec.Crashed == crashpoint.AfterCommit {
 			crashedOK = true // its commit write failed after the commit was durable: after-commit in exec
 		}
 		if rec.BatchID != b.BatchID || rec.Replay != b.Replay || !crashedOK {
@@ -211,7 +212,7 @@ func exportConfig(q string, rate float64, plan map[string]faults.Knobs) Config {
 func TestExportTraceReplays(t *testing.T) {
 	crashes := func(rate float64, extra map[string]faults.Knobs) map[string]faults.Knobs {
 		p := map[string]faults.Knobs{}
-		for _, cp := range engine.CrashPoints {
+		for _, cp := range crashpoint.All() {
 			p[faults.CrashAt(string(cp))] = faults.Knobs{"rate": rate}
 		}
 		for k, v := range extra {
@@ -302,7 +303,7 @@ func TestExportTraceReplays(t *testing.T) {
 			}
 		})
 	}
-	for _, cp := range engine.CrashPoints {
+	for _, cp := range crashpoint.All() {
 		if crashed[string(cp)] == 0 {
 			t.Errorf("no sampled run crashed at %s", cp)
 		}

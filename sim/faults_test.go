@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -190,7 +190,7 @@ func focusedCases() map[string]focused {
 			checkExactlyOnce(t, h)
 		}},
 	}
-	for _, cp := range engine.CrashPoints {
+	for _, cp := range crashpoint.All() {
 		name := faults.CrashAt(string(cp))
 		cases[name] = focused{cfg: testConfig(tableQuery, k(name, faults.Knobs{"rate": 0.1})), effect: func(t *testing.T, h *history.History) {
 			for _, c := range h.Crashes {
@@ -200,11 +200,11 @@ func focusedCases() map[string]focused {
 			}
 			checkExactlyOnce(t, h) // the table sink skips replays
 			switch cp {
-			case engine.AfterOffsetsWrite, engine.AfterStateCommit:
+			case crashpoint.AfterOffsetsWrite, crashpoint.AfterStateCommit:
 				if h.Coverage[MarkReplay] == 0 {
 					t.Fatal("no batch was re-run")
 				}
-			case engine.AfterSinkWrite:
+			case crashpoint.AfterSinkWrite:
 				if h.Coverage[MarkSinkSkipped] == 0 {
 					t.Fatal("the table sink never skipped a replayed write")
 				}
@@ -215,7 +215,7 @@ func focusedCases() map[string]focused {
 					crashed++
 				}
 			}
-			if reached := cp == engine.AfterSinkWrite || cp == engine.AfterCommit; reached != (crashed > 0) {
+			if reached := cp == crashpoint.AfterSinkWrite || cp == crashpoint.AfterCommit; reached != (crashed > 0) {
 				t.Fatalf("%d batch executions recorded as crashed", crashed)
 			}
 		}}

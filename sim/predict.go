@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/faults"
 )
 
@@ -158,7 +159,7 @@ func (c Config) Predict() (Prediction, error) {
 	if keepsEveryKey(p) {
 		perEvent += bytesPerKeptKey
 	}
-	if p.q.Sink.Kind == query.SinkMerge {
+	if p.q.Sink.Kind == sink.KindMerge {
 		perEvent += bytesPerMergeRow + rowExtra*bytesPerRowByte
 	}
 	pr.BytesPerCopy = BytesPerCopyMeasured + perEvent/pr.CopyFactor + rowExtra*bytesPerRenderedByte

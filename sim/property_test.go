@@ -14,7 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"pgregory.net/rapid"
 
-	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"github.com/dedupsim/dedupsim/sim/history"
@@ -118,7 +118,7 @@ func pct(t *rapid.T, name string, lo, hi int) float64 {
 // crash-random, power loss and torn writes) with drawn rates.
 func drawCrashes(t *rapid.T, g *genRun) {
 	p := g.cfg.Plan.Faults
-	for _, cp := range engine.CrashPoints {
+	for _, cp := range crashpoint.All() {
 		name := faults.CrashAt(string(cp))
 		if rapid.Bool().Draw(t, name) {
 			p[name] = faults.Knobs{"rate": pct(t, name+"/rate", 1, 30)}

@@ -11,11 +11,6 @@ import (
 	"github.com/dedupsim/dedupsim/sim/record"
 )
 
-// CopyColumn is the hidden column that maps a row back to the copy it is:
-// its value is the copy's index in History.Copies. It is always the last
-// field of the row and never a dedup key.
-const CopyColumn = record.CopyColumn
-
 // rowEncoder writes simulated rows, flat JSON in the layout's column
 // order, {"id":"e0-42","ts":1767225600.123456,"_copy":17} for the default
 // layout, with the event time in seconds (microsecond fraction) or RFC
@@ -51,7 +46,7 @@ func newLayoutEncoder(l *rowLayout, rfc3339 bool) *rowEncoder {
 	e := &rowEncoder{
 		head:    []byte(`{"` + l.idCol + `":"`),
 		mid:     []byte(`","` + l.eventCol + `":`),
-		tail:    []byte(`,"` + CopyColumn + `":`),
+		tail:    []byte(`,"` + record.CopyColumn + `":`),
 		rfc3339: rfc3339,
 	}
 	for _, k := range l.keyCols {

@@ -14,6 +14,7 @@ import (
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
+	"github.com/dedupsim/dedupsim/sim/record"
 )
 
 // The tests of Schedule live in the external test package: they run the
@@ -102,12 +103,12 @@ func checkRows(t *testing.T, name string, seed uint64, wl *sim.Workload) {
 		var id string
 		_ = json.Unmarshal(m[wl.IDColumn], &id)
 		us, err := eventTimeUs(m[wl.EventColumn])
-		if id != c.Event || err != nil || us != c.EventTimeUs || string(m[sim.CopyColumn]) != strconv.Itoa(i) {
+		if id != c.Event || err != nil || us != c.EventTimeUs || string(m[record.CopyColumn]) != strconv.Itoa(i) {
 			t.Fatalf("%s seed %d: row %d %s does not match copy %+v (%v)", name, seed, i, row, c, err)
 		}
 		// Byte for byte: the simulator's encoding, _copy last.
 		prefix := `{"` + wl.IDColumn + `":"` + c.Event + `","` + wl.EventColumn + `":`
-		suffix := `,"` + sim.CopyColumn + `":` + strconv.Itoa(i) + `}`
+		suffix := `,"` + record.CopyColumn + `":` + strconv.Itoa(i) + `}`
 		if !bytes.HasPrefix(row, []byte(prefix)) || !bytes.HasSuffix(row, []byte(suffix)) {
 			t.Fatalf("%s seed %d: row %d %s: want %s...%s", name, seed, i, row, prefix, suffix)
 		}
@@ -164,7 +165,7 @@ func TestScheduleMatchesRunCatalogue(t *testing.T) {
 				// A scenario keyed on id without payload keeps the rows
 				// {"id":...,"<event time>":...,"_copy":N}.
 				if len(s.Config.Columns) == 0 && wl.IDColumn == "id" {
-					if want := []string{"id", wl.EventColumn, sim.CopyColumn}; !reflect.DeepEqual(wl.Columns, want) {
+					if want := []string{"id", wl.EventColumn, record.CopyColumn}; !reflect.DeepEqual(wl.Columns, want) {
 						t.Fatalf("columns %v, want %v", wl.Columns, want)
 					}
 				}

@@ -437,7 +437,7 @@ func (w *world) trigger() (bool, error) {
 }
 
 // crashHook is the engine's crash decision at each crash point.
-func (w *world) crashHook(p engine.CrashPoint, batchID int64) bool {
+func (w *world) crashHook(p crashpoint.Point, batchID int64) bool {
 	if w.disk.dead {
 		return true // the process already died at a filesystem operation
 	}

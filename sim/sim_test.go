@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -111,7 +111,7 @@ func TestOriginalsIndependentOfProducerFaults(t *testing.T) {
 
 // TestCrashPointsMatchEngine: every engine crash point is a fault.
 func TestCrashPointsMatchEngine(t *testing.T) {
-	for _, cp := range engine.CrashPoints {
+	for _, cp := range crashpoint.All() {
 		if _, ok := faults.Lookup(faults.CrashAt(string(cp))); !ok {
 			t.Errorf("no fault for crash point %s", cp)
 		}

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec/codectest"
+	"github.com/dedupsim/dedupsim/internal/codec/codectest"
 )
 
 // fixtureFiles is a real checkpoint fixture as a badCase's files, under

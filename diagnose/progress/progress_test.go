@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec"
+	"github.com/dedupsim/dedupsim/internal/codec"
 )
 
 // fixtures are the real Spark outputs of scripts/diagnose/fixtures.py.

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec"
+	"github.com/dedupsim/dedupsim/internal/codec"
 )
 
 // MaxLine bounds one line (Spark's event log writes a SQL plan on one line;

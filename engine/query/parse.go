@@ -511,7 +511,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		StateStore:        StateStoreMemory,
 		WatermarkPolicy:   PolicyMin,
 		NoDataBatches:     true,
-		Sink:              Sink{Kind: SinkForeachBatch},
+		Sink:              Sink{Kind: sink.KindForeachBatch},
 	}
 	// Key nodes of the fields that cross-field checks point at.
 	var dedupKey, apiNode, wmKey, sourcesKey, sinkKey, futureKey, schemaKey, formatKey, storeKey *yaml.Node
@@ -750,7 +750,7 @@ func (p *parser) sink(n *yaml.Node, s *Sink) (sinkFieldNodes, error) {
 		case "kind":
 			var k string
 			k, err = p.enum(f.val, fpath, "sink kind", sinkKinds)
-			s.Kind = SinkKind(k)
+			s.Kind = sink.Kind(k)
 			nodes.kind = f.key
 		case "app_id":
 			s.AppID, err = p.nonEmptyStr(f.val, fpath)

@@ -50,35 +50,22 @@ type Source struct {
 	Watermark *Watermark
 }
 
-// SinkKind says where the dedup's output goes. The kinds, and what each
-// takes, are package sink's descriptors (sink.Kinds).
-type SinkKind = sink.Kind
-
-// The sink kinds of exec-format.md.
-const (
-	SinkForeachBatch = sink.KindForeachBatch
-	SinkTable        = sink.KindTable
-	SinkMerge        = sink.KindMerge
-	SinkAppend       = sink.KindAppend
-	SinkKafka        = sink.KindKafka
-)
-
 // Sink is the `sink:` section.
 type Sink struct {
-	Kind SinkKind
+	Kind sink.Kind
 	// GenerateAppID makes the table sink's txnAppId a value generated at
 	// every start (the run id): the seed article's mistake, which silently
 	// disables replay protection.
 	GenerateAppID bool
 	// AppID is the table sink's txnAppId; empty means the query id from the
-	// checkpoint's metadata. Only for SinkTable.
+	// checkpoint's metadata. Only for the table sink.
 	AppID string
 	// LookbackMs bounds the merge sink's match to table rows with event time
-	// >= now - lookback; meaningful only when HasLookback. Only for SinkMerge.
+	// >= now - lookback; meaningful only when HasLookback. Only for the merge sink.
 	LookbackMs  int64
 	HasLookback bool
 	// Keys are the merge match columns; empty means the dedup keys.
-	// Only for SinkMerge.
+	// Only for the merge sink.
 	Keys []string
 	// KeyNames are Keys as written, once ResolveColumns has resolved them.
 	KeyNames []string

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/engine/sink"
 )
 
 func defaults(q Query) *Query {
@@ -20,7 +22,7 @@ func defaults(q Query) *Query {
 		q.WatermarkPolicy = PolicyMin
 	}
 	if q.Sink.Kind == "" {
-		q.Sink.Kind = SinkForeachBatch
+		q.Sink.Kind = sink.KindForeachBatch
 	}
 	if q.Sources == nil {
 		q.Sources = []Source{{Name: DefaultSourceName}}
@@ -94,7 +96,7 @@ watermark_policy: max
 			yaml: "dedup: {api: dropDuplicates, keys: [id]}\nsink: {kind: table, app_id: payments-dedup-v1}\nshuffle_partitions: 1\nstate_store: pebble\nno_data_batches: false\n",
 			want: defaults(Query{
 				API: DropDuplicates, Keys: []string{"id"}, ShufflePartitions: 1, StateStore: StateStorePebble,
-				Sink: Sink{Kind: SinkTable, AppID: "payments-dedup-v1"},
+				Sink: Sink{Kind: sink.KindTable, AppID: "payments-dedup-v1"},
 			}),
 		},
 		{
@@ -104,13 +106,13 @@ watermark_policy: max
 				API: DropDuplicates, Keys: []string{"id"},
 				Sources:       []Source{{Name: "default", Watermark: &Watermark{Column: "ts", DelayMs: 3600000}}},
 				NoDataBatches: true,
-				Sink:          Sink{Kind: SinkMerge, LookbackMs: 7 * 24 * 3600000, HasLookback: true, Keys: []string{"id", "region"}},
+				Sink:          Sink{Kind: sink.KindMerge, LookbackMs: 7 * 24 * 3600000, HasLookback: true, Keys: []string{"id", "region"}},
 			}),
 		},
 		{
 			name: "append sink, batch api, empty keys",
 			yaml: "dedup: {api: batchDropDuplicates, keys: []}\nsink: {kind: append}\n",
-			want: defaults(Query{API: BatchDropDuplicates, Keys: []string{}, NoDataBatches: true, Sink: Sink{Kind: SinkAppend}}),
+			want: defaults(Query{API: BatchDropDuplicates, Keys: []string{}, NoDataBatches: true, Sink: Sink{Kind: sink.KindAppend}}),
 		},
 		{
 			name: "string fields take the text as written",
@@ -123,7 +125,7 @@ watermark_policy: max
 			want: defaults(Query{
 				API: DropDuplicates, Keys: []string{"id"},
 				Sources:       []Source{{Name: "default", Watermark: &Watermark{Column: "ts"}}},
-				NoDataBatches: true, Sink: Sink{Kind: SinkMerge, Keys: []string{"id"}},
+				NoDataBatches: true, Sink: Sink{Kind: sink.KindMerge, Keys: []string{"id"}},
 			}),
 		},
 		{

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/sparkver"
 )
 
@@ -61,7 +62,7 @@ func TestRealTimeDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !q.RealTime() || q.RealTimeMs != 300000 || q.StateStore != StateStorePebble || q.CheckpointFormat != 2 || q.Sink.Kind != SinkKafka {
+	if !q.RealTime() || q.RealTimeMs != 300000 || q.StateStore != StateStorePebble || q.CheckpointFormat != 2 || q.Sink.Kind != sink.KindKafka {
 		t.Fatalf("got %+v", q)
 	}
 	if q.KeyOrder != sparkver.CallOrder {

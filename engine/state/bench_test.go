@@ -52,7 +52,7 @@ func BenchmarkPutGetCommit(b *testing.B) {
 			name += "/no-snapshots"
 		}
 		b.Run(name, func(b *testing.B) {
-			opts := state.MemoryOptions{}
+			opts := state.Options{}
 			if !bc.snapshots {
 				opts.MinDeltasForSnapshot = 1 << 30
 			}
@@ -111,9 +111,9 @@ func BenchmarkPutGetCommit(b *testing.B) {
 // a snapshot plus nine deltas of 10k changes each.
 func BenchmarkLoadFromFiles(b *testing.B) {
 	m := fsys.NewMem()
-	p := state.NewMemoryProvider(m, state.MemoryOptions{MinDeltasForSnapshot: 1})
+	p := state.NewMemoryProvider(m, state.Options{MinDeltasForSnapshot: 1})
 	fillStore(b, p) // 1.snapshot
-	p = state.NewMemoryProvider(m, state.MemoryOptions{MinDeltasForSnapshot: 100})
+	p = state.NewMemoryProvider(m, state.Options{MinDeltasForSnapshot: 100})
 	var kb [16]byte
 	for v := int64(1); v < 10; v++ {
 		st := mustLoad(b, p, id03, v)
@@ -127,7 +127,7 @@ func BenchmarkLoadFromFiles(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		st := mustLoad(b, state.NewMemoryProvider(m, state.MemoryOptions{}), id03, 10)
+		st := mustLoad(b, state.NewMemoryProvider(m, state.Options{}), id03, 10)
 		if n := st.Metrics().NumKeys; n != benchKeys {
 			b.Fatalf("loaded %d keys", n)
 		}
@@ -138,7 +138,7 @@ func BenchmarkLoadFromFiles(b *testing.B) {
 // BenchmarkRangeEvictNothing is the full scan the watermark eviction does
 // every batch, when nothing is evicted.
 func BenchmarkRangeEvictNothing(b *testing.B) {
-	p := state.NewMemoryProvider(fsys.NewMem(), state.MemoryOptions{})
+	p := state.NewMemoryProvider(fsys.NewMem(), state.Options{})
 	fillStore(b, p)
 	st := mustLoad(b, p, id03, 1)
 	b.ReportAllocs()

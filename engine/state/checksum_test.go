@@ -14,7 +14,7 @@ import (
 // given clock's.
 func TestChecksumSidecarsFollowTheirFiles(t *testing.T) {
 	fs := fsys.NewMem()
-	p := state.NewMemoryProvider(fs, state.MemoryOptions{MinDeltasForSnapshot: 2, MinVersionsToRetain: 2})
+	p := state.NewMemoryProvider(fs, state.Options{MinDeltasForSnapshot: 2, MinVersionsToRetain: 2})
 	p.EnableFileChecksum(func() int64 { return 1796134568576 })
 	id := state.ID{Operator: 0, Partition: 0}
 	for v := int64(0); v < 9; v++ {

@@ -15,10 +15,6 @@ import (
 // its JVM SizeEstimator and cannot be reproduced byte for byte.)
 const EntryOverheadBytes = 64
 
-// MemoryOptions configure a MemoryProvider: the lifecycle's Options (the
-// memory provider has no settings of its own).
-type MemoryOptions = Options
-
 // MemoryProvider is the analogue of Spark's HDFS-backed state store
 // provider: every store is a hash table in memory (table.go), every commit writes the
 // store's changes as <V>.delta under id.Dir(), and every
@@ -76,13 +72,14 @@ type memCopy struct {
 // than kept for the next batch.
 const maxKeptUndoRecords = 256 << 10
 
-// NewMemoryProvider returns a provider that keeps its files in fs.
-func NewMemoryProvider(fs fsys.FS, opts MemoryOptions) *MemoryProvider {
+// NewMemoryProvider returns a provider that keeps its files in fs; opts are
+// the lifecycle's (the memory provider has no settings of its own).
+func NewMemoryProvider(fs fsys.FS, opts Options) *MemoryProvider {
 	return &MemoryProvider{lc: NewLifecycle(fs, opts, memoryFiles, memoryBackend{})}
 }
 
 // Options returns the options in effect (defaults filled in).
-func (p *MemoryProvider) Options() MemoryOptions { return p.lc.Options() }
+func (p *MemoryProvider) Options() Options { return p.lc.Options() }
 
 // SetBatchStamp implements Stamper.
 func (p *MemoryProvider) SetBatchStamp(s BatchStamp) { p.lc.SetBatchStamp(s) }

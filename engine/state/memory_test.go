@@ -32,11 +32,11 @@ var memoryStore = statetest.Store{
 func TestMemoryContract(t *testing.T) { statetest.Run(t, memoryStore) }
 
 func TestDefaults(t *testing.T) {
-	p := state.NewMemoryProvider(fsys.NewMem(), state.MemoryOptions{})
+	p := state.NewMemoryProvider(fsys.NewMem(), state.Options{})
 	if o := p.Options(); o.MinDeltasForSnapshot != 10 || o.MinVersionsToRetain != 100 {
 		t.Fatalf("defaults = %+v", o)
 	}
-	p = state.NewMemoryProvider(fsys.NewMem(), state.MemoryOptions{MinDeltasForSnapshot: -1, MinVersionsToRetain: 3})
+	p = state.NewMemoryProvider(fsys.NewMem(), state.Options{MinDeltasForSnapshot: -1, MinVersionsToRetain: 3})
 	if o := p.Options(); o.MinDeltasForSnapshot != 10 || o.MinVersionsToRetain != 3 {
 		t.Fatalf("options = %+v", o)
 	}

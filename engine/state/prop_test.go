@@ -17,7 +17,7 @@ import (
 // compares it with a map of versions, a model of the cache counters and a
 // model of the files the snapshot and cleanup rules must leave.
 type propModel struct {
-	opts state.MemoryOptions
+	opts state.Options
 	id   state.ID
 	fs   *fsys.Mem
 	p    *state.MemoryProvider
@@ -42,8 +42,8 @@ type propModel struct {
 
 var propKeys = []string{"", "a", "b", "c", "dd", "e\x00f", "long-key-0123456789"}
 
-func drawOptions(t *rapid.T) state.MemoryOptions {
-	return state.MemoryOptions{
+func drawOptions(t *rapid.T) state.Options {
+	return state.Options{
 		MinDeltasForSnapshot: rapid.IntRange(1, 5).Draw(t, "minDeltasForSnapshot"),
 		MinVersionsToRetain:  rapid.IntRange(1, 6).Draw(t, "minVersionsToRetain"),
 	}

@@ -17,11 +17,11 @@ import (
 // stamp's kind, a flipped byte by the trailer's checksum.
 func TestStaleStateFilesRefused(t *testing.T) {
 	m := fsys.NewMem()
-	p := state.NewMemoryProvider(m, state.MemoryOptions{MinDeltasForSnapshot: 2})
+	p := state.NewMemoryProvider(m, state.Options{MinDeltasForSnapshot: 2})
 	for v := int64(0); v < 6; v++ {
 		apply(t, p, id03, v, statetest.Change{Put: map[string]string{fmt.Sprint(v): "v"}})
 	}
-	fresh := func() *state.MemoryProvider { return state.NewMemoryProvider(m, state.MemoryOptions{}) }
+	fresh := func() *state.MemoryProvider { return state.NewMemoryProvider(m, state.Options{}) }
 	if _, err := fresh().Load(id03, 6); err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func FuzzParseSteps(f *testing.F) {
 		q := queries[int(mode)%len(queries)]
 		steps, err := Parse("fuzz.jsonl", data, q)
 		if err != nil {
-			var se *Error
+			var se *query.Error
 			if !errors.As(err, &se) || se.Line < 1 {
 				t.Fatalf("error %T %v lacks a line", err, err)
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
 )
 
@@ -29,7 +30,7 @@ func TestReaderStreams(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 	_, err = r.Next()
-	var se *Error
+	var se *query.Error
 	if !errors.As(err, &se) || se.Line != 4 || !strings.Contains(err.Error(), `unknown source "tv"`) {
 		t.Fatalf("line 4: %v", err)
 	}

@@ -85,12 +85,6 @@ type Step struct {
 // stepFields are the fields a step line may have; exactly one per line.
 var stepFields = []string{"rows", "sources", "restart", "crash", "tick"}
 
-// Error is a problem with the steps file: bad input, exit status 2 in
-// `dedupsim exec`. It is the query file's error type, printed as
-// "file:line: path: message"; Path locates the problem inside the line,
-// e.g. "rows[1]" or "sources.web[0]".
-type Error = query.Error
-
 // MaxLineBytes bounds one line of a steps file: one line is one batch,
 // held in memory while it runs, so the cap bounds exec's memory for the
 // input (a line of 1 M rows of 100 bytes is 100 MB). Longer lines are
@@ -114,8 +108,11 @@ func ParseFile(path string, q *query.Query) ([]Step, error) {
 }
 
 // Parse parses a whole steps file for query q. filename is used in error
-// messages only. Errors for bad input are *Error. The file is split on
-// '\n' by hand, so a line may be any length up to MaxLineBytes.
+// messages only. Errors for bad input (exit status 2 in `dedupsim exec`)
+// are *query.Error, the query file's error type, printed as
+// "file:line: path: message"; Path locates the problem inside the line,
+// e.g. "rows[1]" or "sources.web[0]". The file is split on '\n' by
+// hand, so a line may be any length up to MaxLineBytes.
 // Rows are read untyped unless q has a schema: exec's drivers call
 // InferSchema first (ParseTyped).
 func Parse(filename string, data []byte, q *query.Query) ([]Step, error) {
@@ -181,9 +178,9 @@ func SetInferred(filename string, inf *row.Inferrer, q *query.Query) error {
 	if err := q.ResolveColumns(s); err != nil {
 		var re *query.ResolveError
 		if errors.As(err, &re) && re.Unresolved {
-			return &Error{File: filename, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", re.Name, s)}
+			return &query.Error{File: filename, Msg: fmt.Sprintf("[UNRESOLVED_COLUMN] column %q is in no row, so it is not in the schema inferred from the rows (%s); declare it in the query's schema: to read it as null", re.Name, s)}
 		}
-		return &Error{File: filename, Msg: err.Error()}
+		return &query.Error{File: filename, Msg: err.Error()}
 	}
 	return nil
 }
@@ -281,7 +278,7 @@ func (r *Reader) Check() error {
 }
 
 // Next returns the next step, or io.EOF after the last. Errors for bad
-// input are *Error; after an error the Reader is done. Every row's Data
+// input are *query.Error; after an error the Reader is done. Every row's Data
 // is one JSON value without insignificant space (row.ValidCompact: the
 // reader compacts what the file spaced), which trace.Options.RowsCompact
 // relies on.
@@ -628,8 +625,8 @@ type parser struct {
 	schemaAt string
 }
 
-func (p *parser) errorf(line int, path, format string, args ...any) *Error {
-	return &Error{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}
+func (p *parser) errorf(line int, path, format string, args ...any) *query.Error {
+	return &query.Error{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
 // member is one field of a JSON object.
@@ -1057,7 +1054,7 @@ func (p *parser) rows(lineNo int, path string, raw json.RawMessage) ([]row.Row, 
 	return acc.done(), nil
 }
 
-// rowError is p.row's refusal of the row, an *Error from p.errorf: Elements
+// rowError is p.row's refusal of the row, a *query.Error from p.errorf: Elements
 // passes it through, told apart from its own (scanner) errors.
 type rowError struct{ err error }
 

@@ -199,9 +199,9 @@ func TestParseErrors(t *testing.T) {
 			if err.Error() != tc.want {
 				t.Errorf("error:\n got %s\nwant %s", err, tc.want)
 			}
-			var se *Error
+			var se *query.Error
 			if !errors.As(err, &se) {
-				t.Errorf("error %T is not *steps.Error", err)
+				t.Errorf("error %T is not *query.Error", err)
 			}
 		})
 	}

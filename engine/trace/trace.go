@@ -13,6 +13,7 @@ import (
 	"io"
 
 	"github.com/dedupsim/dedupsim/engine"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -113,7 +114,7 @@ func (c *clock) NowMs() int64 { return c.ms }
 func NewSink(q *query.Query) sink.Sink {
 	d, ok := sink.Lookup(q.Sink.Kind)
 	if !ok {
-		d, _ = sink.Lookup(query.SinkForeachBatch)
+		d, _ = sink.Lookup(sink.KindForeachBatch)
 	}
 	return d.New(q.SinkSettings())
 }
@@ -146,7 +147,7 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 	}
 	out := NewSink(q)
 	clk := &clock{}
-	armed, armedLine, armedBatch := engine.CrashPoint(""), 0, int64(-1)
+	armed, armedLine, armedBatch := crashpoint.Point(""), 0, int64(-1)
 	var emitErr error
 	emit := func(rec *engine.BatchRecord) {
 		r := Record{BatchID: rec.BatchID, Replay: rec.Replay, Crashed: string(rec.Crashed), Rows: make([]json.RawMessage, len(rec.Output)), Progress: rec.Progress, rowsCompact: opt.RowsCompact}
@@ -167,7 +168,7 @@ func RunSteps(q *query.Query, next func() (steps.Step, error), opt Options) (*Re
 	cfg := engine.Config{
 		Query: q, Checkpoint: opt.Checkpoint, Sources: generic, Sink: out, Clock: clk,
 		NewID: ids.Seeded(opt.Seed), NewStateProvider: opt.NewStateProvider, OnBatch: emit,
-		Crash: func(p engine.CrashPoint, id int64) bool {
+		Crash: func(p crashpoint.Point, id int64) bool {
 			if armed != "" && p == armed && (armedBatch < 0 || armedBatch == id) {
 				armed = ""
 				return true

@@ -31,9 +31,13 @@ const module = "github.com/dedupsim/dedupsim"
 // scenarios/README.md), inspect/... (a function of the checkpoint it
 // reads), shrink/... (the same scenario, seed and budget give the same
 // bytes: docs/incidents.md) and execpipe/... (exec's --seed: the same
-// input gives the same bytes, docs/exec-format.md).
+// input gives the same bytes, docs/exec-format.md). So are the shared
+// pieces they are made of: internal/codec (Spark's compression framings,
+// read by diagnose and inspect), internal/svgchart (the reports' charts)
+// and internal/atomicfile (how reports reach the disk).
 var deterministic = []string{"./engine/...", "./sim/...", "./faults/...", "./analyze/...", "./sizing/...", "./diagnose/...",
-	"./reports/...", "./scenarios/...", "./inspect/...", "./shrink/...", "./execpipe/..."}
+	"./reports/...", "./scenarios/...", "./inspect/...", "./shrink/...", "./execpipe/...", "./internal/codec/...",
+	"./internal/svgchart", "./internal/atomicfile"}
 
 // pebbleAdapters are the only packages of engine/... that may depend on
 // Pebble (rule 2): the two adapters, and the two selectors drivers call to
@@ -61,9 +65,9 @@ var exceptions = []exception{
 	{"engine/fsys", "crypto/rand", "the OS filesystem's TempName gives each temp file a random suffix, as " +
 		"Spark's CheckpointFileManager does, so that two processes never share one; the simulated disk " +
 		"(fsys.Mem) has no TempName and stages files under a fixed name"},
-	{"reports", "crypto/rand", "the atomic file writer (files.go) stages each file under a random temp name, " +
-		"so that two runs writing into one folder never share one; the temp name never reaches the output (the " +
-		"file is renamed into place), so the bytes written are still a function of the run"},
+	{"internal/atomicfile", "crypto/rand", "the atomic file writer (reports', diagnose's, conform's) stages each " +
+		"file under a random temp name, so that two runs writing into one folder never share one; the temp name " +
+		"never reaches the output (the file is renamed into place), so the bytes written are still a function of the run"},
 	{"execpipe", "go statement", "exec's pipeline runs the engine in one goroutine and only its I/O beside it: " +
 		"the passes before the run decode lines on every core and keep the lowest bad line's error (the " +
 		"sequential pass's answer) and the run reads one step ahead and writes one record behind, in order: " +
@@ -477,7 +481,7 @@ func TestUpperLayer(t *testing.T) {
 // a room on a lower floor, never one on its own floor or above. Every
 // package must be in a room, and every room must hold a package.
 var floors = [][]string{
-	{"internal", "diagnose/codec", "scripts/spark"},
+	{"internal"},
 	{"engine", "diagnose/progress", "expect"},
 	{"faults", "inspect", "capture", "conform"},
 	{"sim"},

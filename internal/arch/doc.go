@@ -23,7 +23,9 @@
 //     left sim/ but whose figures must still be reproducible, diagnose/...,
 //     whose findings must be a function of the log, and reports/...,
 //     scenarios/..., inspect/..., shrink/... and execpipe/..., whose
-//     output is promised byte for byte) use no wall
+//     output is promised byte for byte, and the shared pieces they are
+//     made of, internal/codec/..., internal/svgchart and
+//     internal/atomicfile) use no wall
 //     clock (time.Now, Since, Until, After, AfterFunc, Tick, NewTimer,
 //     NewTicker, Sleep; context.WithTimeout, WithDeadline), no global or
 //     entropy-seeded randomness (the top-level functions of math/rand and

@@ -7,13 +7,12 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/crashpoint"
 )
 
 // CrashAt is a parsed --crash-at POINT[:BATCH]; Batch -1 is any batch.
 type CrashAt struct {
-	Point engine.CrashPoint
+	Point crashpoint.Point
 	Batch int64
 }
 
@@ -41,7 +40,7 @@ func ParseCrashAt(s string) (*CrashAt, error) {
 // die ends the process at once, with no cleanup: SIGKILL to itself (what
 // a crashed driver looks like to the broker and the checkpoint), and
 // os.Exit(137) should the signal somehow not land.
-func die(p engine.CrashPoint, id int64) {
+func die(p crashpoint.Point, id int64) {
 	fmt.Fprintf(os.Stderr, "dedupsim engine: crash at %s of batch %d\n", p, id)
 	syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	os.Exit(ExitKilled)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine"
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
+	"github.com/dedupsim/dedupsim/engine/crashpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/ids"
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -296,7 +297,7 @@ func (p *process) record(r *records.Record) error {
 // a crash record and kills itself. At after-sink-write and after-commit
 // the engine first reports the execution (OnBatch, Crashed set), so that
 // record is written before the kill too; nothing else runs in between.
-func (p *process) crash(pt engine.CrashPoint, id int64) bool {
+func (p *process) crash(pt crashpoint.Point, id int64) bool {
 	now := time.Now().UnixMilli()
 	c := p.o.Crash
 	if c == nil || pt != c.Point || (c.Batch >= 0 && c.Batch != id) ||
@@ -304,7 +305,7 @@ func (p *process) crash(pt engine.CrashPoint, id int64) bool {
 		return false
 	}
 	p.record(&records.Record{Kind: records.KindCrash, WallMs: time.Now().UnixMilli(), RunID: p.runID, BatchID: id, Crashed: string(pt)})
-	if pt != engine.AfterSinkWrite && pt != engine.AfterCommit {
+	if pt != crashpoint.AfterSinkWrite && pt != crashpoint.AfterCommit {
 		die(pt, id)
 	}
 	p.crashing = true

@@ -2,7 +2,7 @@
 """Real Spark test data for `dedupsim diagnose` and `dedupsim inspect`.
 
 Runs one small dedup query per (case, state store) on pyspark (the venv of
-scripts/spark/env.sh), and keeps what a user of that query would have:
+conform/sparkrunner/env.sh), and keeps what a user of that query would have:
 
   progress.jsonl   a StreamingQueryListener's log: event.progress.json per
                    executed batch, and the started/idle/terminated events as

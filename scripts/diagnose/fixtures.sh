@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fixtures.sh: regenerate diagnose/testdata/spark/ with real Spark (one small
 # query per case and state store; scripts/diagnose/fixtures.py says what each
-# leaves), through the project's pyspark venv (scripts/spark/env.sh; set
+# leaves), through the project's pyspark venv (conform/sparkrunner/env.sh; set
 # DEDUPSIM_SPARK_CACHE to share one). Runs the cases one after another: each
 # is one local[1] Spark application of about 20-40 s.
 #
@@ -10,7 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/diagnose/testdata/spark}
 shift || true
-py=$("$root/scripts/spark/env.sh" "${SPARK_VERSION:-4.1.1}" | tail -n 1)
+py=$("$root/conform/sparkrunner/env.sh" "${SPARK_VERSION:-4.1.1}" | tail -n 1)
 cases=("$@")
 if [[ ${#cases[@]} -eq 0 ]]; then
   for c in unbounded stalled-min healthy future-jump restamped snapshots; do

@@ -30,13 +30,13 @@ func (c *checker) countRows() {
 		for _, r := range c.rows.of(i) {
 			ct.Reads++
 			switch r.outcome {
-			case outEmitted:
+			case history.Emitted:
 				ct.Emitted++
-			case outDuplicate:
+			case history.Duplicate:
 				ct.DuplicatesDropped++
-			case outLate:
+			case history.Late:
 				ct.LateDropped++
-			case outFiltered:
+			case history.Filtered:
 				ct.Filtered++
 			}
 		}
@@ -70,7 +70,7 @@ func (c *checker) anyLate(e int) bool {
 		for _, r := range c.reads.of(ci) {
 			// A copy the future-events filter removed is dropped by design,
 			// like a late one.
-			if r.outcome == outLate || r.outcome == outFiltered {
+			if r.outcome == history.Late || r.outcome == history.Filtered {
 				return true
 			}
 		}
@@ -216,7 +216,7 @@ func (c *checker) checkSpuriousDuplicates() {
 	var ex []Example
 	for ci := range c.nCopies {
 		for _, r := range c.reads.of(ci) {
-			if r.outcome != outDuplicate {
+			if r.outcome != history.Duplicate {
 				continue
 			}
 			b, ok := minEmit(r)
@@ -269,18 +269,18 @@ func (c *checker) checkLateFilter() {
 				unknown++
 				continue
 			}
-			if r.outcome == outFiltered {
+			if r.outcome == history.Filtered {
 				continue // removed before the watermark node: no late predicate applies
 			}
 			if sh.hasWatermark && !sh.batchAPI {
 				late := cp.EventTimeUs <= satMul(b.LateWatermarkMs, 1000)
 				switch {
-				case late && r.outcome != outLate:
+				case late && r.outcome != history.Late:
 					d = fmt.Sprintf("copy %d (t=%s) is at or below batch %d's late watermark %s but was %s", ci, c.et(cp.EventTimeUs), b.BatchID, c.wm(b.LateWatermarkMs), r.outcome)
-				case !late && r.outcome == outLate:
+				case !late && r.outcome == history.Late:
 					d = fmt.Sprintf("copy %d (t=%s) is above batch %d's late watermark %s but was dropped as late", ci, c.et(cp.EventTimeUs), b.BatchID, c.wm(b.LateWatermarkMs))
 				}
-			} else if r.outcome == outLate {
+			} else if r.outcome == history.Late {
 				why := "the query has no watermark"
 				if sh.batchAPI {
 					why = "batchDropDuplicates has no late filter"
@@ -442,7 +442,7 @@ func (c *checker) checkLateDropped() {
 		origLate := false
 		for _, ci := range copies {
 			for _, r := range c.reads.of(ci) {
-				if r.outcome != outLate {
+				if r.outcome != history.Late {
 					continue
 				}
 				lateCopies = append(lateCopies, ci)

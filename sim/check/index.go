@@ -11,24 +11,13 @@ import (
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
-// outcome is a row's fate: the history's own (a byte), under the names
-// the checker has always used.
-type outcome = history.Outcome
-
-const (
-	outEmitted   = history.Emitted
-	outDuplicate = history.Duplicate
-	outLate      = history.Late
-	outFiltered  = history.Filtered
-)
-
 // rd is one row of a batch execution: a copy read and its fate (12
 // bytes: a copy index fits in 32 bits, as an event number does in evOf,
 // since 2^31 copies would take 170 GB in History.Copies alone).
 type rd struct {
 	copy    int32
 	exec    int32 // index into History.Batches
-	outcome outcome
+	outcome history.Outcome
 }
 
 // csr is a list of lists in two arrays (compressed sparse rows): list i is
@@ -308,13 +297,13 @@ func (c *checker) index() {
 				e := int(c.evOf[r.copy])
 				if pass == 0 {
 					reads.count(int(r.copy))
-					if r.outcome == outEmitted {
+					if r.outcome == history.Emitted {
 						emits.count(e)
 					}
 					continue
 				}
 				reads.put(int(r.copy), r)
-				if r.outcome == outEmitted {
+				if r.outcome == history.Emitted {
 					emits.put(e, r)
 				}
 			}

@@ -115,7 +115,7 @@ type mrow struct {
 type mref struct {
 	copy    int32
 	seq     int32
-	outcome outcome
+	outcome history.Outcome
 }
 
 // computeMargin fills Report.Margin for a streaming query with a watermark.
@@ -170,7 +170,7 @@ func (c *checker) computeMargin() *Margin {
 				b := &h.Batches[i]
 				prevOf[seq] = prev
 				for _, r := range c.rows.of(i) {
-					if r.outcome == outFiltered {
+					if r.outcome == history.Filtered {
 						continue // removed before the operator
 					}
 					e := int(c.evOf[r.copy])

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // progressFigures is the part of a Spark progress record the checker reads.
@@ -31,11 +33,11 @@ func (c *checker) checkMetrics() {
 		var emitted, dup, late int64
 		for _, r := range c.rows.of(i) {
 			switch r.outcome {
-			case outEmitted:
+			case history.Emitted:
 				emitted++
-			case outDuplicate:
+			case history.Duplicate:
 				dup++
-			case outLate:
+			case history.Late:
 				late++
 			}
 		}

@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+
+	"github.com/dedupsim/dedupsim/sim/history"
 )
 
 // Table is what reached the sink, per logical event: the first thing every
@@ -108,9 +110,9 @@ func (c *checker) tableOutcome() Table {
 			switch {
 			case len(c.emits.of(e)) > 0:
 				t.NeverLost++ // emitted, and the sink lost it
-			case c.anyOutcome(e, outLate):
+			case c.anyOutcome(e, history.Late):
 				t.NeverLate++
-			case c.anyOutcome(e, outFiltered):
+			case c.anyOutcome(e, history.Filtered):
 				t.NeverFiltered++
 			default:
 				t.NeverLost++
@@ -121,7 +123,7 @@ func (c *checker) tableOutcome() Table {
 }
 
 // anyOutcome: some authoritative read of a copy of ev had outcome o.
-func (c *checker) anyOutcome(e int, o outcome) bool {
+func (c *checker) anyOutcome(e int, o history.Outcome) bool {
 	for _, ci := range c.copiesOf.of(e) {
 		for _, r := range c.reads.of(ci) {
 			if r.outcome == o {

@@ -14,7 +14,7 @@ import (
 // used to be matched on the dedup key instead), and nothing of the batch
 // is inserted.
 func TestMergeRowWithoutSinkKey(t *testing.T) {
-	q := newQuery(query.Sink{Kind: query.SinkMerge, Keys: []string{"id", "region"}})
+	q := newQuery(query.Sink{Kind: sink.KindMerge, Keys: []string{"id", "region"}})
 	s := open(t, t.TempDir(), q)
 	defer closeSink(t, s)
 	good := row.Row{Data: json.RawMessage(`{"id":"a","ts":1,"region":"eu"}`)}

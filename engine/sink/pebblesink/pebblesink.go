@@ -53,7 +53,7 @@ const (
 type Sink struct {
 	lastKept int
 	db       *pebble.DB
-	kind     query.SinkKind
+	kind     sink.Kind
 
 	// table
 	appID  string
@@ -88,9 +88,9 @@ func Open(dir string, q *query.Query) (*Sink, error) {
 		return nil, fmt.Errorf("pebblesink: sink kind %q is not durable (want %s)", set.Kind, sink.OrList(pebbleKinds()))
 	}
 	switch set.Kind {
-	case query.SinkTable:
+	case sink.KindTable:
 		s.appID, s.perRun = set.AppID, set.GenerateAppID
-	case query.SinkMerge:
+	case sink.KindMerge:
 		s.hasLookback, s.lookbackMs = set.HasLookback, set.LookbackMs
 		key := sink.MergeKey(set)
 		s.key = func(r row.Row) ([]byte, error) {
@@ -157,7 +157,7 @@ func (s *Sink) load() error {
 
 // Description names the sink like the memory sinks do.
 func (s *Sink) Description() string {
-	if s.kind == query.SinkTable {
+	if s.kind == sink.KindTable {
 		return "TableSink[txnAppId=" + s.appID + "]"
 	}
 	return "MergeSink"
@@ -179,7 +179,7 @@ func (s *Sink) AddBatch(b sink.Batch) error {
 	}
 	before := len(s.rows)
 	defer func() { s.lastKept = len(s.rows) - before }()
-	if s.kind == query.SinkTable {
+	if s.kind == sink.KindTable {
 		return s.addTable(b)
 	}
 	return s.addMerge(b)

@@ -83,7 +83,7 @@ func closeSink(t tb, s *pebblesink.Sink) {
 }
 
 func TestOpenRejectsOtherKinds(t *testing.T) {
-	for _, k := range []query.SinkKind{query.SinkAppend, query.SinkForeachBatch, "bogus"} {
+	for _, k := range []sink.Kind{sink.KindAppend, sink.KindForeachBatch, "bogus"} {
 		_, err := pebblesink.Open(t.TempDir(), newQuery(query.Sink{Kind: k}))
 		if err == nil || !strings.Contains(err.Error(), string(k)) {
 			t.Errorf("kind %s: err %v", k, err)
@@ -91,15 +91,15 @@ func TestOpenRejectsOtherKinds(t *testing.T) {
 	}
 	// A DB made for one kind is not reused for another.
 	dir := t.TempDir()
-	closeSink(t, open(t, dir, newQuery(query.Sink{Kind: query.SinkTable})))
-	if _, err := pebblesink.Open(dir, newQuery(query.Sink{Kind: query.SinkMerge})); err == nil {
+	closeSink(t, open(t, dir, newQuery(query.Sink{Kind: sink.KindTable})))
+	if _, err := pebblesink.Open(dir, newQuery(query.Sink{Kind: sink.KindMerge})); err == nil {
 		t.Error("merge sink opened a table sink's DB")
 	}
 }
 
 func TestTableSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
-	q := newQuery(query.Sink{Kind: query.SinkTable})
+	q := newQuery(query.Sink{Kind: sink.KindTable})
 	s := open(t, dir, q)
 	if got, want := s.Description(), "TableSink[txnAppId=]"; got != want {
 		t.Errorf("description %q, want %q", got, want)
@@ -131,7 +131,7 @@ func TestTableSurvivesReopen(t *testing.T) {
 	}
 	// A configured app id wins over the query id, across restarts.
 	dir = t.TempDir()
-	q = newQuery(query.Sink{Kind: query.SinkTable, AppID: "fixed"})
+	q = newQuery(query.Sink{Kind: sink.KindTable, AppID: "fixed"})
 	s = open(t, dir, q)
 	if got, want := s.Description(), "TableSink[txnAppId=fixed]"; got != want {
 		t.Errorf("description %q, want %q", got, want)
@@ -150,7 +150,7 @@ func TestTableSurvivesReopen(t *testing.T) {
 // replay after a restart look like a new writer, and it is appended again.
 func TestTablePerRunAppIDReappends(t *testing.T) {
 	dir := t.TempDir()
-	q := newQuery(query.Sink{Kind: query.SinkTable, GenerateAppID: true})
+	q := newQuery(query.Sink{Kind: sink.KindTable, GenerateAppID: true})
 	s := open(t, dir, q)
 	add(t, s, sink.Batch{ID: 0, Rows: mkRows("a"), QueryID: "q1", RunID: "run-1"})
 	add(t, s, sink.Batch{ID: 1, Rows: mkRows("b"), QueryID: "q1", RunID: "run-1"})
@@ -166,7 +166,7 @@ func TestTablePerRunAppIDReappends(t *testing.T) {
 
 func TestMergeSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
-	q := newQuery(query.Sink{Kind: query.SinkMerge})
+	q := newQuery(query.Sink{Kind: sink.KindMerge})
 	s := open(t, dir, q)
 	if s.Description() != "MergeSink" {
 		t.Errorf("description %q", s.Description())
@@ -194,7 +194,7 @@ func TestMergeSurvivesReopen(t *testing.T) {
 
 func TestMergeLookback(t *testing.T) {
 	const sec = 1_000_000 // micros
-	q := newQuery(query.Sink{Kind: query.SinkMerge, HasLookback: true, LookbackMs: 10_000})
+	q := newQuery(query.Sink{Kind: sink.KindMerge, HasLookback: true, LookbackMs: 10_000})
 	mem := trace.NewSink(q).(*sink.Merge)
 	dir := t.TempDir()
 	s := open(t, dir, q)
@@ -242,15 +242,15 @@ func TestMatchesMemorySinks(t *testing.T) {
 		var qs query.Sink
 		switch rapid.IntRange(0, 4).Draw(t, "variant") {
 		case 0:
-			qs = query.Sink{Kind: query.SinkTable}
+			qs = query.Sink{Kind: sink.KindTable}
 		case 1:
-			qs = query.Sink{Kind: query.SinkTable, AppID: "fixed"}
+			qs = query.Sink{Kind: sink.KindTable, AppID: "fixed"}
 		case 2:
-			qs = query.Sink{Kind: query.SinkTable, GenerateAppID: true}
+			qs = query.Sink{Kind: sink.KindTable, GenerateAppID: true}
 		case 3:
-			qs = query.Sink{Kind: query.SinkMerge}
+			qs = query.Sink{Kind: sink.KindMerge}
 		case 4:
-			qs = query.Sink{Kind: query.SinkMerge, HasLookback: true, LookbackMs: rapid.Int64Range(0, 5_000).Draw(t, "lookbackMs")}
+			qs = query.Sink{Kind: sink.KindMerge, HasLookback: true, LookbackMs: rapid.Int64Range(0, 5_000).Draw(t, "lookbackMs")}
 		}
 		q := newQuery(qs)
 		mem := trace.NewSink(q).(sink.Tabled)

@@ -117,18 +117,18 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMinDeltasForSnapshot = state.DefaultMinDeltasForSnapshot
-	DefaultMinVersionsToRetain  = state.DefaultMinVersionsToRetain
-	DefaultMemTableSize         = 64 << 20
-	DefaultCompactL0Sublevels   = 8
-	DefaultCompactGarbageMin    = 1 << 16
-	DefaultIngestMinKeys        = 4096
+	DefaultMemTableSize       = 64 << 20
+	DefaultCompactL0Sublevels = 8
+	DefaultCompactGarbageMin  = 1 << 16
+	DefaultIngestMinKeys      = 4096
 	// DefaultExpiryIndexBudget (expiry.go) is 64 MiB.
 )
 
 // Options configure a Provider. Zero values mean the defaults.
 type Options struct {
-	// MinDeltasForSnapshot and MinVersionsToRetain: as in state.Options.
+	// MinDeltasForSnapshot and MinVersionsToRetain: as in state.Options
+	// (defaults state.DefaultMinDeltasForSnapshot and
+	// state.DefaultMinVersionsToRetain).
 	MinDeltasForSnapshot int
 	MinVersionsToRetain  int
 	// WorkDir is a directory of the local disk under which the provider

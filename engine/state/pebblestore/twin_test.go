@@ -28,7 +28,7 @@ var twinKeys = []string{"", "a", "b", "c", "dd", "e\x00f", "long-key-0123456789"
 type twin struct {
 	id       state.ID
 	mfs, pfs *fsys.Mem
-	mopts    state.MemoryOptions
+	mopts    state.Options
 	// compactGarbageMin is 1 (compact at almost every commit) or 0 (the
 	// default, never reached here).
 	compactGarbageMin int
@@ -357,7 +357,7 @@ func TestTwinOfMemoryProvider(t *testing.T) {
 	var cov twinCoverage
 	rapid.Check(t, func(t *rapid.T) {
 		w := &twin{id: state.ID{Operator: 1, Partition: 2}, mfs: fsys.NewMem(), pfs: fsys.NewMem(), cov: &cov,
-			mopts: state.MemoryOptions{
+			mopts: state.Options{
 				MinDeltasForSnapshot: rapid.IntRange(1, 5).Draw(t, "minDeltasForSnapshot"),
 				MinVersionsToRetain:  rapid.IntRange(1, 6).Draw(t, "minVersionsToRetain"),
 			},

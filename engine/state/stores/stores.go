@@ -25,7 +25,7 @@ import (
 func Open(name string, fs fsys.FS) (state.Provider, error) {
 	switch name {
 	case "", query.StateStoreMemory:
-		return state.NewMemoryProvider(fs, state.MemoryOptions{}), nil
+		return state.NewMemoryProvider(fs, state.Options{}), nil
 	case query.StateStorePebble:
 		var opts pebblestore.Options
 		if _, onDisk := fs.(*fsys.OS); onDisk {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # env.sh: a virtual environment with a pinned pyspark for the Spark
-# conformance runner (scripts/spark/runner.py), under
+# conformance runner (conform/sparkrunner/runner.py), under
 # $DEDUPSIM_SPARK_CACHE/venv-<version> (default .cache/spark, git-ignored).
 #
 #   scripts/spark-env.sh [VERSION]     (VERSION defaults to $SPARK_VERSION, then 4.1.1)
@@ -18,7 +18,7 @@
 # or Java 8/11/17 (3.5.x) on PATH or in JAVA_HOME. No pandas or pyarrow: the
 # runner only collects rows through py4j.
 #
-# This file is embedded in the dedupsim binary (package scripts/spark), so
+# This file is embedded in the dedupsim binary (package conform/sparkrunner), so
 # `dedupsim conform` installs the same way outside a checkout.
 set -euo pipefail
 

@@ -1,9 +1,7 @@
-// Package reports turns a checked run into what a person reads: an HTML page
-// with inline SVG charts (no network, no scripts), a machine-readable JSON
-// report with the Spark-shaped progress records, a Markdown summary, and
-// JUnit XML for CI systems. Rendering is deterministic: the same run gives
-// the same bytes.
-package reports
+// Package svgchart draws the small time charts of dedupsim's HTML reports
+// (a checked run's, a diagnosis's) as self-contained inline SVG: no
+// network, no scripts, and the same chart gives the same bytes.
+package svgchart
 
 import (
 	"fmt"

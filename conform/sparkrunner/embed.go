@@ -1,8 +1,11 @@
-// Package spark carries the Spark conformance runner (runner.py) and its
-// environment script (env.sh) inside the dedupsim binary, so that
-// `dedupsim conform` can install pyspark and drive Spark outside a checkout.
-// The files are the ones in this folder; scripts/spark-env.sh calls env.sh.
-package spark
+// Package sparkrunner carries the Spark conformance runner (runner.py), its
+// environment script (env.sh) and the Delta Lake fetch (delta-fetch.sh,
+// delta.tsv, delta-pom.xml) inside the dedupsim binary, so that
+// `dedupsim conform` and `exec --engine spark` can install pyspark and
+// drive Spark outside a checkout. The files are the ones in this folder;
+// scripts/spark-env.sh, the fixture scripts and the Makefile run them from
+// here.
+package sparkrunner
 
 import _ "embed"
 

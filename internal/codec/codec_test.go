@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/diagnose/codec/codectest"
+	"github.com/dedupsim/dedupsim/internal/codec/codectest"
 	"github.com/golang/snappy"
 )
 
@@ -58,7 +58,7 @@ func TestLZ4BlockRefusesCorruption(t *testing.T) {
 // A real HDFS-store delta of Spark 4.1.1 decodes (its framing ends in the
 // end marker, its records in int32 -1).
 func TestRealDelta(t *testing.T) {
-	b, err := os.ReadFile("../testdata/spark/unbounded-hdfs/checkpoint/state/0/0/1.delta")
+	b, err := os.ReadFile("../../diagnose/testdata/spark/unbounded-hdfs/checkpoint/state/0/0/1.delta")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +100,8 @@ func TestSnappyJava(t *testing.T) {
 // The fixture event logs decode with the codec their names say, to lines of
 // JSON starting with SparkListenerLogStart.
 func TestRealEventLogs(t *testing.T) {
-	paths, _ := filepath.Glob("../testdata/spark/*/eventlog/*")
-	parts, _ := filepath.Glob("../testdata/spark/*/eventlog/eventlog_v2_*/events_*")
+	paths, _ := filepath.Glob("../../diagnose/testdata/spark/*/eventlog/*")
+	parts, _ := filepath.Glob("../../diagnose/testdata/spark/*/eventlog/eventlog_v2_*/events_*")
 	seen := map[Codec]bool{}
 	for _, p := range append(paths, parts...) {
 		if fi, err := os.Stat(p); err != nil || fi.IsDir() {

@@ -426,7 +426,7 @@ class DeltaSink:
         if kind not in TABLE_KINDS:
             raise BadRequest(f"sink: want foreachBatch, {', '.join(TABLE_KINDS)}, got {kind!r}")
         if not _delta["enabled"]:
-            raise Unsupported(f"sink {kind} writes a Delta table: start the runner with --delta-jars (scripts/spark/delta-fetch.sh)")
+            raise Unsupported(f"sink {kind} writes a Delta table: start the runner with --delta-jars (conform/sparkrunner/delta-fetch.sh)")
         self.table_kind = kind
 
     def table_start(self):

@@ -15,7 +15,7 @@
 # spark.jars). Exit 2 for a Spark line no Delta release serves.
 #
 # This file, delta.tsv and delta-pom.xml are embedded in the dedupsim binary
-# (package scripts/spark).
+# (package conform/sparkrunner).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
