@@ -10,7 +10,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/engine/trace"
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // Error is a failed run with its exit status (docs/exit-codes.md): Code 2
@@ -30,13 +30,13 @@ func (e *Error) Unwrap() error { return e.Err }
 func badInput(err error) error { return &Error{Code: 2, Err: err} }
 
 // outputError is the status of a failed write of --report's files: an
-// unsafe path (reports.ErrUnsafePath) is bad input, any other failure 1.
+// unsafe path (atomicfile.ErrUnsafePath) is bad input, any other failure 1.
 func outputError(err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return err
 	}
-	if errors.Is(err, reports.ErrUnsafePath) {
+	if errors.Is(err, atomicfile.ErrUnsafePath) {
 		return badInput(err)
 	}
 	return &Error{Code: 1, Err: err}

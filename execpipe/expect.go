@@ -16,6 +16,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/trace"
 	"github.com/dedupsim/dedupsim/expect"
 	"github.com/dedupsim/dedupsim/inspect/delta"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 )
@@ -240,7 +241,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 	about := fmt.Sprintf("dedupsim exec --query %s --input %s --check %s", scenarios.QuoteArg(h.queryPath), scenarios.QuoteArg(h.inputPath), scenarios.QuoteArg(h.checkPath))
 	md := []byte(reports.ChecksMarkdown("dedupsim exec: "+filepath.Base(h.checkPath), about, checks))
 	if h.reportDir != "" {
-		root, err := reports.OpenRunDir(h.reportDir)
+		root, err := atomicfile.OpenDir(h.reportDir)
 		if err != nil {
 			return outputError(err)
 		}
@@ -253,7 +254,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 			name string
 			data []byte
 		}{{"junit.xml", ju}, {"summary.md", md}} {
-			if err := reports.WriteFile(filepath.Join(h.reportDir, f.name), f.data); err != nil {
+			if err := atomicfile.WriteFile(filepath.Join(h.reportDir, f.name), f.data); err != nil {
 				return outputError(err)
 			}
 		}

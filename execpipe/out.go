@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // outFile is --out: a temp file next to the target, renamed over it when
@@ -59,20 +61,10 @@ func (o *outFile) commit() error {
 	if o.target == "" {
 		return o.tmp.Close()
 	}
-	if err := o.tmp.Sync(); err != nil {
-		return err
-	}
-	if err := o.tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(o.tmp.Name(), o.target); err != nil {
-		return err
+	if err := atomicfile.Commit(o.tmp, o.target); err != nil {
+		return err // discard removes the temp file
 	}
 	o.tmp = nil
-	if d, err := os.Open(filepath.Dir(o.target)); err == nil {
-		d.Sync()
-		d.Close()
-	}
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim"
@@ -154,9 +154,9 @@ func TestOutputError(t *testing.T) {
 		code int
 	}{
 		{errors.New("disk full"), ExitFailed},
-		{fmt.Errorf("x: %w", reports.ErrUnsafePath), ExitBadInput},
+		{fmt.Errorf("x: %w", atomicfile.ErrUnsafePath), ExitBadInput},
 		{fmt.Errorf("wrapped: %w", coded), ExitBadInput},
-		{&Error{Code: ExitFailed, Err: reports.ErrUnsafePath}, ExitFailed},
+		{&Error{Code: ExitFailed, Err: atomicfile.ErrUnsafePath}, ExitFailed},
 	} {
 		got := OutputError(tc.err)
 		var e interface{ ExitStatus() int }

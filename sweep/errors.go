@@ -3,7 +3,7 @@ package sweep
 import (
 	"errors"
 
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // Exit statuses of an *Error (docs/exit-codes.md).
@@ -42,7 +42,7 @@ func OutputError(err error) error {
 	if errors.As(err, &es) {
 		return err
 	}
-	if errors.Is(err, reports.ErrUnsafePath) {
+	if errors.Is(err, atomicfile.ErrUnsafePath) {
 		return badInput(err)
 	}
 	return failure(err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
@@ -292,7 +292,7 @@ func writeManifest(out string, m Manifest) error {
 	if err != nil {
 		return failure(err)
 	}
-	if err := reports.WriteFile(filepath.Join(out, "shard.json"), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, "shard.json"), append(b, '\n')); err != nil {
 		return OutputError(err)
 	}
 	return nil

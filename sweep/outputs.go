@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 )
@@ -91,7 +92,7 @@ func WriteRun(out string, r *result.Run, keep bool) (string, error) {
 	if !keep {
 		stale = append(stale, HistoryFile)
 	}
-	root, err := reports.OpenRunDir(dir)
+	root, err := atomicfile.OpenDir(dir)
 	if err != nil {
 		return "", err
 	}
@@ -129,7 +130,7 @@ func WriteOutputs(out string, runs []*result.Run, entries []reports.IndexEntry, 
 		}
 	}
 	md := []byte(reports.Markdown(runs))
-	if err := reports.WriteFile(filepath.Join(out, "summary.md"), md); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, "summary.md"), md); err != nil {
 		return OutputError(err)
 	}
 	if err := reports.WriteJUnit(filepath.Join(out, "junit.xml"), runs); err != nil {
