@@ -22,14 +22,15 @@ func TestWords(t *testing.T) {
 	}
 }
 
-// TestAbout: an estimate in the same words, rounded to two units.
+// TestAbout: an estimate in the same words, rounded to two units (the
+// examples of docs/output.md among them).
 func TestAbout(t *testing.T) {
 	for _, tc := range []struct {
 		ms   float64
 		want string
 	}{
 		{0, "0 seconds"}, {0.25, "0.25 milliseconds"}, {350, "350 milliseconds"}, {999.9999, "1 second"},
-		{1500, "1.5 seconds"}, {12_549, "12.5 seconds"}, {60_000, "1 minute"}, {2_398_000, "39 minutes 58 seconds"},
+		{1500, "1.5 seconds"}, {12_549, "12.5 seconds"}, {102_904, "1 minute 43 seconds"}, {60_000, "1 minute"}, {2_398_000, "39 minutes 58 seconds"},
 		{3_600_000, "1 hour"}, {7_500_000, "2 hours 5 minutes"}, {7_529_000, "2 hours 5 minutes"},
 		{86_400_000 + 3_600_000, "1 day 1 hour"}, {2 * 365 * 86_400_000, "730 days"}, {-90_000, "-1 minute 30 seconds"},
 		{1e22, "115740740740741 days"},
