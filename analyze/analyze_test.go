@@ -52,7 +52,7 @@ func TestFigures(t *testing.T) {
 	r := analyzeText(t, Options{Margin: DefaultMargin}, pairs)
 	want := Report{
 		File: "events.jsonl", Keys: []string{"id"}, Time: "ts", Lines: 9, Events: 7,
-		FutureRule: "event time more than 1d ahead of the median event time of its block of 1,000 events",
+		FutureRule: "event time more than 1 day ahead of the median event time of its block of 1,000 events",
 		Analysed:   7, DistinctKeys: 3, ExtraCopies: 4, DuplicateRate: 4.0 / 7, KeysWithCopies: 3, KeysWithCopiesRate: 1,
 		CopiesPerKey:    CopiesPerKey{Two: 2, Three: 1, Max: 3},
 		Window:          Window{MaxKeys: DefaultMaxKeys},
@@ -67,7 +67,7 @@ func TestFigures(t *testing.T) {
 		// their windows); [240, 300) c again. p99 of {2, 1, 1, 1} is 2
 		// keys a minute, above the mean 0.02/s: the state is sized from it.
 		RateWindows:      RateWindows{WindowSec: 60, Windows: 4, Percentile: 99, AtPercentile: 2.0 / 60, P50: 1.0 / 60, Max: 2.0 / 60},
-		SizingRatePerSec: 2.0 / 60, SizingRateBasis: "p99 of the distinct keys per 1m window of event time",
+		SizingRatePerSec: 2.0 / 60, SizingRateBasis: "p99 of the distinct keys per 1 minute window of event time",
 	}
 	rec := r.Recommendation
 	r.Recommendation, r.Notes = nil, nil
@@ -153,7 +153,7 @@ func TestImpossibleTimestamps(t *testing.T) {
 	if r.EventTimeGapMs.Max != 3600e3 {
 		t.Fatalf("gap %+v", r.EventTimeGapMs)
 	}
-	if !strings.Contains(r.FutureRule, "1h ahead of its arrival time (at)") {
+	if !strings.Contains(r.FutureRule, "1 hour ahead of its arrival time (at)") {
 		t.Fatal(r.FutureRule)
 	}
 	r = analyzeText(t, Options{Arrival: "at", FutureTolerance: 2 * time.Hour}, in)
@@ -187,7 +187,7 @@ func TestMinDelay(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.WriteText(&out)
-	if !strings.Contains(out.String(), "x 1.25, rounded up, at least 1s") {
+	if !strings.Contains(out.String(), "x 1.25, rounded up, at least 1 second") {
 		t.Fatal(out.String())
 	}
 }
@@ -459,8 +459,8 @@ func TestRoundDelay(t *testing.T) {
 		want string
 	}{{0, "0"}, {0.25, "0.25ms"}, {350, "350ms"}, {1500, "1.5s"}, {60000, "1m"}, {2398000, "39m 58s"},
 		{3600e3, "1h"}, {7500e3, "2h 5m"}, {86400e3 + 3600e3, "1d 1h"}} {
-		if got := Human(c.ms); got != c.want {
-			t.Errorf("Human(%v) = %q, want %q", c.ms, got, c.want)
+		if got := jsonDur(c.ms); got != c.want {
+			t.Errorf("jsonDur(%v) = %q, want %q", c.ms, got, c.want)
 		}
 	}
 	if Group(1234567) != "1,234,567" || Group(-1000) != "-1,000" || Group(12) != "12" {

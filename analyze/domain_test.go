@@ -63,7 +63,7 @@ func TestRecommendOverflow(t *testing.T) {
 				t.Errorf("%s:\n%s", c.name, txt)
 			}
 		case c.saturated:
-			if !strings.Contains(txt, "capped at 365d") || !strings.Contains(strings.Join(r.Notes, "\n"), "less margin than --margin asks") || len(rec.State) != 2 {
+			if !strings.Contains(txt, "capped at 365 days") || !strings.Contains(strings.Join(r.Notes, "\n"), "less margin than --margin asks") || len(rec.State) != 2 {
 				t.Errorf("%s:\n%s", c.name, txt)
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dedupsim/dedupsim/internal/duration"
 )
 
 // TestSizingRateFromPeak is issue 11's done-when check: the mean over the
@@ -24,11 +26,11 @@ func TestSizingRateFromPeak(t *testing.T) {
 	}
 	r := a.Finish()
 	t.Logf("sizing rate %.1f keys/s (%s); mean %.2f keys/s over %s; %d windows, p50 %.2f/s, max %.1f/s",
-		r.SizingRatePerSec, r.SizingRateBasis, r.KeyRatePerSec, Human(r.SpanSec*1e3), r.RateWindows.Windows, r.RateWindows.P50, r.RateWindows.Max)
+		r.SizingRatePerSec, r.SizingRateBasis, r.KeyRatePerSec, duration.About(r.SpanSec*1e3), r.RateWindows.Windows, r.RateWindows.P50, r.RateWindows.Max)
 	if r.SizingRatePerSec < 800 || r.SizingRatePerSec > 1250 {
 		t.Fatalf("sizing rate %.1f keys/s, want 800 to 1,250", r.SizingRatePerSec)
 	}
-	if !strings.HasPrefix(r.SizingRateBasis, "p99 of the distinct keys per 1m window") {
+	if !strings.HasPrefix(r.SizingRateBasis, "p99 of the distinct keys per 1 minute window") {
 		t.Fatalf("basis %q", r.SizingRateBasis)
 	}
 	// The mean is what sizing used before: far below the peak.
@@ -51,7 +53,7 @@ func TestSizingRateFromPeak(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.WriteText(&out)
-	for _, s := range []string{"key rate               per 1m window of event time", "mean ", "sizing rate", "p99 of the distinct keys per 1m window"} {
+	for _, s := range []string{"key rate               per 1 minute window of event time", "mean ", "sizing rate", "p99 of the distinct keys per 1 minute window"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("text lacks %q:\n%s", s, out.String())
 		}
@@ -156,7 +158,7 @@ func TestRateWindowsClose(t *testing.T) {
 	if w.Windows != 3 || w.Late != 1 || w.Max != 2.0/60 || w.P50 != 2.0/60 || len(a.rate.ring) != 1441 {
 		t.Fatalf("%+v, ring %d", w, len(a.rate.ring))
 	}
-	if !strings.Contains(strings.Join(r.Notes, "\n"), "1 copy came more than 1d of event time behind the newest") {
+	if !strings.Contains(strings.Join(r.Notes, "\n"), "1 copy came more than 1 day of event time behind the newest") {
 		t.Fatal(r.Notes)
 	}
 	// A jump of years closes everything at once, in bounded time.

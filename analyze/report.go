@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/sizing"
 )
 
@@ -194,10 +195,10 @@ func (a *Analyzer) report() *Report {
 	}
 	r.KeysTimeDiffers = a.gapET.Count() - a.gapET.Zeros()
 	if o.Arrival != "" {
-		r.FutureRule = fmt.Sprintf("event time more than %s ahead of its arrival time (%s)", Human(ms(o.FutureTolerance)), o.Arrival)
+		r.FutureRule = fmt.Sprintf("event time more than %s ahead of its arrival time (%s)", duration.About(ms(o.FutureTolerance)), o.Arrival)
 		r.ArrivalGap, r.ArrivalGapUnit = quantiles(&a.gapArr, 1e-3), "ms"
 	} else {
-		r.FutureRule = fmt.Sprintf("event time more than %s ahead of the median event time of its block of %s events", Human(ms(o.FutureTolerance)), Group(BlockEvents))
+		r.FutureRule = fmt.Sprintf("event time more than %s ahead of the median event time of its block of %s events", duration.About(ms(o.FutureTolerance)), Group(BlockEvents))
 		r.ArrivalGap, r.ArrivalGapUnit = quantiles(&a.gapArr, 1), "events"
 	}
 	if a.analysed > 0 {
@@ -238,8 +239,8 @@ func (a *Analyzer) replayReport(r *Report) {
 		return
 	}
 	o := a.opt
-	info := &ReplayInfo{DelayMs: o.Delay.Milliseconds(), Delay: Human(ms(o.Delay)), DelayBasis: o.DelayBasis,
-		TriggerMs: o.Trigger.Milliseconds(), Trigger: Human(ms(o.Trigger)), Batches: rp.nextID, BytesPerKey: o.BytesPerKey,
+	info := &ReplayInfo{DelayMs: o.Delay.Milliseconds(), Delay: jsonDur(ms(o.Delay)), DelayBasis: o.DelayBasis,
+		TriggerMs: o.Trigger.Milliseconds(), Trigger: jsonDur(ms(o.Trigger)), Batches: rp.nextID, BytesPerKey: o.BytesPerKey,
 		Clock: "the newest event time read so far (no --arrival column: a source read as it is written)"}
 	if o.Arrival != "" {
 		info.Clock = "the arrival column " + o.Arrival + " (never going back)"
@@ -277,12 +278,12 @@ func (a *Analyzer) sizingRate(r *Report) {
 		r.SizingRatePerSec, r.SizingRateBasis = o.Rate, "--rate"
 	case peak > 0 && peak >= r.KeyRatePerSec:
 		r.SizingRatePerSec = peak
-		r.SizingRateBasis = fmt.Sprintf("%s of the distinct keys per %s window of event time", p, Human(w*1e3))
+		r.SizingRateBasis = fmt.Sprintf("%s of the distinct keys per %s window of event time", p, duration.About(w*1e3))
 	case r.KeyRatePerSec > 0:
 		// Fewer full windows than the percentile can use (a trace shorter
 		// than a few windows): never size below the mean.
 		r.SizingRatePerSec = r.KeyRatePerSec
-		r.SizingRateBasis = fmt.Sprintf("the mean, above %s of the %s windows (the trace covers few of them)", p, Human(w*1e3))
+		r.SizingRateBasis = fmt.Sprintf("the mean, above %s of the %s windows (the trace covers few of them)", p, duration.About(w*1e3))
 	}
 }
 
@@ -303,7 +304,7 @@ func (a *Analyzer) recommend(r *Report) {
 	switch {
 	case gap >= maxUs:
 		rec.NoDelay = fmt.Sprintf("the event-time gap at p%s, %s, is at least %s, the longest delay dedupsim sizes: a watermark cannot deduplicate copies this far apart (wrong timestamps, e.g. zeros or a unit mistake, are the likelier cause); catch them at the sink (a MERGE on the id, seed 000)",
-			strconv.FormatFloat(o.Percentile, 'f', -1, 64), Human(gap/1e3), Human(ms(sizing.MaxDelay)))
+			strconv.FormatFloat(o.Percentile, 'f', -1, 64), duration.About(gap/1e3), duration.About(ms(sizing.MaxDelay)))
 		return
 	case want > maxUs:
 		d, rec.Saturated = sizing.MaxDelay, true
@@ -311,7 +312,7 @@ func (a *Analyzer) recommend(r *Report) {
 		d = min(RoundDelay(time.Duration(want)*time.Microsecond), sizing.MaxDelay)
 	}
 	d = max(d, MinDelay)
-	rec.DelayMs, rec.Delay, rec.SparkDelay = d.Milliseconds(), Human(ms(d)), SparkInterval(d)
+	rec.DelayMs, rec.Delay, rec.SparkDelay = d.Milliseconds(), jsonDur(ms(d)), SparkInterval(d)
 	// dropDuplicatesWithinWatermark covers gaps below the delay.
 	rec.KeysNotCovered = a.gapET.CountAbove(float64(d.Microseconds()) - 1)
 	rec.LateEvents = a.late.CountAbove(float64(d.Microseconds()))
@@ -357,7 +358,7 @@ func (a *Analyzer) notes(r *Report) {
 	}
 	if n := r.RateWindows.Late; n > 0 {
 		add("%s more than %s of event time behind the newest: their windows had closed, so they are not in the key rate",
-			plural(n, "copy came", "copies came"), Human(ms(RateTolerance)))
+			plural(n, "copy came", "copies came"), duration.About(ms(RateTolerance)))
 	}
 	if a.opt.Arrival == "" && a.blocks >= 2 && a.medDrops*10 > a.blocks-1 {
 		add("the median event time fell from one block of %s events to the next %s of %s times: the file does not look like it is in arrival order, which the future-timestamp rule and the key rate assume; give --arrival",
@@ -380,7 +381,7 @@ func (a *Analyzer) notes(r *Report) {
 	}
 	if rec.Saturated {
 		add("the gap x %s is beyond %s, the longest delay dedupsim sizes: the delay is %s, above the gap but with less margin than --margin asks",
-			trim(1+rec.Margin, 4), Human(ms(sizing.MaxDelay)), rec.Delay)
+			trim(1+rec.Margin, 4), duration.About(ms(sizing.MaxDelay)), rec.SparkDelay)
 	}
 	if r.Window.Beyond > 0 && r.Window.Beyond > n-Rank(rec.Percentile, n) {
 		add("copies beyond the window outnumber the keys above %s: the delay may be too short; raise --max-keys", p)
@@ -393,11 +394,11 @@ func (a *Analyzer) notes(r *Report) {
 	}
 	if rec.KeysNotCovered > 0 {
 		add("%s copies %s or more apart: each lets a copy through dropDuplicatesWithinWatermark at this delay; catch them at the sink (a MERGE on the id, seed 000)",
-			plural(rec.KeysNotCovered, "key", "keys")+" had", rec.Delay)
+			plural(rec.KeysNotCovered, "key", "keys")+" had", rec.SparkDelay)
 	}
 	if rec.LateEvents > 0 {
 		add("%s (%s of those analysed) more than %s behind the newest event time before it: the watermark would drop it as too late (an upper bound: Spark moves the watermark once per batch)",
-			plural(rec.LateEvents, "event came", "events came each"), Percent(float64(rec.LateEvents)/float64(r.Analysed)), rec.Delay)
+			plural(rec.LateEvents, "event came", "events came each"), Percent(float64(rec.LateEvents)/float64(r.Analysed)), rec.SparkDelay)
 	}
 }
 
@@ -430,43 +431,43 @@ func RoundDelay(d time.Duration) time.Duration {
 
 // SparkInterval writes a delay as withWatermark takes it: "50 minutes",
 // "1 hour 5 minutes", "1.5 seconds".
+// It is the project's one way to write a span (internal/duration.Words),
+// which is Spark's interval wording.
 func SparkInterval(d time.Duration) string {
 	if d <= 0 {
 		return "0 seconds"
 	}
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return strconv.FormatInt(n, 10) + " " + unit + "s"
-	}
-	if d < time.Second {
-		return plural(d.Milliseconds(), "millisecond")
-	}
-	var parts []string
-	for _, u := range []struct {
-		d    time.Duration
-		name string
-	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}} {
-		if n := int64(d / u.d); n > 0 {
-			parts = append(parts, plural(n, u.name))
-			d -= time.Duration(n) * u.d
-		}
-	}
-	if d > 0 {
-		s := strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
-		if s == "1" {
-			parts = append(parts, "1 second")
-		} else {
-			parts = append(parts, s+" seconds")
-		}
-	}
-	return strings.Join(parts, " ")
+	return duration.Words(float64(d) / float64(time.Millisecond))
 }
 
-// Human writes milliseconds in the largest units that fit, two at most:
-// "350ms", "12.5s", "39m 58s", "2h 5m", "3d 4h".
-func Human(ms float64) string { return sizing.Human(ms) }
+// jsonDur writes a span for the report's JSON "delay" and "trigger"
+// fields, which keep their compact form ("350ms", "12.5s", "39m 58s",
+// "2h 5m", "3d 4h") for the programs that read them; text for a reader
+// is written by internal/duration.
+func jsonDur(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 1000:
+		return trim(ms, 3) + "ms"
+	case ms < 60e3:
+		return trim(ms/1e3, 1) + "s"
+	}
+	s := int64(math.Round(ms / 1e3))
+	two := func(a int64, ua string, b int64, ub string) string {
+		if b == 0 {
+			return strconv.FormatInt(a, 10) + ua
+		}
+		return fmt.Sprintf("%d%s %d%s", a, ua, b, ub)
+	}
+	switch {
+	case s < 3600:
+		return two(s/60, "m", s%60, "s")
+	case s < 86400:
+		return two(s/3600, "h", s%3600/60, "m")
+	}
+	return two(s/86400, "d", s%86400/3600, "h")
+}
 
 func trim(v float64, decimals int) string {
 	s := strconv.FormatFloat(v, 'f', decimals, 64)
@@ -551,31 +552,31 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 
 	pf("\ngap between the first and the last copy of a key (%s keys with copies)\n", Group(r.KeysWithCopies))
-	pf("%-22s %12s %12s %12s %12s %12s\n", "", "p50", "p99", "p99.9", "p99.99", "max")
+	pf("%-22s %22s %22s %22s %22s %22s\n", "", "p50", "p99", "p99.9", "p99.99", "max")
 	line := func(label string, q Quantiles, f func(float64) string) {
-		pf("%-22s %12s %12s %12s %12s %12s\n", label, f(q.P50), f(q.P99), f(q.P999), f(q.P9999), f(q.Max))
+		pf("%-22s %22s %22s %22s %22s %22s\n", label, f(q.P50), f(q.P99), f(q.P999), f(q.P9999), f(q.Max))
 	}
-	line("event time", r.EventTimeGapMs, Human)
+	line("event time", r.EventTimeGapMs, duration.About)
 	line("event time (ms)", r.EventTimeGapMs, msFigure)
 	if r.ArrivalGapUnit == "ms" {
-		line("arrival", r.ArrivalGap, Human)
+		line("arrival", r.ArrivalGap, duration.About)
 		line("arrival (ms)", r.ArrivalGap, msFigure)
 	} else {
 		line("arrival (events)", r.ArrivalGap, func(v float64) string { return Group(int64(math.Round(v))) })
 	}
 	pf("\nlateness: event time behind the newest event time before it (%s events)\n", Group(r.LatenessMs.Count))
-	line("lateness", r.LatenessMs, Human)
+	line("lateness", r.LatenessMs, duration.About)
 	line("lateness (ms)", r.LatenessMs, msFigure)
 
 	pf("\n")
 	rw := r.RateWindows
-	win := Human(rw.WindowSec * 1e3)
+	win := duration.About(rw.WindowSec * 1e3)
 	if rw.Windows > 0 {
 		row("key rate", fmt.Sprintf("per %s window of event time (%s windows with events): p%s %s/s, p50 %s/s, max %s/s",
 			win, Group(rw.Windows), strconv.FormatFloat(rw.Percentile, 'f', -1, 64), rate(rw.AtPercentile), rate(rw.P50), rate(rw.Max)))
 	}
 	if r.KeyRatePerSec > 0 {
-		row("", fmt.Sprintf("mean %s/s (distinct keys over %s, %s)", rate(r.KeyRatePerSec), Human(r.SpanSec*1e3), r.SpanBasis))
+		row("", fmt.Sprintf("mean %s/s (distinct keys over %s, %s)", rate(r.KeyRatePerSec), duration.About(r.SpanSec*1e3), r.SpanBasis))
 	}
 	if r.SizingRatePerSec > 0 {
 		row("sizing rate", fmt.Sprintf("%s keys/s: %s", rate(r.SizingRatePerSec), r.SizingRateBasis))
@@ -589,27 +590,27 @@ func (r *Report) WriteText(w io.Writer) {
 		how := "rounded up"
 		switch {
 		case rec.Saturated:
-			how = "capped at " + Human(ms(sizing.MaxDelay))
+			how = "capped at " + duration.About(ms(sizing.MaxDelay))
 		case rec.DelayMs == MinDelay.Milliseconds():
-			how = "rounded up, at least " + Human(ms(MinDelay))
+			how = "rounded up, at least " + duration.About(ms(MinDelay))
 		}
-		row("recommended delay", fmt.Sprintf("%s = %s of the event-time gap (%s) x %s, %s", rec.Delay, p, Human(rec.GapMs), trim(1+rec.Margin, 4), how))
+		row("recommended delay", fmt.Sprintf("%s = %s of the event-time gap (%s) x %s, %s", rec.SparkDelay, p, duration.About(rec.GapMs), trim(1+rec.Margin, 4), how))
 		row("", fmt.Sprintf(".withWatermark(%q, %q)", r.Time, rec.SparkDelay))
-		row("keys not covered", fmt.Sprintf("%s (copies %s or more apart)", Group(rec.KeysNotCovered), rec.Delay))
-		row("late events", fmt.Sprintf("%s (more than %s behind: dropped by the watermark)", Group(rec.LateEvents), rec.Delay))
+		row("keys not covered", fmt.Sprintf("%s (copies %s or more apart)", Group(rec.KeysNotCovered), rec.SparkDelay))
+		row("late events", fmt.Sprintf("%s (more than %s behind: dropped by the watermark)", Group(rec.LateEvents), rec.SparkDelay))
 		if rec.StateNote != "" {
 			row("state", rec.StateNote)
 		}
 		if len(rec.State) > 0 {
-			pf("\nstate at %s (%s keys/s, %s B/key, %d partitions)\n", rec.Delay, rate(r.SizingRatePerSec), trim(rec.BytesPerKey, 2), rec.Partitions)
+			pf("\nstate at %s (%s keys/s, %s B/key, %d partitions)\n", rec.SparkDelay, rate(r.SizingRatePerSec), trim(rec.BytesPerKey, 2), rec.Partitions)
 			for _, s := range rec.State {
-				pf("  %-46s retention %-8s %14s keys %12s %12s/partition\n", s.API+"("+s.Keys+")", Human(s.RetentionSec*1e3), count(s.KeysInState), sizing.Bytes(s.TotalBytes), sizing.Bytes(s.PerPartition))
+				pf("  %-46s retention %-20s %14s keys %12s %12s/partition\n", s.API+"("+s.Keys+")", duration.About(s.RetentionSec*1e3), count(s.KeysInState), sizing.Bytes(s.TotalBytes), sizing.Bytes(s.PerPartition))
 			}
 		}
 	}
 	if rp := r.Replay; rp != nil {
-		pf("\nstate replayed from the trace at delay %s (%s), one batch per %s trigger of %s: %s batches, %s B/key\n",
-			rp.Delay, rp.DelayBasis, rp.Trigger, rp.Clock, Group(rp.Batches), trim(rp.BytesPerKey, 2))
+		pf("\nstate replayed from the trace at delay %s (%s), one batch every %s of %s: %s batches, %s B/key\n",
+			duration.Words(float64(rp.DelayMs)), rp.DelayBasis, duration.Words(float64(rp.TriggerMs)), rp.Clock, Group(rp.Batches), trim(rp.BytesPerKey, 2))
 		for _, api := range []string{string(query.DropDuplicates), string(query.DropDuplicatesWithinWatermark)} {
 			s := r.State[api]
 			if s == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/diagnose/progress"
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/internal/svgchart"
 )
 
@@ -349,16 +350,4 @@ func (r Report) Write(dir string) error {
 	return nil
 }
 
-func durText(ms int64) string {
-	if ms%1000 == 0 {
-		s := ms / 1000
-		switch {
-		case s%3600 == 0 && s > 0:
-			return fmt.Sprintf("%d hours", s/3600)
-		case s%60 == 0 && s > 0:
-			return fmt.Sprintf("%d minutes", s/60)
-		}
-		return fmt.Sprintf("%d seconds", s)
-	}
-	return fmt.Sprintf("%d ms", ms)
-}
+func durText(ms int64) string { return duration.Words(float64(ms)) }

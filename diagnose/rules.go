@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/sim/check"
 )
 
@@ -540,7 +541,7 @@ func fewPoints(n int) []string {
 	return []string{fmt.Sprintf("only %d batches in the fit: under %d, a straight line fits almost any points closely, so an R² near 1 says little; let the query run longer and diagnose again", n, minTrendPoints)}
 }
 
-func iso(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
+func iso(ms int64) string { return duration.Stamp(ms) }
 
 func num(n int64) string {
 	s := fmt.Sprint(n)

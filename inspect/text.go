@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dedupsim/dedupsim/internal/duration"
 )
 
 // JSON is the report as indented JSON.
@@ -102,10 +104,6 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 }
 
-func msText(ms int64) string {
-	return fmt.Sprintf("%d ms (%s)", ms, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z"))
-}
+func msText(ms int64) string { return fmt.Sprintf("%d ms (%s)", ms, duration.Stamp(ms)) }
 
-func usText(us int64) string {
-	return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.000000Z")
-}
+func usText(us int64) string { return duration.StampMicros(us) }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
 	"golang.org/x/text/language"
@@ -256,13 +257,7 @@ func marginTone(m *check.Margin) Tone {
 }
 
 // gapDur renders an event-time gap in ms (fractional) in human units.
-func gapDur(ms float64) string {
-	a := math.Abs(ms)
-	if a < 1000 && a != math.Trunc(a) {
-		return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", a), "0"), ".") + "ms"
-	}
-	return check.Dur(int64(a))
-}
+func gapDur(ms float64) string { return duration.Words(math.Abs(ms)) }
 
 func abs64(v int64) int64 {
 	if v < 0 {

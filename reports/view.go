@@ -3,8 +3,8 @@ package reports
 import (
 	"fmt"
 	"strconv"
-	"time"
 
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
@@ -32,10 +32,10 @@ func expName(finding string) string {
 }
 
 // isoMs renders an instant in ms as ISO-8601 UTC.
-func isoMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.999Z") }
+func isoMs(ms int64) string { return duration.Stamp(ms) }
 
 // isoUs renders an instant in µs as ISO-8601 UTC.
-func isoUs(us int64) string { return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.999999Z") }
+func isoUs(us int64) string { return duration.StampMicros(us) }
 
 // rel renders ms since the run's start as "+12.345s".
 func rel(ms, startMs int64) string {

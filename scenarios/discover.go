@@ -16,6 +16,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/internal/filekind"
 	"github.com/dedupsim/dedupsim/internal/suggest"
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 )
 
 // Discover resolves the scenario arguments of run and sweep, in order:
@@ -176,7 +177,7 @@ func expand(arg string) ([]string, error) {
 		if mode&fs.ModeSymlink != 0 { // a link to a scenario file counts; to a folder, not
 			st, err := os.Stat(p)
 			if err != nil {
-				return &Error{File: p, Msg: "a symbolic link that cannot be followed: " + err.Error()}
+				return &yamlstrict.Error{File: p, Msg: "a symbolic link that cannot be followed: " + err.Error()}
 			}
 			if st.IsDir() {
 				return nil
@@ -187,7 +188,7 @@ func expand(arg string) ([]string, error) {
 			// A named pipe, a device or a socket named *.yaml in a folder
 			// would block the run or read without end: refused, never
 			// opened (a pipe given by name, as <(cat s.yaml), is read).
-			return &Error{File: p, Msg: "not a regular file (" + filekind.Name(mode) + "): a scenario file in a folder must be one"}
+			return &yamlstrict.Error{File: p, Msg: "not a regular file (" + filekind.Name(mode) + "): a scenario file in a folder must be one"}
 		}
 		files = append(files, p)
 		return nil
@@ -233,5 +234,5 @@ func knownName(arg string) error {
 			}
 		}
 	}
-	return &Error{File: arg, Msg: "no such file or folder, and no catalogue scenario of that name" + suggest.Phrase(near, strconv.Quote) + "; `dedupsim list` lists the catalogue"}
+	return &yamlstrict.Error{File: arg, Msg: "no such file or folder, and no catalogue scenario of that name" + suggest.Phrase(near, strconv.Quote) + "; `dedupsim list` lists the catalogue"}
 }

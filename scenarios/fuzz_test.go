@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 )
 
 // FuzzLoadScenario fuzzes the scenario loader (Parse, which Load calls on
 // a file's bytes), seeded with every catalogue, incident and live file and
 // the refused cases. Whatever the bytes, it never panics; it either refuses
-// them with one *Error naming the file on one line, or returns a scenario
+// them with one *yamlstrict.Error naming the file on one line, or returns a scenario
 // whose name is a safe file name, whose configuration validates and whose
 // memory can be predicted.
 func FuzzLoadScenario(f *testing.F) {
@@ -45,9 +47,9 @@ func FuzzLoadScenario(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("f.yaml", data)
 		if err != nil {
-			var e *Error
+			var e *yamlstrict.Error
 			if !errors.As(err, &e) || e.File != "f.yaml" {
-				t.Fatalf("error %v (%T): want a *scenarios.Error naming f.yaml", err, err)
+				t.Fatalf("error %v (%T): want a *yamlstrict.Error naming f.yaml", err, err)
 			}
 			if strings.ContainsAny(err.Error(), "\n\r") {
 				t.Fatalf("a multi-line message: %q", err.Error())

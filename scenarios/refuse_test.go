@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 )
 
 // refuseBase is a valid scenario of four lines; every case appends to it,
@@ -27,7 +29,7 @@ type refused struct {
 }
 
 // refusedCases is every refused field of the scenario format (issue 10
-// item 5, issue 11 item 9). Each error is an *Error, which the CLI exits 2
+// item 5, issue 11 item 9). Each error is an *yamlstrict.Error, which the CLI exits 2
 // for (bad input).
 var refusedCases = []refused{
 	// The file as a whole.
@@ -223,9 +225,9 @@ func TestRefusedFields(t *testing.T) {
 				tc.line, tc.field, tc.want = 4, "columns[0].name", "a dedup key"
 			}
 			_, err := Parse("s.yaml", []byte(text))
-			var e *Error
+			var e *yamlstrict.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("error %v (%T), want a *scenarios.Error", err, err)
+				t.Fatalf("error %v (%T), want a *yamlstrict.Error", err, err)
 			}
 			if e.File != "s.yaml" || e.Line != tc.line || e.Field != tc.field || !strings.Contains(e.Msg, tc.want) {
 				t.Fatalf("got %q\n(line %d, field %q), want line %d, field %q, message with %q", e.Error(), e.Line, e.Field, tc.line, tc.field, tc.want)

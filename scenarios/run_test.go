@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 	"github.com/dedupsim/dedupsim/reports"
 )
 
@@ -232,9 +233,9 @@ func TestRedteamDiscover(t *testing.T) {
 			p := filepath.Join(dir, "planted.yaml")
 			tc.plant(t, p)
 			_, err := Discover([]string{dir})
-			var se *Error
+			var se *yamlstrict.Error
 			if !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
-				t.Fatalf("got %v, want a scenarios.Error naming %s with %q", err, p, tc.want)
+				t.Fatalf("got %v, want a *yamlstrict.Error naming %s with %q", err, p, tc.want)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ package scenarios
 
 import (
 	"github.com/dedupsim/dedupsim/internal/suggest"
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 
 	"bytes"
 	"embed"
@@ -89,57 +90,31 @@ type expectYAML struct {
 	FaultsFired []string  `yaml:"faults_fired"`
 }
 
-// Error is a problem with a scenario file, naming file, line and field.
-type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteString(":" + strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
-
 // maxFileBytes bounds a scenario file (the catalogue's are about 2 KB).
 const maxFileBytes = 1 << 20
 
 // Parse reads a scenario from data; filename labels errors, and its base
 // name without .yaml is the default scenario name. Every field is checked
-// against its domain; a problem is an *Error naming file, line and field.
+// against its domain; a problem is an *yamlstrict.Error naming file, line and field.
 func Parse(filename string, data []byte) (*Scenario, error) {
 	if len(data) > maxFileBytes {
-		return nil, &Error{File: filename, Msg: fmt.Sprintf("%d bytes: a scenario file is at most 1 MiB", len(data))}
+		return nil, &yamlstrict.Error{File: filename, Msg: fmt.Sprintf("%d bytes: a scenario file is at most 1 MiB", len(data))}
 	}
 	if err := checkUTF8(filename, data); err != nil {
 		return nil, err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &Error{File: filename, Msg: "empty file: a scenario is a YAML mapping (query, sources, faults, expect, ...)"}
-		}
-		return nil, yamlError(filename, data, err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, &Error{File: filename, Line: max(extra.Line, 1), Msg: "a second YAML document (after ---): a scenario file holds exactly one"}
-	} else if !errors.Is(err, io.EOF) {
+	root, err := yamlstrict.One(data)
+	var second *yamlstrict.SecondDocError
+	switch {
+	case errors.Is(err, yamlstrict.ErrEmpty):
+		return nil, &yamlstrict.Error{File: filename, Msg: "empty file: a scenario is a YAML mapping (query, sources, faults, expect, ...)"}
+	case errors.As(err, &second):
+		return nil, &yamlstrict.Error{File: filename, Line: max(second.Line, 1), Msg: "a second YAML document (after ---): a scenario file holds exactly one"}
+	case err != nil:
 		return nil, yamlError(filename, data, err)
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return nil, &Error{File: filename, Msg: "a scenario is a YAML mapping (query, sources, faults, expect, ...)"}
+		return nil, &yamlstrict.Error{File: filename, Msg: "a scenario is a YAML mapping (query, sources, faults, expect, ...)"}
 	}
 	doc := root.Content[0]
 	w := &walker{file: filename}
@@ -169,10 +144,10 @@ func Parse(filename string, data []byte) (*Scenario, error) {
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(path.Base(filename), path.Ext(filename))
 		if !safeName(s.Name) {
-			return nil, &Error{File: filename, Field: "name", Msg: fmt.Sprintf("the file name gives the scenario name %q: %s; rename the file or set name:", s.Name, nameRule)}
+			return nil, &yamlstrict.Error{File: filename, Field: "name", Msg: fmt.Sprintf("the file name gives the scenario name %q: %s; rename the file or set name:", s.Name, nameRule)}
 		}
 	} else if !safeName(s.Name) {
-		return nil, &Error{File: filename, Line: nameLine, Field: "name", Msg: fmt.Sprintf("%q: %s", s.Name, nameRule)}
+		return nil, &yamlstrict.Error{File: filename, Line: nameLine, Field: "name", Msg: fmt.Sprintf("%q: %s", s.Name, nameRule)}
 	}
 	// Keep the queries' own lines so their errors point into this file.
 	for _, key := range []string{"query", "shape_change_query"} {
@@ -198,7 +173,7 @@ func Parse(filename string, data []byte) (*Scenario, error) {
 	// runner (the simulator, an engine process over Kafka) reads; Validate
 	// has checked them.
 	if err := s.Config.FoldSparkVersion(); err != nil {
-		return nil, &Error{File: filename, Field: "spark_version", Msg: err.Error()}
+		return nil, &yamlstrict.Error{File: filename, Field: "spark_version", Msg: err.Error()}
 	}
 	return s, nil
 }
@@ -229,7 +204,7 @@ func checkUTF8(filename string, data []byte) error {
 	for i := 0; i < len(data); {
 		r, n := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && n <= 1 {
-			return &Error{File: filename, Line: line, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x): a scenario file is UTF-8 text", data[i])}
+			return &yamlstrict.Error{File: filename, Line: line, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x): a scenario file is UTF-8 text", data[i])}
 		}
 		if r == '\n' {
 			line++
@@ -263,7 +238,7 @@ func Load(nameOrPath string) (*Scenario, error) {
 	if sug := suggest.Best(path.Base(name), names); sug != "" {
 		msg = fmt.Sprintf("no such file, and no catalogue scenario of that name: did you mean %s?", sug)
 	}
-	return nil, &Error{File: nameOrPath, Msg: msg}
+	return nil, &yamlstrict.Error{File: nameOrPath, Msg: msg}
 }
 
 // readFile reads at most maxFileBytes+1 bytes, so that a huge file (or
@@ -275,7 +250,7 @@ func readFile(name string) ([]byte, error) {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, &Error{File: name, Msg: "is a folder: give a scenario file (.yaml)"}
+		return nil, &yamlstrict.Error{File: name, Msg: "is a folder: give a scenario file (.yaml)"}
 	}
 	return io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 }
@@ -283,11 +258,11 @@ func readFile(name string) ([]byte, error) {
 func parseExpect(filename string, data []byte, e expectYAML) (Expect, error) {
 	out := Expect{ExactlyOnce: e.ExactlyOnce, FaultsFired: e.FaultsFired, Findings: map[string]string{}}
 	n := &e.Findings
-	if n.Kind == 0 || isNull(n) {
+	if n.Kind == 0 || yamlstrict.IsNull(n) {
 		return out, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return out, &Error{File: filename, Line: n.Line, Field: "expect.findings", Msg: "want a mapping of finding kind to present, absent or a bound such as \">= 1\""}
+		return out, &yamlstrict.Error{File: filename, Line: n.Line, Field: "expect.findings", Msg: "want a mapping of finding kind to present, absent or a bound such as \">= 1\""}
 	}
 	var known []string
 	for _, k := range check.Kinds {
@@ -297,17 +272,17 @@ func parseExpect(filename string, data []byte, e expectYAML) (Expect, error) {
 		k, v := n.Content[i], n.Content[i+1]
 		field := "expect.findings." + k.Value
 		if !slices.Contains(known, k.Value) {
-			return out, &Error{File: filename, Line: k.Line, Field: field, Msg: unknownMsg("finding kind", "", k.Value, known)}
+			return out, &yamlstrict.Error{File: filename, Line: k.Line, Field: field, Msg: unknownMsg("finding kind", "", k.Value, known)}
 		}
 		if _, dup := out.Findings[k.Value]; dup {
-			return out, &Error{File: filename, Line: k.Line, Field: field, Msg: "given twice"}
+			return out, &yamlstrict.Error{File: filename, Line: k.Line, Field: field, Msg: "given twice"}
 		}
 		if v.Kind == yaml.ScalarNode && v.Style&(yaml.FoldedStyle|yaml.LiteralStyle) != 0 {
 			written := strings.TrimSpace(lineText(data, v.Line)[v.Column-1:])
-			return out, &Error{File: filename, Line: v.Line, Field: field, Msg: fmt.Sprintf("YAML reads %s as a block scalar (> and | start one), not as a bound: quote it, %s: \"%s\"", written, k.Value, boundFrom(written))}
+			return out, &yamlstrict.Error{File: filename, Line: v.Line, Field: field, Msg: fmt.Sprintf("YAML reads %s as a block scalar (> and | start one), not as a bound: quote it, %s: \"%s\"", written, k.Value, boundFrom(written))}
 		}
 		if _, _, err := parseCond(v.Value); err != nil || v.Kind != yaml.ScalarNode {
-			return out, &Error{File: filename, Line: v.Line, Field: field, Msg: fmt.Sprintf("%s: want present, absent or a bound such as \">= 1\" (>=, >, <=, <, == and a whole number)", describe(v))}
+			return out, &yamlstrict.Error{File: filename, Line: v.Line, Field: field, Msg: fmt.Sprintf("%s: want present, absent or a bound such as \">= 1\" (>=, >, <=, <, == and a whole number)", yamlstrict.Plain(v))}
 		}
 		out.Findings[k.Value] = v.Value
 		out.order = append(out.order, k.Value)
@@ -382,9 +357,9 @@ func yamlError(filename string, data []byte, err error) error {
 		if m != nil {
 			line, _ := strconv.Atoi(m[1])
 			msg := strings.Replace(m[2], " in type scenarios.file", "", 1)
-			return &Error{File: filename, Line: line, Msg: msg}
+			return &yamlstrict.Error{File: filename, Line: line, Msg: msg}
 		}
-		return &Error{File: filename, Msg: te.Errors[0]}
+		return &yamlstrict.Error{File: filename, Msg: te.Errors[0]}
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
@@ -401,10 +376,10 @@ func yamlError(filename string, data []byte, err error) error {
 		if line == 0 || line == i+1 || line == i+2 {
 			key := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(m[1]), ":"))
 			key = strings.TrimPrefix(key, "- ")
-			return &Error{File: filename, Line: i + 1, Msg: fmt.Sprintf("YAML reads %s as the start of a block scalar (> and | start one): quote it, %s: \"%s\"", strings.TrimSpace(m[2]), key, boundFrom(strings.TrimSpace(m[2])))}
+			return &yamlstrict.Error{File: filename, Line: i + 1, Msg: fmt.Sprintf("YAML reads %s as the start of a block scalar (> and | start one): quote it, %s: \"%s\"", strings.TrimSpace(m[2]), key, boundFrom(strings.TrimSpace(m[2])))}
 		}
 	}
-	return &Error{File: filename, Line: line, Msg: "invalid YAML: " + msg}
+	return &yamlstrict.Error{File: filename, Line: line, Msg: "invalid YAML: " + msg}
 }
 
 // validateError places a simulator validation error on the line of the
@@ -418,7 +393,7 @@ func validateError(filename string, data []byte, doc *yaml.Node, err error) erro
 				msg += "; did you mean " + s + "?"
 			}
 		}
-		return &Error{File: filename, Line: lineOf(doc, fe.Path), Field: fe.Path, Msg: msg}
+		return &yamlstrict.Error{File: filename, Line: lineOf(doc, fe.Path), Field: fe.Path, Msg: msg}
 	}
 	var qe *query.Error
 	msg := strings.TrimPrefix(err.Error(), "sim: ")
@@ -435,22 +410,22 @@ func validateError(filename string, data []byte, doc *yaml.Node, err error) erro
 			if qe.Path != "" {
 				m = qe.Path + ": " + m
 			}
-			return &Error{File: filename, Line: line, Field: key, Msg: m}
+			return &yamlstrict.Error{File: filename, Line: line, Field: key, Msg: m}
 		}
 	}
 	// Fault errors: "faults: fault NAME ...", "fault NAME: ...".
 	if rest, ok := strings.CutPrefix(msg, "fault "); ok {
 		name, detail, _ := strings.Cut(rest, ": ")
-		return &Error{File: filename, Line: lineOf(doc, "faults."+name), Field: "faults." + name, Msg: detail}
+		return &yamlstrict.Error{File: filename, Line: lineOf(doc, "faults."+name), Field: "faults." + name, Msg: detail}
 	}
 	if rest, ok := strings.CutPrefix(msg, "faults: "); ok {
-		return &Error{File: filename, Line: lineOf(doc, "faults"), Field: "faults", Msg: rest}
+		return &yamlstrict.Error{File: filename, Line: lineOf(doc, "faults"), Field: "faults", Msg: rest}
 	}
 	field, detail, ok := strings.Cut(msg, ": ")
 	if !ok || strings.ContainsAny(field, " ") {
 		field, detail = "", msg
 	}
-	return &Error{File: filename, Line: lineOf(doc, field), Field: field, Msg: detail}
+	return &yamlstrict.Error{File: filename, Line: lineOf(doc, field), Field: field, Msg: detail}
 }
 
 // lineOf is the line of the field at path ("sources[1].rate.per_sec"), or

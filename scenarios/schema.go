@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"github.com/dedupsim/dedupsim/internal/suggest"
-
 	"fmt"
 	"math"
 	"reflect"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/internal/duration"
+	"github.com/dedupsim/dedupsim/internal/suggest"
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/check"
 )
@@ -37,12 +37,12 @@ type walker struct {
 	file string
 }
 
-func (w *walker) errAt(n *yaml.Node, field, format string, a ...any) *Error {
+func (w *walker) errAt(n *yaml.Node, field, format string, a ...any) *yamlstrict.Error {
 	line := 0
 	if n != nil {
 		line = n.Line
 	}
-	return &Error{File: w.file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
+	return &yamlstrict.Error{File: w.file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
 }
 
 // plain refuses what the scenario format does not use anywhere: tags,
@@ -60,9 +60,9 @@ func (w *walker) plain(n *yaml.Node, path string) error {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			kp := join(path, k.Value)
+			kp := yamlstrict.Join(path, k.Value)
 			if k.Kind != yaml.ScalarNode {
-				return w.errAt(k, path, "a key must be a plain name, not a %s", kindName(k))
+				return w.errAt(k, path, "a key must be a plain name, not a %s", yamlstrict.KindName(k))
 			}
 			if err := w.plain(k, kp); err != nil {
 				return err
@@ -79,13 +79,6 @@ func (w *walker) plain(n *yaml.Node, path string) error {
 		}
 	}
 	return nil
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 var (
@@ -108,10 +101,10 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) error {
 		}
 		return nil
 	case queryType:
-		if n.Kind == yaml.MappingNode || n.Kind == yaml.ScalarNode && !isNull(n) && n.ShortTag() == "!!str" {
+		if n.Kind == yaml.MappingNode || n.Kind == yaml.ScalarNode && !yamlstrict.IsNull(n) && n.ShortTag() == "!!str" {
 			return nil // query.Parse checks it, with lines
 		}
-		return w.errAt(n, path, "want the query as a mapping (dedup: ..., watermark: ...) or a block string, got %s", describe(n))
+		return w.errAt(n, path, "want the query as a mapping (dedup: ..., watermark: ...) or a block string, got %s", yamlstrict.Plain(n))
 	case nodeType:
 		return nil // expect.findings: parseExpect
 	case faultsMapType:
@@ -123,15 +116,15 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) error {
 	case reflect.Struct:
 		return w.mapping(n, t, path)
 	case reflect.Slice:
-		if isNull(n) {
+		if yamlstrict.IsNull(n) {
 			return nil
 		}
 		if n.Kind != yaml.SequenceNode {
-			return w.errAt(n, path, "want a list (- item, or [a, b]), got %s", describe(n))
+			return w.errAt(n, path, "want a list (- item, or [a, b]), got %s", yamlstrict.Plain(n))
 		}
 		for i, c := range n.Content {
 			ip := fmt.Sprintf("%s[%d]", path, i)
-			if isNull(c) {
+			if yamlstrict.IsNull(c) {
 				return w.errAt(c, ip, "an empty list item: write the item or remove the dash")
 			}
 			if err := w.value(c, t.Elem(), ip); err != nil {
@@ -145,7 +138,7 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) error {
 			return err
 		}
 		if s.ShortTag() != "!!bool" || (s.Value != "true" && s.Value != "false") {
-			return w.errAt(s, path, "want true or false, got %s", describe(s))
+			return w.errAt(s, path, "want true or false, got %s", yamlstrict.Plain(s))
 		}
 		return nil
 	case reflect.Int, reflect.Int64:
@@ -155,7 +148,7 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) error {
 		}
 		var v int64
 		if s.ShortTag() != "!!int" || s.Decode(&v) != nil {
-			return w.errAt(s, path, "want a whole number, got %s", describe(s))
+			return w.errAt(s, path, "want a whole number, got %s", yamlstrict.Plain(s))
 		}
 		return nil
 	case reflect.Float64:
@@ -165,7 +158,7 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) error {
 		}
 		var v float64
 		if (s.ShortTag() != "!!int" && s.ShortTag() != "!!float") || s.Decode(&v) != nil {
-			return w.errAt(s, path, "want a number, got %s", describe(s))
+			return w.errAt(s, path, "want a number, got %s", yamlstrict.Plain(s))
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return w.errAt(s, path, "want a finite number, got %s", s.Value)
@@ -181,9 +174,9 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) error {
 // scalar is n when it is a scalar with a value.
 func (w *walker) scalar(n *yaml.Node, path, want string) (*yaml.Node, error) {
 	if n.Kind != yaml.ScalarNode {
-		return nil, w.errAt(n, path, "want %s, got %s", want, describe(n))
+		return nil, w.errAt(n, path, "want %s, got %s", want, yamlstrict.Plain(n))
 	}
-	if isNull(n) {
+	if yamlstrict.IsNull(n) {
 		return nil, w.errAt(n, path, "no value: want %s (or leave the field out for its default)", want)
 	}
 	return n, nil
@@ -220,25 +213,25 @@ func fieldsOf(t reflect.Type) ([]string, map[string]reflect.Type) {
 
 // mapping checks a mapping against struct type t.
 func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) error {
-	if isNull(n) {
+	if yamlstrict.IsNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return w.errAt(n, path, "want a mapping (field: value), got %s", describe(n))
+		return w.errAt(n, path, "want a mapping (field: value), got %s", yamlstrict.Plain(n))
 	}
 	names, types := fieldsOf(t)
-	seen := map[string]int{}
+	keys := yamlstrict.NewKeys(names)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		kp := join(path, k.Value)
-		if first, dup := seen[k.Value]; dup {
+		kp := yamlstrict.Join(path, k.Value)
+		problem, first := keys.Check(k.Value, k.Line)
+		if problem == yamlstrict.Twice {
 			return w.errAt(k, kp, "given twice (first at line %d)", first)
 		}
-		seen[k.Value] = k.Line
-		ft, ok := types[k.Value]
-		if !ok {
+		ft := types[k.Value]
+		if problem == yamlstrict.Unknown {
 			msg := fmt.Sprintf("field %s not found", kp)
-			if s := suggest.Best(k.Value, names); s != "" {
+			if s := keys.Suggest(k.Value); s != "" {
 				msg += ": did you mean " + s + "?"
 			} else {
 				msg += " (fields here: " + strings.Join(names, ", ") + ")"
@@ -254,16 +247,16 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) error {
 
 // faults checks `faults:`: known faults, known knobs, values in range.
 func (w *walker) faults(n *yaml.Node, path string) error {
-	if isNull(n) {
+	if yamlstrict.IsNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return w.errAt(n, path, "want a mapping of fault name to knobs (crash-random: {rate: 0.05}), got %s", describe(n))
+		return w.errAt(n, path, "want a mapping of fault name to knobs (crash-random: {rate: 0.05}), got %s", yamlstrict.Plain(n))
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		fp := join(path, k.Value)
+		fp := yamlstrict.Join(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
 			return w.errAt(k, fp, "given twice (first at line %d)", first)
 		}
@@ -272,11 +265,11 @@ func (w *walker) faults(n *yaml.Node, path string) error {
 		if !ok {
 			return w.errAt(k, fp, "%s", unknownMsg("fault", "", k.Value, faults.Names()))
 		}
-		if isNull(v) {
+		if yamlstrict.IsNull(v) {
 			continue
 		}
 		if v.Kind != yaml.MappingNode {
-			return w.errAt(v, fp, "want a mapping of knob to value ({} for the defaults), got %s", describe(v))
+			return w.errAt(v, fp, "want a mapping of knob to value ({} for the defaults), got %s", yamlstrict.Plain(v))
 		}
 		var knobNames []string
 		for _, kn := range f.Knobs {
@@ -285,7 +278,7 @@ func (w *walker) faults(n *yaml.Node, path string) error {
 		kseen := map[string]int{}
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			kk, kv := v.Content[j], v.Content[j+1]
-			kp := join(fp, kk.Value)
+			kp := yamlstrict.Join(fp, kk.Value)
 			if first, dup := kseen[kk.Value]; dup {
 				return w.errAt(kk, kp, "given twice (first at line %d)", first)
 			}
@@ -309,19 +302,19 @@ func (w *walker) faults(n *yaml.Node, path string) error {
 // what is accepted in the knob's own units.
 func (w *walker) knob(fault string, k *faults.Knob, n *yaml.Node, path string) error {
 	want := knobDomain(k)
-	if n.Kind != yaml.ScalarNode || isNull(n) {
-		return w.errAt(n, path, "want %s, got %s", want, describe(n))
+	if n.Kind != yaml.ScalarNode || yamlstrict.IsNull(n) {
+		return w.errAt(n, path, "want %s, got %s", want, yamlstrict.Plain(n))
 	}
 	var v any
 	switch k.Kind {
 	case faults.Bool:
 		if n.ShortTag() != "!!bool" {
-			return w.errAt(n, path, "want true or false, got %s", describe(n))
+			return w.errAt(n, path, "want true or false, got %s", yamlstrict.Plain(n))
 		}
 		v = n.Value == "true"
 	case faults.Choice:
 		if !slices.Contains(k.Choices, n.Value) {
-			msg := fmt.Sprintf("%q: want %s", n.Value, orList(k.Choices))
+			msg := fmt.Sprintf("%q: want %s", n.Value, suggest.OrList(k.Choices))
 			if s := suggest.Best(n.Value, k.Choices); s != "" {
 				msg += " (did you mean " + s + "?)"
 			}
@@ -333,7 +326,7 @@ func (w *walker) knob(fault string, k *faults.Knob, n *yaml.Node, path string) e
 		case "!!int", "!!float":
 			var x float64
 			if n.Decode(&x) != nil {
-				return w.errAt(n, path, "want %s, got %s", want, describe(n))
+				return w.errAt(n, path, "want %s, got %s", want, yamlstrict.Plain(n))
 			}
 			v = x
 		case "!!str":
@@ -343,12 +336,12 @@ func (w *walker) knob(fault string, k *faults.Knob, n *yaml.Node, path string) e
 			}
 			v = float64(d / time.Millisecond)
 		default:
-			return w.errAt(n, path, "want %s, got %s", want, describe(n))
+			return w.errAt(n, path, "want %s, got %s", want, yamlstrict.Plain(n))
 		}
 	default:
 		var x float64
 		if (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&x) != nil {
-			return w.errAt(n, path, "want %s, got %s", want, describe(n))
+			return w.errAt(n, path, "want %s, got %s", want, yamlstrict.Plain(n))
 		}
 		v = x
 	}
@@ -377,7 +370,7 @@ func knobDomain(k *faults.Knob) string {
 	case faults.Bool:
 		return "true or false"
 	case faults.Choice:
-		return orList(k.Choices)
+		return suggest.OrList(k.Choices)
 	case faults.DurationMs:
 		ms := func(x float64) string { return duration.Format(time.Duration(x) * time.Millisecond) }
 		return fmt.Sprintf("[%s, %s] (a duration such as 30s, or milliseconds)", ms(k.Min), ms(k.Max))
@@ -461,7 +454,7 @@ func (w *walker) defaulted(doc *yaml.Node, f *file) error {
 	// Payload columns: bytes 0 would mean the default length.
 	if cols := valueNode(doc, "columns"); cols != nil && cols.Kind == yaml.SequenceNode {
 		for i, c := range cols.Content {
-			if b := valueNode(c, "bytes"); b != nil && i < len(cfg.Columns) && cfg.Columns[i].Bytes == 0 && !isNull(b) {
+			if b := valueNode(c, "bytes"); b != nil && i < len(cfg.Columns) && cfg.Columns[i].Bytes == 0 && !yamlstrict.IsNull(b) {
 				p := fmt.Sprintf("columns[%d].bytes", i)
 				return w.errAt(b, p, "%s leaves the field unset, which means the default 16; want %s", b.Value, sim.Domain(p))
 			}
@@ -625,46 +618,7 @@ func unknownMsg(what, show, got string, known []string) string {
 	if s := suggest.Best(got, known); s != "" {
 		return fmt.Sprintf("unknown %s: did you mean %s?", what, s)
 	}
-	return fmt.Sprintf("unknown %s (want %s)", what, orList(known))
-}
-
-// orList renders [a b c] as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.AliasNode:
-		return "alias"
-	}
-	return "value"
-}
-
-// describe names a node for "want X, got Y".
-func describe(n *yaml.Node) string {
-	switch {
-	case n.Kind == yaml.MappingNode:
-		return "a mapping"
-	case n.Kind == yaml.SequenceNode:
-		return "a list"
-	case isNull(n):
-		return "nothing"
-	case n.ShortTag() == "!!str":
-		return strconv.Quote(n.Value)
-	}
-	return n.Value
+	return fmt.Sprintf("unknown %s (want %s)", what, suggest.OrList(known))
 }
 
 // lineText is line n (1-based) of data.

@@ -2,13 +2,14 @@ package shrink
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/dedupsim/dedupsim/engine/dedup"
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/sim/check"
 )
 
@@ -106,16 +107,9 @@ func inputLines(p *pair, r *execResult, header int) [][]int {
 	return out
 }
 
-func usText(us int64) string {
-	return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.999999Z")
-}
+func usText(us int64) string { return duration.StampMicros(us) }
 
-func durText(us int64) string {
-	if us < 0 {
-		us = -us
-	}
-	return (time.Duration(us) * time.Microsecond).String()
-}
+func durText(us int64) string { return duration.Words(math.Abs(float64(us)) / 1000) }
 
 // describeQuery is the query in one line, in Spark's words.
 func describeQuery(q *query.Query) string {
@@ -125,7 +119,7 @@ func describeQuery(q *query.Query) string {
 	}
 	s := fmt.Sprintf("%s on %s", q.API, keys)
 	if col := q.EventTimeColumn(); col != "" {
-		s += fmt.Sprintf(", watermark on %s with a %s delay", col, durText(q.DelayMs()*1000))
+		s += fmt.Sprintf(", watermark on %s with a delay of %s", col, durText(q.DelayMs()*1000))
 	} else {
 		s += ", no watermark"
 	}
@@ -211,7 +205,7 @@ func (w *witness) whyReemitted(q *query.Query, r *execResult) string {
 				break
 			}
 		}
-		why := fmt.Sprintf("the state keeps copy 1's id until the watermark reaches its event time plus the %s delay, %s (docs/spark-semantics.md §4.2, §4.3)", durText(q.DelayMs()*1000), usText(expiry))
+		why := fmt.Sprintf("the state keeps copy 1's id until the watermark reaches its event time plus the delay of %s, %s (docs/spark-semantics.md §4.2, §4.3)", durText(q.DelayMs()*1000), usText(expiry))
 		if evict >= 0 {
 			x := r.execs[evict]
 			why += fmt.Sprintf("; batch %d ran with watermark %s and removed it", x.batchID, check.SparkTime(x.evictWM))

@@ -14,6 +14,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/internal/duration"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 	"github.com/dedupsim/dedupsim/sim/record"
 )
 
@@ -386,7 +387,7 @@ func outOf(path string, v any) *FieldError {
 }
 
 func enumErr(path, got string, choices []string) *FieldError {
-	e := fieldErr(path, "%q: want %s", got, orList(choices))
+	e := fieldErr(path, "%q: want %s", got, suggest.OrList(choices))
 	e.Got, e.Choices = got, choices
 	return e
 }
@@ -401,14 +402,6 @@ func fmtValue(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return fmt.Sprint(v)
-}
-
-// orList renders [a b c] as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // generic is a field path without list indices: "sources[2].rate.per_sec"

@@ -2,7 +2,6 @@ package sizing
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -124,17 +123,9 @@ func ParseAPI(s string) (query.API, error) {
 	if m := Suggest(s, names); m != "" {
 		hint = fmt.Sprintf(" (did you mean %s?)", m)
 	}
-	return "", fmt.Errorf("--api %q: unknown API%s; want %s", s, hint, orList(names))
+	return "", fmt.Errorf("--api %q: unknown API%s; want %s", s, hint, suggest.OrList(names))
 }
 
 // Suggest returns the known word to suggest for a misspelt one, or ""
 // (internal/suggest.Best).
 func Suggest(word string, known []string) string { return suggest.Best(word, known) }
-
-// orList writes "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}

@@ -283,8 +283,8 @@ func TestFormatting(t *testing.T) {
 		{Bytes(72e9), "72 GB"}, {Bytes(360e6), "360 MB"}, {Bytes(749_999.9), "750 KB"}, {Bytes(999_999), "1 MB"},
 		{Bytes(100), "100 B"}, {Bytes(1.5e24), "1500000 EB"},
 		{BinaryBytes(8 << 30), "8 GiB"}, {BinaryBytes(1.575e9), "1.47 GiB"}, {BinaryBytes(2 << 30), "2 GiB"},
-		{Human(0), "0"}, {Human(350), "350ms"}, {Human(7200e3), "2h"}, {Human(6000e3), "1h 40m"},
-		{Seconds(7200), "2h"}, {Seconds(2 * 365 * 86400), "730d"}, {Seconds(75), "1m 15s"},
+		{Seconds(0), "0 seconds"}, {Seconds(0.35), "350 milliseconds"}, {Seconds(6000), "1 hour 40 minutes"},
+		{Seconds(7200), "2 hours"}, {Seconds(2 * 365 * 86400), "730 days"}, {Seconds(75), "1 minute 15 seconds"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

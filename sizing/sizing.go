@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -270,44 +270,10 @@ func trimNum(v float64) string {
 	return s
 }
 
-// Human writes milliseconds in the largest units that fit, two at most:
-// "350ms", "12.5s", "39m 58s", "2h 5m", "3d 4h". It takes a float so that
-// no figure overflows a time.Duration. (analyze and size share it.)
-func Human(ms float64) string {
-	switch {
-	case ms == 0:
-		return "0"
-	case ms < 1000:
-		return trimTo(ms, 3) + "ms"
-	case ms < 60e3:
-		return trimTo(ms/1e3, 1) + "s"
-	}
-	s := int64(math.Round(ms / 1e3))
-	two := func(a int64, ua string, b int64, ub string) string {
-		if b == 0 {
-			return strconv.FormatInt(a, 10) + ua
-		}
-		return fmt.Sprintf("%d%s %d%s", a, ua, b, ub)
-	}
-	switch {
-	case s < 3600:
-		return two(s/60, "m", s%60, "s")
-	case s < 86400:
-		return two(s/3600, "h", s%3600/60, "m")
-	}
-	return two(s/86400, "d", s%86400/3600, "h")
-}
-
-// Seconds is Human for a figure in seconds.
-func Seconds(s float64) string { return Human(s * 1e3) }
-
-func trimTo(v float64, decimals int) string {
-	s := strconv.FormatFloat(v, 'f', decimals, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
+// Seconds writes an estimated span given in seconds for a reader, in the
+// project's one style (internal/duration.About): "1.5 seconds", "2 hours
+// 5 minutes".
+func Seconds(s float64) string { return duration.About(s * 1e3) }
 
 // BytesPerKey is the measured figure the recommendation uses, and where it
 // comes from: on the memory store, memoryUsedBytes / numRowsTotal, which is

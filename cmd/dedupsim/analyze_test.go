@@ -30,7 +30,7 @@ func TestAnalyze(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"duplicate rate 33.33%", "recommended delay      1m 15s", `.withWatermark("ts", "1 minute 15 seconds")`,
+	for _, want := range []string{"duplicate rate 33.33%", "recommended delay      1 minute 15 seconds", `.withWatermark("ts", "1 minute 15 seconds")`,
 		"dropDuplicatesWithinWatermark([id])", "p99.99"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -161,7 +161,7 @@ func TestAnalyzeReplay(t *testing.T) {
 	}
 	cmd = exec.Command(bin, "analyze", "--quiet", "--delay", "1m", "--trigger", "10s", "-")
 	cmd.Stdin = strings.NewReader("{\"id\":\"a\",\"ts\":100}\n{\"id\":\"a\",\"ts\":160}\n")
-	if so, err = cmd.Output(); err != nil || !strings.Contains(string(so), "state replayed from the trace at delay 1m (--delay), one batch per 10s trigger") {
+	if so, err = cmd.Output(); err != nil || !strings.Contains(string(so), "state replayed from the trace at delay 1 minute (--delay), one batch every 10 seconds of") {
 		t.Errorf("stdin with --delay: %v %s", err, so)
 	}
 	for _, args := range [][]string{

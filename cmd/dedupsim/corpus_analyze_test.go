@@ -184,8 +184,8 @@ func TestSizeDoneWhen(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"retention          2h = 2 x delay",
-		"keys in state      144,000,000 (144 million) = 20,000 keys/s x 2h",
+		"retention          2 hours = 2 x delay",
+		"keys in state      144,000,000 (144 million) = 20,000 keys/s x 2 hours",
 		"bytes per key      100 B, assumed (--bytes-per-key; seed 000's RocksDB figure",
 		"per partition      2,250,000 (2.25 million) keys, 225 MB (64 partitions)",
 		"per executor       7 of 64 partitions on the busiest of 10 executors (an even spread): 15,750,000 (15.75 million) keys, 1.57 GB (1.47 GiB)",
@@ -251,7 +251,7 @@ func TestAnalyzeDoneWhen(t *testing.T) {
 		t.Fatalf("sizing rate %v, mean %v", rep.SizingRatePerSec, rep.KeyRatePerSec)
 	}
 	out, _, _ = run(bin, "analyze", path)
-	if !strings.Contains(out, "sizing rate            1,000 keys/s: p99 of the distinct keys per 1m window of event time") || !strings.Contains(out, "mean 16.26/s") {
+	if !strings.Contains(out, "sizing rate            1,000 keys/s: p99 of the distinct keys per 1 minute window of event time") || !strings.Contains(out, "mean 16.26/s") {
 		t.Fatalf("text:\n%s", out)
 	}
 	// The same trace in epoch milliseconds, with --time-unit ms.

@@ -174,7 +174,7 @@ func TestSize(t *testing.T) {
 	}
 	// Each figure carries its derivation (the one "formula:" line that
 	// repeated them all is gone).
-	for _, want := range []string{"720 million", "72 GB", "360 MB", "= 50,000 keys/s x 4h", "2 x delay", "pebble"} {
+	for _, want := range []string{"720 million", "72 GB", "360 MB", "= 50,000 keys/s x 4 hours", "2 x delay", "pebble"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -1,14 +1,13 @@
 package query
 
 import (
-	"strconv"
-	"strings"
-
 	suggestpkg "github.com/dedupsim/dedupsim/internal/suggest"
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 )
 
 // Error is a problem with the query file: what `dedupsim exec` reports with
-// exit status 2. It prints as "file:line: path: message".
+// exit status 2. It prints as "file:line: path: message", the way every
+// strict YAML front end prints its problems (internal/yamlstrict.Format).
 type Error struct {
 	File string
 	// Line is 1-based; 0 when the problem has no line (an empty file).
@@ -25,21 +24,7 @@ type Error struct {
 	Analysis string
 }
 
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+func (e *Error) Error() string { return yamlstrict.Format(e.File, e.Line, e.Path, e.Msg) }
 
 // suggest returns the known word closest to word when it is close enough to
 // be a typo, else "": the project's one rule (internal/suggest.Best: case and
@@ -47,14 +32,3 @@ func (e *Error) Error() string {
 // neighbours one edit), so "Shuffle-Partitions" finds "shuffle_partitions"
 // and "dealy" finds "delay".
 func suggest(word string, known []string) string { return suggestpkg.Best(word, known) }
-
-// orList renders ["a","b","c"] as "a, b or c".
-func orList(words []string) string {
-	switch len(words) {
-	case 0:
-		return ""
-	case 1:
-		return words[0]
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/internal/duration"
+	suggestpkg "github.com/dedupsim/dedupsim/internal/suggest"
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 )
 
 // The schema, one list of field names per mapping. The order is the order
@@ -77,24 +78,20 @@ func (p *parser) parse(data []byte) (q *Query, err error) {
 			q, err = nil, &Error{File: p.file, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}
 		}
 	}()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &Error{File: p.file, Msg: "empty document: want a query (at least dedup.api)"}
-		}
+	doc, err := yamlstrict.One(data)
+	var second *yamlstrict.SecondDocError
+	switch {
+	case errors.Is(err, yamlstrict.ErrEmpty):
+		return nil, &Error{File: p.file, Msg: "empty document: want a query (at least dedup.api)"}
+	case errors.As(err, &second):
+		return nil, &Error{File: p.file, Line: second.Line, Msg: "more than one YAML document: want exactly one query"}
+	case err != nil:
 		return nil, p.yamlError(err, data)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, p.errAt(&extra, "", "more than one YAML document: want exactly one query")
-	} else if !errors.Is(err, io.EOF) {
-		return nil, p.yamlError(err, data)
-	}
-	if err := p.noTags(&doc, 0); err != nil {
+	if err := p.noTags(doc, 0); err != nil {
 		return nil, err
 	}
-	root := &doc
+	root := doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
 			return nil, &Error{File: p.file, Msg: "empty document: want a query (at least dedup.api)"}
@@ -105,7 +102,7 @@ func (p *parser) parse(data []byte) (q *Query, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if isNull(root) {
+	if yamlstrict.IsNull(root) {
 		return nil, p.errAt(root, "", "empty document: want a query (at least dedup.api)")
 	}
 	return p.query(root)
@@ -200,42 +197,6 @@ func (p *parser) resolve(n *yaml.Node, path string) (*yaml.Node, error) {
 	return n, nil
 }
 
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-// describe names a node's YAML type for "want X, got Y" messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return "null"
-		case "!!str":
-			return fmt.Sprintf("string %q", n.Value)
-		case "!!int":
-			return "integer " + n.Value
-		case "!!float":
-			return "number " + n.Value
-		case "!!bool":
-			return "boolean " + n.Value
-		}
-		return fmt.Sprintf("%s %q", n.ShortTag(), n.Value)
-	}
-	return "an unsupported YAML node"
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
 // mapping checks that n is a mapping and returns its fields in document
 // order. Unknown and repeated field names are errors.
 func (p *parser) mapping(n *yaml.Node, path string, known []string) ([]field, error) {
@@ -244,36 +205,35 @@ func (p *parser) mapping(n *yaml.Node, path string, known []string) ([]field, er
 		return nil, err
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, p.errAt(n, path, "want a mapping with fields %s, got %s", strings.Join(known, ", "), describe(n))
+		return nil, p.errAt(n, path, "want a mapping with fields %s, got %s", strings.Join(known, ", "), yamlstrict.Typed(n))
 	}
 	fields := make([]field, 0, len(n.Content)/2)
-	seen := make(map[string]*yaml.Node, len(n.Content)/2)
+	keys := yamlstrict.NewKeys(known)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, err := p.resolve(n.Content[i], path)
 		if err != nil {
 			return nil, err
 		}
 		if k.Kind != yaml.ScalarNode {
-			return nil, p.errAt(k, path, "field names must be plain strings, got %s", describe(k))
+			return nil, p.errAt(k, path, "field names must be plain strings, got %s", yamlstrict.Typed(k))
 		}
 		if k.ShortTag() == "!!merge" {
 			return nil, p.errAt(k, path, "YAML merge keys (<<) are not supported; write the fields out")
 		}
 		name := k.Value
-		if !contains(known, name) {
-			return nil, p.errAt(k, path, "unknown field %q%s", name, unknownHint(name, path, known))
+		switch problem, first := keys.Check(name, k.Line); problem {
+		case yamlstrict.Unknown:
+			return nil, p.errAt(k, path, "unknown field %q%s", name, unknownHint(keys, name, path, known))
+		case yamlstrict.Twice:
+			return nil, p.errAt(k, yamlstrict.Join(path, name), "field given twice (first at line %d)", first)
 		}
-		if prev, dup := seen[name]; dup {
-			return nil, p.errAt(k, join(path, name), "field given twice (first at line %d)", prev.Line)
-		}
-		seen[name] = k
 		fields = append(fields, field{name: name, key: k, val: n.Content[i+1]})
 	}
 	return fields, nil
 }
 
-func unknownHint(name, path string, known []string) string {
-	if s := suggest(name, known); s != "" {
+func unknownHint(keys *yamlstrict.Keys, name, path string, known []string) string {
+	if s := keys.Suggest(name); s != "" {
 		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	if path == "" {
@@ -301,8 +261,8 @@ func (p *parser) scalar(n *yaml.Node, path, want string) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Kind != yaml.ScalarNode || isNull(n) {
-		return nil, p.errAt(n, path, "want %s, got %s", want, describe(n))
+	if n.Kind != yaml.ScalarNode || yamlstrict.IsNull(n) {
+		return nil, p.errAt(n, path, "want %s, got %s", want, yamlstrict.Typed(n))
 	}
 	return n, nil
 }
@@ -334,7 +294,7 @@ func (p *parser) enum(n *yaml.Node, path, what string, allowed []string) (string
 		return "", err
 	}
 	if !contains(allowed, s) {
-		return "", p.errAt(n, path, "unknown %s %q (want %s)", what, s, orList(allowed))
+		return "", p.errAt(n, path, "unknown %s %q (want %s)", what, s, suggestpkg.OrList(allowed))
 	}
 	return s, nil
 }
@@ -346,7 +306,7 @@ func (p *parser) integer(n *yaml.Node, path string) (int64, error) {
 	}
 	var v int64
 	if s.ShortTag() != "!!int" || s.Decode(&v) != nil {
-		return 0, p.errAt(s, path, "want an integer, got %s", describe(s))
+		return 0, p.errAt(s, path, "want an integer, got %s", yamlstrict.Typed(s))
 	}
 	return v, nil
 }
@@ -358,7 +318,7 @@ func (p *parser) boolean(n *yaml.Node, path string) (bool, error) {
 	}
 	var v bool
 	if s.ShortTag() != "!!bool" || s.Decode(&v) != nil {
-		return false, p.errAt(s, path, "want true or false, got %s", describe(s))
+		return false, p.errAt(s, path, "want true or false, got %s", yamlstrict.Typed(s))
 	}
 	return v, nil
 }
@@ -370,7 +330,7 @@ func (p *parser) columns(n *yaml.Node, path string) ([]string, error) {
 		return nil, err
 	}
 	if n.Kind != yaml.SequenceNode {
-		return nil, p.errAt(n, path, "want a list of column names (e.g. [id]), got %s", describe(n))
+		return nil, p.errAt(n, path, "want a list of column names (e.g. [id]), got %s", yamlstrict.Typed(n))
 	}
 	if len(n.Content) > MaxColumns {
 		return nil, p.errAt(n, path, "%d columns: at most %d", len(n.Content), MaxColumns)
@@ -418,7 +378,7 @@ func (p *parser) watermark(key, n *yaml.Node, path string) (w *Watermark, colNod
 	w = &Watermark{}
 	haveDelay := false
 	for _, f := range fields {
-		fpath := join(path, f.name)
+		fpath := yamlstrict.Join(path, f.name)
 		switch f.name {
 		case "column":
 			if w.Column, err = p.nonEmptyStr(f.val, fpath); err != nil {
@@ -452,7 +412,7 @@ func (p *parser) sources(n *yaml.Node, path string) ([]Source, []sourceNodes, er
 		return nil, nil, err
 	}
 	if n.Kind != yaml.SequenceNode {
-		return nil, nil, p.errAt(n, path, "want a list of sources ({name, watermark}), got %s", describe(n))
+		return nil, nil, p.errAt(n, path, "want a list of sources ({name, watermark}), got %s", yamlstrict.Typed(n))
 	}
 	if len(n.Content) == 0 {
 		return nil, nil, p.errAt(n, path, "want at least one source")
@@ -474,7 +434,7 @@ func (p *parser) sources(n *yaml.Node, path string) ([]Source, []sourceNodes, er
 		var colNode *yaml.Node
 		haveName := false
 		for _, f := range fields {
-			fpath := join(ipath, f.name)
+			fpath := yamlstrict.Join(ipath, f.name)
 			switch f.name {
 			case "name":
 				if src.Name, err = p.nonEmptyStr(f.val, fpath); err != nil {
@@ -586,7 +546,7 @@ func (p *parser) query(root *yaml.Node) (*Query, error) {
 		return nil, p.errAt(root, "", `missing required field "dedup" (e.g. dedup: {api: dropDuplicates, keys: [id]})`)
 	}
 	if apiNode == nil {
-		return nil, p.errAt(dedupKey, "dedup", `missing required field "api" (want %s)`, orList(apis))
+		return nil, p.errAt(dedupKey, "dedup", `missing required field "api" (want %s)`, suggestpkg.OrList(apis))
 	}
 	if wmKey != nil && sourcesKey != nil {
 		return nil, p.errAt(sourcesKey, "sources", "cannot be combined with the top-level watermark (line %d): give each source its own watermark", wmKey.Line)
@@ -675,7 +635,7 @@ func (p *parser) dedup(n *yaml.Node, q *Query) (apiNode *yaml.Node, err error) {
 		return nil, err
 	}
 	for _, f := range fields {
-		fpath := join("dedup", f.name)
+		fpath := yamlstrict.Join("dedup", f.name)
 		switch f.name {
 		case "api":
 			var api string
@@ -745,7 +705,7 @@ func (p *parser) sink(n *yaml.Node, s *Sink) (sinkFieldNodes, error) {
 		return nodes, err
 	}
 	for _, f := range fields {
-		fpath := join("sink", f.name)
+		fpath := yamlstrict.Join("sink", f.name)
 		switch f.name {
 		case "kind":
 			var k string
@@ -794,7 +754,7 @@ func (p *parser) checkSink(q *Query, sinkKey *yaml.Node, nodes sinkFieldNodes) e
 		if n == nil || d.Takes(option) {
 			return nil
 		}
-		return p.errAt(n, "sink."+option, "only for sink kind %s (kind is %s)", sink.OrList(sink.Taking(option)), kind)
+		return p.errAt(n, "sink."+option, "only for sink kind %s (kind is %s)", suggestpkg.OrList(sink.Taking(option)), kind)
 	}
 	if err := notTaken(nodes.appID, "app_id"); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dedupsim/dedupsim/engine/schema"
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 )
 
 // StateKeys are the dedup's state key columns in the order Spark stores
@@ -45,7 +46,7 @@ func (p *parser) schema(n *yaml.Node) (*schema.Schema, error) {
 		}
 		return s, nil
 	case n.Kind != yaml.SequenceNode:
-		return nil, p.errAt(n, "schema", `want a Spark DDL string ("id STRING, ts TIMESTAMP") or a list of columns, got %s`, describe(n))
+		return nil, p.errAt(n, "schema", `want a Spark DDL string ("id STRING, ts TIMESTAMP") or a list of columns, got %s`, yamlstrict.Typed(n))
 	}
 	if len(n.Content) == 0 {
 		return nil, p.errAt(n, "schema", "want at least one column")
@@ -131,7 +132,7 @@ func (p *parser) schemaItem(item *yaml.Node, path string) (schema.Field, *yaml.N
 		}
 		return f, item, nil
 	}
-	return schema.Field{}, nil, p.errAt(item, path, `want a column: "name TYPE", {name: TYPE} or {name: N, type: T}, got %s`, describe(item))
+	return schema.Field{}, nil, p.errAt(item, path, `want a column: "name TYPE", {name: TYPE} or {name: N, type: T}, got %s`, yamlstrict.Typed(item))
 }
 
 // unwrapOffset drops the character position of a type error: a type

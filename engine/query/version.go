@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dedupsim/dedupsim/engine/sparkver"
+	"github.com/dedupsim/dedupsim/internal/yamlstrict"
 )
 
 // The query's Spark version (spark_version:, or --spark-version) and
@@ -45,7 +46,7 @@ func (p *parser) sparkConf(key, n *yaml.Node, q *Query) error {
 		return err
 	}
 	if n.Kind != yaml.MappingNode {
-		return p.errAt(n, "spark_conf", "want a mapping of Spark conf keys to values, got %s", describe(n))
+		return p.errAt(n, "spark_conf", "want a mapping of Spark conf keys to values, got %s", yamlstrict.Typed(n))
 	}
 	q.SparkConf = map[string]string{}
 	q.at().confLines[""] = key.Line
@@ -54,8 +55,8 @@ func (p *parser) sparkConf(key, n *yaml.Node, q *Query) error {
 		if err != nil {
 			return err
 		}
-		if k.Kind != yaml.ScalarNode || isNull(k) || k.Value == "" {
-			return p.errAt(k, "spark_conf", "conf keys must be plain strings, got %s", describe(k))
+		if k.Kind != yaml.ScalarNode || yamlstrict.IsNull(k) || k.Value == "" {
+			return p.errAt(k, "spark_conf", "conf keys must be plain strings, got %s", yamlstrict.Typed(k))
 		}
 		if k.ShortTag() == "!!merge" {
 			return p.errAt(k, "spark_conf", "YAML merge keys (<<) are not supported; write the confs out")

@@ -3,7 +3,6 @@ package sink
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/schema"
@@ -252,18 +251,6 @@ func FlagsOn(s Store) []string {
 		}
 	}
 	return out
-}
-
-// OrList writes choices as messages give them: "a, b or c".
-func OrList[T ~string](choices []T) string {
-	s := make([]string, len(choices))
-	for i, c := range choices {
-		s[i] = string(c)
-	}
-	if len(s) < 2 {
-		return strings.Join(s, "")
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // MergeKey encodes the merge sink's match columns of a row. A row that

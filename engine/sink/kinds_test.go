@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine/row"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // TestKinds: the kinds, their order (messages list them so) and what each
@@ -60,7 +61,7 @@ func TestKinds(t *testing.T) {
 // TestFlags: the `engine --sink` values, in the order its messages list
 // them, and what each realises.
 func TestFlags(t *testing.T) {
-	if got := OrList(Flags()); got != "plain, transactional, table or merge" {
+	if got := suggest.OrList(Flags()); got != "plain, transactional, table or merge" {
 		t.Fatalf("flags %q", got)
 	}
 	for flag, w := range map[string]struct {
@@ -105,13 +106,13 @@ func TestTaking(t *testing.T) {
 			t.Errorf("Taking(%s) = %v, want %v", option, got, want)
 		}
 	}
-	if got := OrList([]Kind{KindTable}); got != "table" {
+	if got := suggest.OrList([]Kind{KindTable}); got != "table" {
 		t.Errorf("OrList one = %q", got)
 	}
-	if got := OrList([]string{}); got != "" {
+	if got := suggest.OrList([]string{}); got != "" {
 		t.Errorf("OrList none = %q", got)
 	}
-	if got := OrList([]string{"a", "b"}); got != "a or b" {
+	if got := suggest.OrList([]string{"a", "b"}); got != "a or b" {
 		t.Errorf("OrList two = %q", got)
 	}
 }

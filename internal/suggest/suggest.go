@@ -62,10 +62,20 @@ func Phrase(names []string, quote func(string) string) string {
 	for i, n := range names {
 		q[i] = quote(n)
 	}
-	if len(q) == 1 {
-		return " (did you mean " + q[0] + "?)"
+	return " (did you mean " + OrList(q) + "?)"
+}
+
+// OrList writes choices as messages give them: "a, b or c", "a or b",
+// "a"; "" for none. It is the project's one such join.
+func OrList[T ~string](choices []T) string {
+	s := make([]string, len(choices))
+	for i, c := range choices {
+		s[i] = string(c)
 	}
-	return " (did you mean " + strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1] + "?)"
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // Best returns the one known name to suggest for word, or "": a name that

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/source/kafkasource"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // Environment variables: CrashEnv arms a crash point like --crash-at;
@@ -45,8 +46,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bootstrap, "bootstrap", "", "Kafka bootstrap addresses, comma-separated")
 	fs.StringArrayVar(&f.inTopics, "input-topic", nil, "topic a source reads; once per query source, in the query's order")
 	fs.StringVar(&f.outTopic, "output-topic", "", "topic the plain or transactional sink writes")
-	fs.StringVar(&f.sink, "sink", "transactional", sink.OrList(sink.Flags()))
-	fs.StringVar(&f.table, "table", "", "directory of the "+sink.OrList(sink.FlagsOn(sink.Pebble))+" sink's Pebble store")
+	fs.StringVar(&f.sink, "sink", "transactional", suggest.OrList(sink.Flags()))
+	fs.StringVar(&f.table, "table", "", "directory of the "+suggest.OrList(sink.FlagsOn(sink.Pebble))+" sink's Pebble store")
 	fs.StringVar(&f.appID, "app-id", "", "transactional or table sink's app id (default: the query's, else the checkpoint's query id)")
 	fs.StringVar(&f.startingOffsets, "starting-offsets", "earliest", "where a new checkpoint starts: earliest, latest or a JSON offset")
 	fs.DurationVar(&f.trigger, "trigger-interval", 0, "processing-time trigger interval (0: next batch as soon as the last ends)")
@@ -78,7 +79,7 @@ func (f *Flags) Options(changed func(flag string) bool, getenv func(string) stri
 	case f.query == "" || f.ckpt == "" || f.bootstrap == "" || len(f.inTopics) == 0:
 		return Options{}, badInput(errors.New("engine: --query, --checkpoint, --bootstrap and --input-topic are required"))
 	case !known:
-		return Options{}, badInput(fmt.Errorf("engine: --sink %q: want %s", f.sink, sink.OrList(sink.Flags())))
+		return Options{}, badInput(fmt.Errorf("engine: --sink %q: want %s", f.sink, suggest.OrList(sink.Flags())))
 	case tableSink && f.table == "":
 		return Options{}, badInput(fmt.Errorf("engine: --sink %s needs --table DIR", f.sink))
 	case !tableSink && f.outTopic == "":

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/dedupsim/dedupsim/internal/duration"
 	"github.com/dedupsim/dedupsim/internal/intmath"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -572,9 +572,7 @@ func NaturalKey(name string) uint64 {
 // "2026-01-01T00:00:12.345Z (+12.3s)"); a span in human units (Dur).
 
 // isoUs renders an instant in microseconds as ISO-8601 UTC.
-func isoUs(us int64) string {
-	return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.999999Z")
-}
+func isoUs(us int64) string { return duration.StampMicros(us) }
 
 // et renders an event time (µs).
 func (c *checker) et(us int64) string {
@@ -600,9 +598,7 @@ func Times(n int) string {
 // SparkTime renders a watermark as Spark's progress prints eventTime
 // (yyyy-MM-dd'T'HH:mm:ss.SSS'Z', UTC): 0, the watermark before the first
 // one is set, is 1970-01-01T00:00:00.000Z; Spark never has one below.
-func SparkTime(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
-}
+func SparkTime(ms int64) string { return duration.Stamp(ms) }
 
 // wm renders a watermark (ms): Spark's form, then the time since the run's
 // start, or "not set yet" for 0 (no seconds before 1970 counted back from
@@ -623,46 +619,13 @@ func relSec(ms int64) string {
 	return s + "s"
 }
 
-// Dur renders a span of milliseconds in human units, exactly (a delay
-// threshold must not be rounded): 250ms, 4.676s, 30s, 1m42.904s, 2h5m,
-// 365d, 3d3h.
-func Dur(ms int64) string {
-	if ms == 0 {
-		return "0ms"
-	}
-	neg := ""
-	if ms < 0 {
-		neg, ms = "-", satMul(ms, -1)
-	}
-	if ms < 1000 {
-		return neg + fmt.Sprintf("%dms", ms)
-	}
-	d, rest := ms/86_400_000, ms%86_400_000
-	h, rest := rest/3_600_000, rest%3_600_000
-	m, rest := rest/60_000, rest%60_000
-	var b strings.Builder
-	b.WriteString(neg)
-	for _, p := range []struct {
-		v    int64
-		unit string
-	}{{d, "d"}, {h, "h"}, {m, "m"}} {
-		if p.v > 0 {
-			fmt.Fprintf(&b, "%d%s", p.v, p.unit)
-		}
-	}
-	if rest > 0 {
-		b.WriteString(strconv.FormatFloat(float64(rest)/1000, 'f', -1, 64) + "s")
-	}
-	return b.String()
-}
+// Dur renders a span of milliseconds for a reader, exactly (a delay
+// threshold must not be rounded): "250 milliseconds", "1 minute 42.904
+// seconds", "2 hours 5 minutes" (internal/duration.Words).
+func Dur(ms int64) string { return duration.Words(float64(ms)) }
 
 // durUs renders a span of microseconds (sub-millisecond kept below 1s).
-func durUs(us int64) string {
-	if us > -1_000_000 && us < 1_000_000 && us%1000 != 0 {
-		return strconv.FormatFloat(float64(us)/1000, 'f', -1, 64) + "ms"
-	}
-	return Dur(us / 1000)
-}
+func durUs(us int64) string { return duration.Words(float64(us) / 1000) }
 
 // satAdd and satMul are int64 arithmetic that saturates instead of wrapping
 // (fuzzed histories carry absurd delays).

@@ -451,7 +451,7 @@ func TestLateDropped(t *testing.T) {
 		r := check(h)
 		mustHave(t, r, LateDropped, WatermarkStalled)
 		f := finding(r, LateDropped)
-		if !strings.Contains(f.Message, "a future-clock producer was active (1 copy carries an event time more than the delay ahead of its append time, up to 2h46m35s ahead; future-timestamp fired once)") || f.Count < 50 {
+		if !strings.Contains(f.Message, "a future-clock producer was active (1 copy carries an event time more than the delay ahead of its append time, up to 2 hours 46 minutes 35 seconds ahead; future-timestamp fired once)") || f.Count < 50 {
 			t.Fatalf("%+v", f)
 		}
 		if !strings.Contains(f.Message, "74 of them honest") {

@@ -164,7 +164,7 @@ func TestDur(t *testing.T) {
 	for _, tc := range []struct {
 		ms   int64
 		want string
-	}{{0, "0ms"}, {250, "250ms"}, {4200, "4.2s"}, {4676, "4.676s"}, {30_000, "30s"}, {60_000, "1m"}, {220_000, "3m40s"}, {102_904, "1m42.904s"}, {7_500_000, "2h5m"}, {365 * 86_400_000, "365d"}, {90_000_000 * 3, "3d3h"}, {-1500, "-1.5s"}} {
+	}{{0, "0 seconds"}, {1, "1 millisecond"}, {250, "250 milliseconds"}, {1000, "1 second"}, {4200, "4.2 seconds"}, {4676, "4.676 seconds"}, {30_000, "30 seconds"}, {60_000, "1 minute"}, {220_000, "3 minutes 40 seconds"}, {102_904, "1 minute 42.904 seconds"}, {7_500_000, "2 hours 5 minutes"}, {3_600_001, "1 hour 0.001 seconds"}, {365 * 86_400_000, "365 days"}, {90_000_000 * 3, "3 days 3 hours"}, {-1500, "-1.5 seconds"}} {
 		if got := Dur(tc.ms); got != tc.want {
 			t.Errorf("Dur(%d) = %q, want %q", tc.ms, got, tc.want)
 		}
@@ -184,7 +184,7 @@ func TestTimeline(t *testing.T) {
 	if len(e.Timeline) != 2 || e.Timeline[0].Copy != e.Copies[0] || e.Timeline[1].Outcome != "emitted" || e.Timeline[1].BatchID < 0 || e.Timeline[1].InTable != 1 {
 		t.Fatalf("timeline %+v", e.Timeline)
 	}
-	if !strings.Contains(e.Detail, "1970-01-01T00:00:01Z (+0s)") || !strings.Contains(e.Detail, "different event times (5s apart, appended 5s apart)") {
+	if !strings.Contains(e.Detail, "1970-01-01T00:00:01.000Z (+0s)") || !strings.Contains(e.Detail, "different event times (5 seconds apart, appended 5 seconds apart)") {
 		t.Fatalf("detail %q", e.Detail)
 	}
 }

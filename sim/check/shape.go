@@ -81,7 +81,7 @@ func (s *shape) guarantee() string {
 	case s.timeInKey:
 		return "no two copies with the same event time emitted"
 	case s.withinWM && s.hasWatermark:
-		return fmt.Sprintf("no two copies less than the delay %s apart emitted", Dur(s.delayMs))
+		return fmt.Sprintf("no two copies less than the delay (%s) apart emitted", Dur(s.delayMs))
 	case s.hasWatermark:
 		return "the event time is not in the key, so state is never evicted: no copy emitted twice"
 	default:

@@ -14,6 +14,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/sink/kafkasink"
 	"github.com/dedupsim/dedupsim/engine/sink/pebblesink"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // Config is where the sink writes.
@@ -49,7 +50,7 @@ type Sink struct {
 func Open(flag string, q *query.Query, c Config) (*Sink, error) {
 	d, x, ok := sink.LookupFlag(flag)
 	if !ok {
-		return nil, fmt.Errorf("sink %q: want %s", flag, sink.OrList(sink.Flags()))
+		return nil, fmt.Errorf("sink %q: want %s", flag, suggest.OrList(sink.Flags()))
 	}
 	switch x.Store {
 	case sink.Pebble:

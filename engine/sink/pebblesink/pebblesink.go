@@ -39,6 +39,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 const (
@@ -85,7 +86,7 @@ func Open(dir string, q *query.Query) (*Sink, error) {
 	set := q.SinkSettings()
 	s := &Sink{kind: set.Kind}
 	if d, ok := sink.Lookup(set.Kind); !ok || d.DurableOn(sink.Pebble).Store != sink.Pebble {
-		return nil, fmt.Errorf("pebblesink: sink kind %q is not durable (want %s)", set.Kind, sink.OrList(pebbleKinds()))
+		return nil, fmt.Errorf("pebblesink: sink kind %q is not durable (want %s)", set.Kind, suggest.OrList(pebbleKinds()))
 	}
 	switch set.Kind {
 	case sink.KindTable:
