@@ -92,7 +92,7 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 	if _, err := writeRun(o.out, r, true); err != nil {
 		return outputError(err)
 	}
-	printRun(w, r)
+	reports.PrintRun(w, r)
 	h, err := json.Marshal(r.History)
 	if err != nil {
 		return err

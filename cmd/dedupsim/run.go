@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/sparkver"
@@ -231,7 +230,7 @@ func runList(cmd *cobra.Command, list []*scenarios.Scenario, seed uint64, o batc
 		t.runs = append(t.runs, r.run)
 		t.entries = append(t.entries, reports.IndexEntry{Run: r.run, Dir: r.dir})
 		if len(list) == 1 {
-			prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.run) })
+			prog.print(cmd.OutOrStdout(), func(w io.Writer) { reports.PrintRun(w, r.run) })
 		}
 	})
 	prog.finish()
@@ -252,10 +251,10 @@ func finishRun(w io.Writer, out string, several bool, t runTally, runErr error) 
 		return badInput(errors.New("run: no scenario could run in this mode"))
 	}
 	if several {
-		printTable(w, t.runs)
+		reports.PrintTable(w, t.runs)
 		for _, r := range t.runs {
 			if !r.Passed {
-				printRun(w, r)
+				reports.PrintRun(w, r)
 			}
 		}
 	}
@@ -488,70 +487,9 @@ func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error
 	return filepath.Join(run, "live"), nil
 }
 
-// printRun prints one run the way a data engineer reads it: the status of
-// its expectations, then what reached the table, the API contract, the
-// expectations and the margin (reports.HeadlineLines), the checks that did
-// not run, what a live run did, the unmet expectations and, for a failure,
-// the command that replays it.
-func printRun(w io.Writer, r *result.Run) {
-	status, why, _ := strings.Cut(reports.Status(r), ": ")
-	if !strings.Contains(why, ";") {
-		why = ""
-	} else {
-		_, why, _ = strings.Cut(why, "; ")
-		why = " (" + why + ")"
-	}
-	fmt.Fprintf(w, "%s %s seed=%d%s\n", status, r.Scenario, r.Seed, why)
-	for _, l := range reports.HeadlineLines(r) {
-		fmt.Fprintf(w, "  %s\n", l)
-	}
-	if notes := reports.SkippedChecks(r); len(notes) > 0 {
-		fmt.Fprintf(w, "  checks not run (%d):\n", len(notes))
-		for _, n := range notes {
-			fmt.Fprintf(w, "    - %s\n", n)
-		}
-	}
-	if r.History != nil && r.History.Live != nil {
-		fmt.Fprintf(w, "  %s\n", reports.LiveLine(r.History.Live))
-	}
-	for _, e := range r.Expect {
-		if !e.OK {
-			fmt.Fprintf(w, "  expected %s %s, got %s\n", e.Finding, e.Want, e.GotText())
-		}
-	}
-	if !r.Passed {
-		fmt.Fprintf(w, "  replay: %s\n", r.Replay)
-	}
-}
-
-// printTable prints one line per run, table first: how many events reached
-// it once, more than once and never (late, filtered, lost), then the API
-// contract, the expectations and the figures a reader looks at next.
-func printTable(w io.Writer, runs []*result.Run) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tevents\tin table once\tmore than once\tnever: late\tfiltered\tlost\tAPI contract\texpectations\tstate peak\tfindings\t")
-	for _, r := range runs {
-		tb := r.Report.Table
-		contract := "kept"
-		if !r.Report.Verdict.ExactlyOnce {
-			contract = "BROKEN"
-		}
-		res := "met"
-		if !r.Passed {
-			res = "NOT MET"
-		}
-		var got []string
-		for _, f := range r.Report.Findings {
-			got = append(got, string(f.Kind))
-		}
-		if len(got) == 0 {
-			got = []string{"-"}
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t\n", r.Scenario, tb.Events, tb.Once, tb.MoreThanOnce,
-			tb.NeverLate, tb.NeverFiltered, tb.NeverLost, contract, res, r.Report.Counts.StateRowsMax, strings.Join(got, " + "))
-	}
-	tw.Flush()
-}
+// printRun prints one run as reports.PrintRun does, for sweep.go and
+// merge.go (moved by other helpers of issue 31, who can call reports.PrintRun).
+func printRun(w io.Writer, r *result.Run) { reports.PrintRun(w, r) }
 
 func scenariosCatalogue() ([]*scenarios.Scenario, error) { return scenarios.Catalogue() }
 
