@@ -1,8 +1,11 @@
 package reports
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -72,4 +75,49 @@ func PrintTable(w io.Writer, runs []*result.Run) {
 			tb.NeverLate, tb.NeverFiltered, tb.NeverLost, contract, res, r.Report.Counts.StateRowsMax, strings.Join(got, " + "))
 	}
 	tw.Flush()
+}
+
+// PrintCheck prints a checked history as dedupsim check does: the
+// headline, the checks not run, the findings with their examples.
+func PrintCheck(w io.Writer, r *result.Run) {
+	fmt.Fprintln(w, Headline(r))
+	if notes := SkippedChecks(r); len(notes) > 0 {
+		fmt.Fprintf(w, "Checks not run (%d):\n", len(notes))
+		for _, n := range notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
+	}
+	fmt.Fprintln(w, r.Report.Verdict.Summary)
+	for _, fd := range r.Report.Findings {
+		fmt.Fprintf(w, "  %s (%s, %d): %s\n", fd.Kind, fd.Severity, fd.Count, fd.Message)
+		for _, ex := range fd.Examples {
+			fmt.Fprintf(w, "    %s\n", ExampleText(ex))
+		}
+	}
+}
+
+// NotAHistory recognises the files a run writes beside its history (the
+// usual mistake is passing report.json) and says which file to pass; ""
+// when path is none of them.
+func NotAHistory(path string) string {
+	const pass = "pass history.json (or history.json.gz) from the same folder"
+	switch base := filepath.Base(path); base {
+	case "report.json", "report.html", "summary.md", "junit.xml", "index.html":
+		return fmt.Sprintf("this is %s, a report, not a history: %s", base, pass)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	head = bytes.TrimSpace(head[:n])
+	switch {
+	case bytes.HasPrefix(head, []byte("{")) && (bytes.Contains(head, []byte(`"headline"`)) || bytes.Contains(head, []byte(`"scenario"`))):
+		return "this is a report (report.json), not a history: " + pass
+	case bytes.HasPrefix(head, []byte("<")):
+		return "this is an HTML or XML file, not a history: " + pass
+	}
+	return ""
 }
