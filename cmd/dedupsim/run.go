@@ -161,7 +161,8 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 			// several scenarios it is skipped and the others run.
 			return badInput(fmt.Errorf("run: %s: --kafka local cannot do %s here: %v", list[0].Name, faults.BrokerPartition, err))
 		}
-		cluster, err := startCluster(cmd.Context(), o.lo)
+		cluster, err := live.Start(cmd.Context(), live.StartOptions{Kind: o.lo.kind, Bootstrap: o.lo.bootstrap,
+			Brokers: o.lo.brokers, Netns: o.lo.netns, Logf: o.lo.startf})
 		if err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
 		}
@@ -421,24 +422,6 @@ type liveOptions struct {
 	strict                             bool
 	logf                               func(string, ...any)
 	startf                             func(string, ...any) // notes of the cluster's start
-}
-
-// startCluster starts (or, for external, connects to) the Kafka cluster
-// of a live run.
-func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
-	switch o.kind {
-	case "local":
-		c, err := live.StartLocal(ctx, live.LocalOptions{Brokers: o.brokers, Netns: o.netns, Logf: o.startf})
-		if err != nil {
-			return nil, fmt.Errorf("--kafka local needs a local Kafka broker from the jars that %s fetches (make kafka-fetch): %w", live.FetchScript, err)
-		}
-		return c, nil
-	case "external":
-		return live.External(ctx, strings.Split(o.bootstrap, ","))
-	case "testcontainers":
-		return live.StartContainer(ctx, live.ContainerOptions{Brokers: o.brokers, Logf: o.startf})
-	}
-	return live.StartKfake(ctx, nil)
 }
 
 // runKafka runs one scenario against a Kafka cluster and checks it as the
