@@ -3,13 +3,11 @@ package reports
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 
-	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -20,30 +18,30 @@ import (
 // file is written atomically, none through a link; pairs of an earlier
 // export with more checkpoints are removed so that dir holds this run
 // only. Both files start with the replay command that made them (the way
-// back from the pair to the seed). It prints the exec command of each pair.
-// An error of a file written is ErrUnsafePath's or the file system's as
-// is; any other is prefixed with "replay: --export: ".
-func ExportRun(w io.Writer, dir string, cfg sim.Config, h *history.History, replay string) error {
+// back from the pair to the seed). It returns the pairs written, those
+// before an error too. An error of a file written is ErrUnsafePath's or
+// the file system's as is; any other is prefixed with "replay: --export: ".
+func ExportRun(dir string, cfg sim.Config, h *history.History, replay string) (pairs []ExportedPair, err error) {
 	opt, err := sim.ExportOptionsFor(cfg)
 	if err != nil {
-		return fmt.Errorf("replay: --export: %w", err)
+		return nil, fmt.Errorf("replay: --export: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("replay: --export: %w", err)
+		return nil, fmt.Errorf("replay: --export: %w", err)
 	}
 	n := sim.ExportCheckpoints(h)
 	for k := range n {
 		opt.Checkpoint = k
 		qy, st, err := sim.ExportTraceWith(h, opt)
 		if err != nil {
-			return fmt.Errorf("replay: --export: %w", err)
+			return pairs, fmt.Errorf("replay: --export: %w", err)
 		}
 		sub := dir
 		if k > 0 {
 			sub = filepath.Join(dir, "checkpoint-"+strconv.Itoa(k))
 			root, err := OpenRunDir(sub)
 			if err != nil {
-				return err
+				return pairs, err
 			}
 			root.Close()
 		}
@@ -54,16 +52,19 @@ func ExportRun(w io.Writer, dir string, cfg sim.Config, h *history.History, repl
 			data []byte
 		}{{q, qy}, {s, st}} {
 			if err := WriteFile(f.path, append(from[:len(from):len(from)], f.data...)); err != nil {
-				return err
+				return pairs, err
 			}
 		}
-		what := "exec pair"
-		if n > 1 {
-			what = fmt.Sprintf("exec pair of checkpoint %d of %d", k, n)
-		}
-		fmt.Fprintf(w, "%s: dedupsim exec --query %s --input %s\n", what, scenarios.QuoteArg(q), scenarios.QuoteArg(s))
+		pairs = append(pairs, ExportedPair{Query: q, Steps: s, Checkpoint: k, Of: n})
 	}
-	return removeStaleCheckpoints(dir, n)
+	return pairs, removeStaleCheckpoints(dir, n)
+}
+
+// ExportedPair is an exec pair ExportRun wrote: the query and steps files
+// of checkpoint Checkpoint of Of.
+type ExportedPair struct {
+	Query, Steps   string
+	Checkpoint, Of int
 }
 
 // removeStaleCheckpoints removes dir/checkpoint-K for K >= n, left by an

@@ -103,7 +103,15 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 	if o.export {
 		// A failed run is the one worth exporting: the pair is written
 		// whatever the verdict, before the exit status says it.
-		if err := reports.ExportRun(w, o.exportDir, s.Config, r.History, r.Replay); err != nil {
+		pairs, err := reports.ExportRun(o.exportDir, s.Config, r.History, r.Replay)
+		for _, p := range pairs {
+			what := "exec pair"
+			if p.Of > 1 {
+				what = fmt.Sprintf("exec pair of checkpoint %d of %d", p.Checkpoint, p.Of)
+			}
+			fmt.Fprintf(w, "%s: dedupsim exec --query %s --input %s\n", what, scenarios.QuoteArg(p.Query), scenarios.QuoteArg(p.Steps))
+		}
+		if err != nil {
 			return outputError(err)
 		}
 	}
