@@ -74,7 +74,7 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if err := scenarioSparkVersion([]*scenarios.Scenario{s}, o.sparkVersion); err != nil {
+	if err := scenarios.SetSparkVersion([]*scenarios.Scenario{s}, o.sparkVersion); err != nil {
 		return badInput(err)
 	}
 	start := time.Now()

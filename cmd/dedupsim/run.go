@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/live/netns"
@@ -120,7 +119,7 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if err := scenarioSparkVersion(list, o.sparkVersion); err != nil {
+	if err := scenarios.SetSparkVersion(list, o.sparkVersion); err != nil {
 		return badInput(err)
 	}
 	if err := refuseRunFolders("run", o.out, list, func(s uint64) bool { return s == o.seed }); err != nil {
@@ -383,33 +382,20 @@ func refuseUnrunnable(list []*scenarios.Scenario, swarm, canSkip bool) error {
 }
 
 // checkMemory refuses, up front, a scenario predicted above the budget,
-// states the largest run's prediction, and, with softLimit, sets the
-// collector's soft memory limit for atOnce runs of it at once.
+// states the largest run's prediction (scenarios.PlanMemory), and, with
+// softLimit, sets the collector's soft memory limit for atOnce runs of it
+// at once.
 func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, atOnce int, softLimit bool) (string, error) {
-	b, err := scenarios.MemoryBudget(flag)
-	if err != nil {
-		return "", err
-	}
-	// Runs at once share the budget (the -j seeds of one scenario too):
-	// each may use its share.
-	if atOnce > 1 {
-		b.Bytes /= int64(atOnce)
-		b.From += fmt.Sprintf(", shared by -j %d runs at once", atOnce)
-	}
-	opt := scenarios.Options{Swarm: swarm}
-	if err := scenarios.CheckMemory(list, b, opt, atOnce); err != nil {
-		return "", err
-	}
-	s, p, err := scenarios.Largest(list, opt, atOnce)
-	if err != nil || s == nil {
+	line, limit, err := scenarios.PlanMemory(list, flag, scenarios.Options{Swarm: swarm}, atOnce)
+	if err != nil || line == "" {
 		return "", err
 	}
 	// The prediction was measured under this limit; GOMEMLIMIT, when
 	// set, is the user's (and the budget's) instead.
 	if softLimit && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(scenarios.SoftLimit(p, atOnce))
+		debug.SetMemoryLimit(limit)
 	}
-	return scenarios.PredictionLine(s, p, b), nil
+	return line, nil
 }
 
 // liveOptions are run's --kafka settings.
@@ -487,27 +473,8 @@ func firstLine(s string) string {
 // sparkVersionUsage is run and sweep's --spark-version help.
 const sparkVersionUsage = "the Spark version every scenario's query follows (3.5 to 4.3, or a full version such as 4.3.0); a scenario or query naming another is refused"
 
-// scenarioSparkVersion gives every scenario's query --spark-version. A
-// scenario whose query names another version (or whose spark_conf the
-// line does not have) is refused.
+// scenarioSparkVersion is scenarios.SetSparkVersion, for sweep.go (moved
+// by another helper of issue 31, who can call it there).
 func scenarioSparkVersion(list []*scenarios.Scenario, flag string) error {
-	if flag == "" {
-		return nil
-	}
-	if _, err := sparkver.Parse(flag); err != nil {
-		return fmt.Errorf("--spark-version: %w", err)
-	}
-	for _, s := range list {
-		cfg := s.Config
-		cfg.SparkVersion = flag
-		if err := cfg.FoldSparkVersion(); err != nil {
-			return fmt.Errorf("%s: %w", s.File, err)
-		}
-		if err := cfg.Validate(); err != nil {
-			return fmt.Errorf("%s: %w", s.File, err)
-		}
-		s.Config = cfg
-		s.SparkVersionFlag = flag
-	}
-	return nil
+	return scenarios.SetSparkVersion(list, flag)
 }
