@@ -71,7 +71,7 @@ type runOptions struct {
 	kafka     string
 	verbose   bool
 	memBudget string
-	// sparkVersion is --spark-version (scenarioSparkVersion).
+	// sparkVersion is --spark-version (scenarios.SetSparkVersion).
 	sparkVersion string
 	bf           batchFlags
 	lo           liveOptions // the --kafka settings
