@@ -154,15 +154,7 @@ func (o diagnoseOptions) options() (diagnose.Options, *query.Query, error) {
 		if q, err = query.ParseFile(o.queryFile); err != nil {
 			return opt, nil, err
 		}
-		for _, s := range q.Sources {
-			if s.Watermark != nil && (opt.DelayMs == 0 || s.Watermark.DelayMs < opt.DelayMs) {
-				opt.DelayMs = s.Watermark.DelayMs
-			}
-		}
-		opt.RealTimeMs = q.RealTimeMs
-		if opt.RealTimeMs == 0 {
-			opt.RealTimeMs = -1 // the query says micro-batches
-		}
+		opt.FromQuery(q)
 	}
 	if o.emit != "" {
 		if fi, err := os.Lstat(o.emit); err == nil && !fi.Mode().IsRegular() {
