@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -238,12 +237,7 @@ func (o sizeOptions) params(f *pflag.FlagSet, fp *sizing.FromProgress) (sizing.P
 		if fp == nil || fp.KeyRatePerSec <= 0 {
 			return sizing.Params{}, errors.New("--rate is required: the arrival rate of distinct keys, keys/s (dedupsim analyze measures it)")
 		}
-		o.rate = fp.KeyRatePerSec
-		if o.rate < 1000 {
-			o.rate = math.Max(math.Round(o.rate*100)/100, 0.01)
-		} else {
-			o.rate = math.Round(o.rate)
-		}
+		o.rate = fp.Rate()
 	}
 	if fp != nil && !f.Changed("partitions") && fp.Partitions > 0 {
 		o.partitions = int(fp.Partitions)
