@@ -463,9 +463,6 @@ func TestRoundDelay(t *testing.T) {
 			t.Errorf("jsonDur(%v) = %q, want %q", c.ms, got, c.want)
 		}
 	}
-	if Group(1234567) != "1,234,567" || Group(-1000) != "-1,000" || Group(12) != "12" {
-		t.Error("Group")
-	}
 	if Percent(0.004) != "0.4%" || Percent(0.000097) != "0.0097%" || Percent(4.0/7) != "57.14%" {
 		t.Error("Percent", Percent(0.004), Percent(0.000097), Percent(4.0/7))
 	}

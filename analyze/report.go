@@ -198,7 +198,7 @@ func (a *Analyzer) report() *Report {
 		r.FutureRule = fmt.Sprintf("event time more than %s ahead of its arrival time (%s)", duration.About(ms(o.FutureTolerance)), o.Arrival)
 		r.ArrivalGap, r.ArrivalGapUnit = quantiles(&a.gapArr, 1e-3), "ms"
 	} else {
-		r.FutureRule = fmt.Sprintf("event time more than %s ahead of the median event time of its block of %s events", duration.About(ms(o.FutureTolerance)), Group(BlockEvents))
+		r.FutureRule = fmt.Sprintf("event time more than %s ahead of the median event time of its block of %s events", duration.About(ms(o.FutureTolerance)), sizing.Group(BlockEvents))
 		r.ArrivalGap, r.ArrivalGapUnit = quantiles(&a.gapArr, 1), "events"
 	}
 	if a.analysed > 0 {
@@ -215,7 +215,7 @@ func (a *Analyzer) report() *Report {
 		r.SpanSec, r.SpanBasis = float64(a.maxArr-a.minArr)/1e6, "arrival times"
 	case a.blocks >= 2 && a.lastMed > a.firstMed && a.medDrops*10 <= a.blocks-1:
 		r.SpanSec = float64(a.lastMed-a.firstMed) / (a.lastMid - a.firstMid) * float64(a.events) / 1e6
-		r.SpanBasis = fmt.Sprintf("median event times of the first and last full blocks of %s events", Group(BlockEvents))
+		r.SpanBasis = fmt.Sprintf("median event times of the first and last full blocks of %s events", sizing.Group(BlockEvents))
 	default:
 		r.SpanSec, r.SpanBasis = float64(a.maxET-a.minET)/1e6, "earliest to latest event time"
 		if a.blocks >= 2 {
@@ -354,7 +354,7 @@ func (a *Analyzer) notes(r *Report) {
 	}
 	if w := r.Window; w.Evicted > 0 {
 		add("the key window (--max-keys %s) overflowed: %s evicted; %s of evicted keys counted beyond the window (about %.0f of them may be false positives); their gaps are wider than the window and not in the gap figures",
-			Group(int64(w.MaxKeys)), plural(w.Evicted, "key", "keys"), plural(w.Beyond, "later copy", "later copies"), w.ExpectedFalseBeyond)
+			sizing.Group(int64(w.MaxKeys)), plural(w.Evicted, "key", "keys"), plural(w.Beyond, "later copy", "later copies"), w.ExpectedFalseBeyond)
 	}
 	if n := r.RateWindows.Late; n > 0 {
 		add("%s more than %s of event time behind the newest: their windows had closed, so they are not in the key rate",
@@ -362,7 +362,7 @@ func (a *Analyzer) notes(r *Report) {
 	}
 	if a.opt.Arrival == "" && a.blocks >= 2 && a.medDrops*10 > a.blocks-1 {
 		add("the median event time fell from one block of %s events to the next %s of %s times: the file does not look like it is in arrival order, which the future-timestamp rule and the key rate assume; give --arrival",
-			Group(BlockEvents), Group(int64(a.medDrops)), Group(int64(a.blocks-1)))
+			sizing.Group(BlockEvents), sizing.Group(int64(a.medDrops)), sizing.Group(int64(a.blocks-1)))
 	}
 	rec := r.Recommendation
 	if rec == nil {
@@ -377,7 +377,7 @@ func (a *Analyzer) notes(r *Report) {
 		// 1 / (1 - p/100) is finite below p100; capped so it prints.
 		need := math.Min(math.Ceil(1/(1-rec.Percentile/100)-1e-9), math.MaxInt64/2)
 		add("%s of %s keys with copies is their largest gap: %s needs at least %s keys with copies to leave any out",
-			p, Group(n), p, Group(int64(need)))
+			p, sizing.Group(n), p, sizing.Group(int64(need)))
 	}
 	if rec.Saturated {
 		add("the gap x %s is beyond %s, the longest delay dedupsim sizes: the delay is %s, above the gap but with less margin than --margin asks",
@@ -388,7 +388,7 @@ func (a *Analyzer) notes(r *Report) {
 	}
 	if r.KeysTimeDiffers > 0 {
 		add("%s of %s with copies (%s) had copies with different event times: dropDuplicates with the event time in its keys lets those copies through; use dropDuplicatesWithinWatermark",
-			Group(r.KeysTimeDiffers), plural(n, "key", "keys"), Percent(float64(r.KeysTimeDiffers)/float64(n)))
+			sizing.Group(r.KeysTimeDiffers), plural(n, "key", "keys"), Percent(float64(r.KeysTimeDiffers)/float64(n)))
 	} else {
 		add("every key's copies share one event time: dropDuplicates with the event time in its keys deduplicates them too, with half the retention")
 	}
@@ -482,25 +482,7 @@ func plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return Group(n) + " " + many
-}
-
-// Group writes an integer with thousands separators.
-func Group(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return sizing.Group(n) + " " + many
 }
 
 // Percent writes a fraction as a percentage with 2 significant decimals
@@ -522,36 +504,36 @@ func msFigure(v float64) string {
 	if v < 10 {
 		return trim(v, 3)
 	}
-	return Group(int64(math.Round(v)))
+	return sizing.Group(int64(math.Round(v)))
 }
 
 // WriteText prints the report for a person.
 func (r *Report) WriteText(w io.Writer) {
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	row := func(label, value string) { pf("%-22s %s\n", label, value) }
-	row("file", fmt.Sprintf("%s: %s lines, %s events", r.File, Group(r.Lines), Group(r.Events)))
+	row("file", fmt.Sprintf("%s: %s lines, %s events", r.File, sizing.Group(r.Lines), sizing.Group(r.Events)))
 	if r.BadLines > 0 {
-		row("bad lines", Group(r.BadLines)+" skipped")
+		row("bad lines", sizing.Group(r.BadLines)+" skipped")
 		for _, e := range r.BadExamples {
 			row("", e)
 		}
 	}
-	row("impossible timestamps", fmt.Sprintf("%s before the epoch, %s in the future; left out below", Group(r.BeforeEpoch), Group(r.Future)))
+	row("impossible timestamps", fmt.Sprintf("%s before the epoch, %s in the future; left out below", sizing.Group(r.BeforeEpoch), sizing.Group(r.Future)))
 	row("", "future: "+r.FutureRule)
-	row("events analysed", Group(r.Analysed))
-	row("distinct keys", Group(r.DistinctKeys))
-	row("extra copies", fmt.Sprintf("%s   duplicate rate %s (extra copies / events analysed)", Group(r.ExtraCopies), Percent(r.DuplicateRate)))
-	row("keys with copies", fmt.Sprintf("%s (%s of distinct keys)", Group(r.KeysWithCopies), Percent(r.KeysWithCopiesRate)))
+	row("events analysed", sizing.Group(r.Analysed))
+	row("distinct keys", sizing.Group(r.DistinctKeys))
+	row("extra copies", fmt.Sprintf("%s   duplicate rate %s (extra copies / events analysed)", sizing.Group(r.ExtraCopies), Percent(r.DuplicateRate)))
+	row("keys with copies", fmt.Sprintf("%s (%s of distinct keys)", sizing.Group(r.KeysWithCopies), Percent(r.KeysWithCopiesRate)))
 	c := r.CopiesPerKey
-	row("copies per key", fmt.Sprintf("1: %s   2: %s   3: %s   4+: %s   (max %s)", Group(c.One), Group(c.Two), Group(c.Three), Group(c.FourPlus), Group(c.Max)))
+	row("copies per key", fmt.Sprintf("1: %s   2: %s   3: %s   4+: %s   (max %s)", sizing.Group(c.One), sizing.Group(c.Two), sizing.Group(c.Three), sizing.Group(c.FourPlus), sizing.Group(c.Max)))
 	if r.Window.Evicted == 0 {
-		row("key window", fmt.Sprintf("every key held (--max-keys %s)", Group(int64(r.Window.MaxKeys))))
+		row("key window", fmt.Sprintf("every key held (--max-keys %s)", sizing.Group(int64(r.Window.MaxKeys))))
 	} else {
 		row("key window", fmt.Sprintf("%s keys evicted (--max-keys %s); %s copies beyond the window (about %.0f false positives)",
-			Group(r.Window.Evicted), Group(int64(r.Window.MaxKeys)), Group(r.Window.Beyond), r.Window.ExpectedFalseBeyond))
+			sizing.Group(r.Window.Evicted), sizing.Group(int64(r.Window.MaxKeys)), sizing.Group(r.Window.Beyond), r.Window.ExpectedFalseBeyond))
 	}
 
-	pf("\ngap between the first and the last copy of a key (%s keys with copies)\n", Group(r.KeysWithCopies))
+	pf("\ngap between the first and the last copy of a key (%s keys with copies)\n", sizing.Group(r.KeysWithCopies))
 	pf("%-22s %22s %22s %22s %22s %22s\n", "", "p50", "p99", "p99.9", "p99.99", "max")
 	line := func(label string, q Quantiles, f func(float64) string) {
 		pf("%-22s %22s %22s %22s %22s %22s\n", label, f(q.P50), f(q.P99), f(q.P999), f(q.P9999), f(q.Max))
@@ -562,9 +544,9 @@ func (r *Report) WriteText(w io.Writer) {
 		line("arrival", r.ArrivalGap, duration.About)
 		line("arrival (ms)", r.ArrivalGap, msFigure)
 	} else {
-		line("arrival (events)", r.ArrivalGap, func(v float64) string { return Group(int64(math.Round(v))) })
+		line("arrival (events)", r.ArrivalGap, func(v float64) string { return sizing.Group(int64(math.Round(v))) })
 	}
-	pf("\nlateness: event time behind the newest event time before it (%s events)\n", Group(r.LatenessMs.Count))
+	pf("\nlateness: event time behind the newest event time before it (%s events)\n", sizing.Group(r.LatenessMs.Count))
 	line("lateness", r.LatenessMs, duration.About)
 	line("lateness (ms)", r.LatenessMs, msFigure)
 
@@ -573,7 +555,7 @@ func (r *Report) WriteText(w io.Writer) {
 	win := duration.About(rw.WindowSec * 1e3)
 	if rw.Windows > 0 {
 		row("key rate", fmt.Sprintf("per %s window of event time (%s windows with events): p%s %s/s, p50 %s/s, max %s/s",
-			win, Group(rw.Windows), strconv.FormatFloat(rw.Percentile, 'f', -1, 64), rate(rw.AtPercentile), rate(rw.P50), rate(rw.Max)))
+			win, sizing.Group(rw.Windows), strconv.FormatFloat(rw.Percentile, 'f', -1, 64), rate(rw.AtPercentile), rate(rw.P50), rate(rw.Max)))
 	}
 	if r.KeyRatePerSec > 0 {
 		row("", fmt.Sprintf("mean %s/s (distinct keys over %s, %s)", rate(r.KeyRatePerSec), duration.About(r.SpanSec*1e3), r.SpanBasis))
@@ -596,8 +578,8 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		row("recommended delay", fmt.Sprintf("%s = %s of the event-time gap (%s) x %s, %s", rec.SparkDelay, p, duration.About(rec.GapMs), trim(1+rec.Margin, 4), how))
 		row("", fmt.Sprintf(".withWatermark(%q, %q)", r.Time, rec.SparkDelay))
-		row("keys not covered", fmt.Sprintf("%s (copies %s or more apart)", Group(rec.KeysNotCovered), rec.SparkDelay))
-		row("late events", fmt.Sprintf("%s (more than %s behind: dropped by the watermark)", Group(rec.LateEvents), rec.SparkDelay))
+		row("keys not covered", fmt.Sprintf("%s (copies %s or more apart)", sizing.Group(rec.KeysNotCovered), rec.SparkDelay))
+		row("late events", fmt.Sprintf("%s (more than %s behind: dropped by the watermark)", sizing.Group(rec.LateEvents), rec.SparkDelay))
 		if rec.StateNote != "" {
 			row("state", rec.StateNote)
 		}
@@ -610,7 +592,7 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if rp := r.Replay; rp != nil {
 		pf("\nstate replayed from the trace at delay %s (%s), one batch every %s of %s: %s batches, %s B/key\n",
-			duration.Words(float64(rp.DelayMs)), rp.DelayBasis, duration.Words(float64(rp.TriggerMs)), rp.Clock, Group(rp.Batches), trim(rp.BytesPerKey, 2))
+			duration.Words(float64(rp.DelayMs)), rp.DelayBasis, duration.Words(float64(rp.TriggerMs)), rp.Clock, sizing.Group(rp.Batches), trim(rp.BytesPerKey, 2))
 		for _, api := range []string{string(query.DropDuplicates), string(query.DropDuplicatesWithinWatermark)} {
 			s := r.State[api]
 			if s == nil {
@@ -621,7 +603,7 @@ func (r *Report) WriteText(w io.Writer) {
 				lower = " (at least: the state passed --max-keys and its replay stopped)"
 			}
 			pf("  %-46s peak %s keys (%s) at %s%s, end %s keys (%s), %s late rows\n", s.API+"("+s.Keys+")",
-				Group(s.PeakKeys), sizing.Bytes(s.PeakBytes), s.PeakAt, lower, Group(s.EndKeys), sizing.Bytes(s.EndBytes), Group(s.LateRows))
+				sizing.Group(s.PeakKeys), sizing.Bytes(s.PeakBytes), s.PeakAt, lower, sizing.Group(s.EndKeys), sizing.Bytes(s.EndBytes), sizing.Group(s.LateRows))
 		}
 		if r.Recommendation != nil && len(r.Recommendation.State) > 0 {
 			pf("  (the rate x retention figures above are for steady traffic at the sizing rate; the replay is this trace's own curve)\n")
@@ -638,7 +620,7 @@ func (r *Report) WriteText(w io.Writer) {
 // rate writes keys per second: separators above 1,000, two decimals below.
 func rate(v float64) string {
 	if v >= 1000 {
-		return Group(int64(math.Round(v)))
+		return sizing.Group(int64(math.Round(v)))
 	}
 	return trim(v, 2)
 }
@@ -650,5 +632,5 @@ func count(v float64) string {
 	case v >= 1e6:
 		return trim(v/1e6, 2) + " million"
 	}
-	return Group(int64(math.Round(v)))
+	return sizing.Group(int64(math.Round(v)))
 }

@@ -296,3 +296,27 @@ func SoftLimit(p sim.Prediction, jobs int) int64 {
 	}
 	return max(int64(l), sim.MinLimitBytes)
 }
+
+// PlanMemory refuses, up front, a scenario of list predicted above the
+// budget (MemoryBudget of flag), shared by atOnce runs at once: each may
+// use its share. It returns the line that states the largest run's
+// prediction and the soft memory limit for atOnce runs of it (SoftLimit);
+// "" and 0 when there is no run to predict.
+func PlanMemory(list []*Scenario, flag string, opt Options, atOnce int) (line string, softLimit int64, err error) {
+	b, err := MemoryBudget(flag)
+	if err != nil {
+		return "", 0, err
+	}
+	if atOnce > 1 {
+		b.Bytes /= int64(atOnce)
+		b.From += fmt.Sprintf(", shared by -j %d runs at once", atOnce)
+	}
+	if err := CheckMemory(list, b, opt, atOnce); err != nil {
+		return "", 0, err
+	}
+	s, p, err := Largest(list, opt, atOnce)
+	if err != nil || s == nil {
+		return "", 0, err
+	}
+	return PredictionLine(s, p, b), SoftLimit(p, atOnce), nil
+}

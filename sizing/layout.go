@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dedupsim/dedupsim/engine/query"
@@ -456,4 +458,44 @@ func ParseSparkStore(s string) (spark, sim string, err error) {
 		hint = fmt.Sprintf(" (did you mean %s?)", m)
 	}
 	return "", "", fmt.Errorf("--store %q: unknown store%s; want hdfs or rocksdb (or memory and pebble, dedupsim's analogues of them)", s, hint)
+}
+
+// LayoutFor is the layout on the Spark store (hdfs or rocksdb) of the
+// key: its columns from schema (ParseSchema's) or, when schema is nil, the
+// key columns keys read from the JSON Lines rows of the file sample; a batch
+// every trigger evicts trigger / retention of the keys, and the
+// HDFS-backed store keeps versions of them.
+func LayoutFor(p Params, spark string, schema []Column, keys []string, sample, timeCol string, trigger time.Duration, versions int) (*Layout, error) {
+	var keyRow float64
+	var keyCols []Column
+	if schema != nil {
+		keyCols = KeyColumns(p.API, schema, timeCol, p.EventTimeInKey)
+		keyRow = RowBytes(keyCols)
+	} else {
+		var cols []Column
+		for _, k := range keys {
+			cols = append(cols, Column{Name: k})
+		}
+		var names []string
+		for _, c := range KeyColumns(p.API, cols, timeCol, p.EventTimeInKey) {
+			names = append(names, c.Name)
+		}
+		in, err := os.Open(sample)
+		if err != nil {
+			return nil, fmt.Errorf("--sample: %w", err)
+		}
+		defer in.Close()
+		s, err := ReadSample(in, sample, names, timeCol)
+		if err != nil {
+			return nil, fmt.Errorf("--sample %w", err)
+		}
+		keyRow, keyCols = s.KeyRowBytes, s.Columns
+	}
+	churn := 0.0
+	if ret, unbounded := Retention(p.API, p.Delay, p.EventTimeInKey); !unbounded && ret > 0 {
+		churn = math.Min(1, trigger.Seconds()/ret)
+	}
+	l := StoreLayout(spark, keyRow, churn, versions)
+	l.SetKeyColumns(keyCols, timeCol)
+	return &l, nil
 }

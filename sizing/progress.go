@@ -3,6 +3,7 @@ package sizing
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/dedupsim/dedupsim/diagnose/progress"
 )
@@ -115,4 +116,15 @@ func progressFigures(path string, lg *progress.Log) (FromProgress, error) {
 		out.SpanSec, out.KeyRatePerSec = span, updated/span
 	}
 	return out, nil
+}
+
+// Rate is the key rate size takes from the progress when --rate is not
+// given: KeyRatePerSec to two decimals under 1,000 keys/s (0.01 at
+// least), else to a whole number.
+func (fp FromProgress) Rate() float64 {
+	r := fp.KeyRatePerSec
+	if r < 1000 {
+		return math.Max(math.Round(r*100)/100, 0.01)
+	}
+	return math.Round(r)
 }

@@ -299,7 +299,7 @@ func (o analyzeOptions) checkZeros(f *pflag.FlagSet) error {
 // openInput opens analyze's input: the topic with --from-kafka, else the file.
 func (o analyzeOptions) openInput(file string) (io.Reader, int64, func(), error) {
 	if !o.kafka {
-		in, size, closeIn, err := openEvents(file)
+		in, size, closeIn, err := analyze.OpenEvents(file)
 		if err != nil {
 			return nil, 0, nil, badInput(fmt.Errorf("analyze: %w", err))
 		}
@@ -314,32 +314,6 @@ func (o analyzeOptions) openInput(file string) (io.Reader, int64, func(), error)
 	}
 	rc := capture.Stream(context.Background(), src, o.valueFormat)
 	return rc, -1, func() { rc.Close() }, nil
-}
-
-// openEvents opens analyze's input: standard input for "-", else the file,
-// with its size when it is a regular file (-1 otherwise).
-func openEvents(file string) (in io.Reader, size int64, closeFn func(), err error) {
-	if file == "-" {
-		return os.Stdin, -1, func() {}, nil
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, nil, err
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, 0, nil, fmt.Errorf("%s is a folder: give a JSON Lines file of events", file)
-	}
-	size = -1
-	if st.Mode().IsRegular() {
-		size = st.Size()
-	}
-	return f, size, func() { f.Close() }, nil
 }
 
 // eventsBar is analyze's progress bar on stderr, shown past progressLines

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dedupsim/dedupsim/reports"
@@ -42,7 +39,7 @@ whatever the API promises), 2 when the file is not a history or contradicts itse
 			defer f.Close()
 			h, err := history.Read(f)
 			if err != nil {
-				if hint := notAHistory(path); hint != "" {
+				if hint := reports.NotAHistory(path); hint != "" {
 					return badInput(fmt.Errorf("%s: %s", path, hint))
 				}
 				return badInput(fmt.Errorf("%s: %w", path, err))
@@ -61,7 +58,7 @@ whatever the API promises), 2 when the file is not a history or contradicts itse
 				b, _ := json.MarshalIndent(rep, "", "  ")
 				fmt.Fprintln(w, string(b))
 			} else {
-				printCheck(w, &result.Run{Report: rep, History: h})
+				reports.PrintCheck(w, &result.Run{Report: rep, History: h})
 			}
 			if f := rep.Find(check.MalformedHistory); f != nil {
 				return badInput(fmt.Errorf("%s: malformed-history: %d contradictions, e.g. %s", path, f.Count, f.Examples[0].Detail))
@@ -85,50 +82,6 @@ whatever the API promises), 2 when the file is not a history or contradicts itse
 	cmd.Flags().BoolVar(&strict, "strict", false, "also exit 1 when the table holds an event more than once or misses one not dropped as late or filtered, whatever the API promises")
 	cmd.Flags().StringVar(&scenario, "scenario", "", "judge with this scenario's check thresholds (state margin, stall span)")
 	return cmd
-}
-
-// printCheck prints a checked history: the headline, the checks not run,
-// the findings with their examples.
-func printCheck(w io.Writer, r *result.Run) {
-	fmt.Fprintln(w, reports.Headline(r))
-	if notes := reports.SkippedChecks(r); len(notes) > 0 {
-		fmt.Fprintf(w, "Checks not run (%d):\n", len(notes))
-		for _, n := range notes {
-			fmt.Fprintf(w, "  - %s\n", n)
-		}
-	}
-	fmt.Fprintln(w, r.Report.Verdict.Summary)
-	for _, fd := range r.Report.Findings {
-		fmt.Fprintf(w, "  %s (%s, %d): %s\n", fd.Kind, fd.Severity, fd.Count, fd.Message)
-		for _, ex := range fd.Examples {
-			fmt.Fprintf(w, "    %s\n", reports.ExampleText(ex))
-		}
-	}
-}
-
-// notAHistory recognises the files a run writes beside its history (the
-// usual mistake is passing report.json) and says which file to pass.
-func notAHistory(path string) string {
-	const pass = "pass history.json (or history.json.gz) from the same folder"
-	switch base := filepath.Base(path); base {
-	case "report.json", "report.html", "summary.md", "junit.xml", "index.html":
-		return fmt.Sprintf("this is %s, a report, not a history: %s", base, pass)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	head = bytes.TrimSpace(head[:n])
-	switch {
-	case bytes.HasPrefix(head, []byte("{")) && (bytes.Contains(head, []byte(`"headline"`)) || bytes.Contains(head, []byte(`"scenario"`))):
-		return "this is a report (report.json), not a history: " + pass
-	case bytes.HasPrefix(head, []byte("<")):
-		return "this is an HTML or XML file, not a history: " + pass
-	}
-	return ""
 }
 
 func newListCmd() *cobra.Command {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/dedupsim/dedupsim/diagnose"
 	sparkprogress "github.com/dedupsim/dedupsim/diagnose/progress"
 	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/spf13/cobra"
 )
@@ -86,7 +84,7 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 	if err != nil {
 		return badInput(fmt.Errorf("diagnose: %w", err))
 	}
-	logs, apps, err := expandEventLogDirs(logs, o.app)
+	logs, apps, err := diagnose.ExpandEventLogDirs(logs, o.app)
 	if err != nil {
 		return badInput(err)
 	}
@@ -126,7 +124,7 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 		}
 	}
 	if o.emit != "" {
-		if err := emitScenario(w, rep, q, o.emit); err != nil {
+		if err := diagnose.EmitScenario(w, rep, q, o.emit); err != nil {
 			return err
 		}
 	}
@@ -156,15 +154,7 @@ func (o diagnoseOptions) options() (diagnose.Options, *query.Query, error) {
 		if q, err = query.ParseFile(o.queryFile); err != nil {
 			return opt, nil, err
 		}
-		for _, s := range q.Sources {
-			if s.Watermark != nil && (opt.DelayMs == 0 || s.Watermark.DelayMs < opt.DelayMs) {
-				opt.DelayMs = s.Watermark.DelayMs
-			}
-		}
-		opt.RealTimeMs = q.RealTimeMs
-		if opt.RealTimeMs == 0 {
-			opt.RealTimeMs = -1 // the query says micro-batches
-		}
+		opt.FromQuery(q)
 	}
 	if o.emit != "" {
 		if fi, err := os.Lstat(o.emit); err == nil && !fi.Mode().IsRegular() {
@@ -172,52 +162,6 @@ func (o diagnoseOptions) options() (diagnose.Options, *query.Query, error) {
 		}
 	}
 	return opt, q, nil
-}
-
-// emitScenario writes the scenario fitted to the first query with a
-// problem (else the first query) to file, atomically and never through a
-// link, and says how to run it.
-func emitScenario(w io.Writer, rep diagnose.Report, q *query.Query, file string) error {
-	qi := 0
-	for i, qr := range rep.Queries {
-		if slicesContainsProblem(qr.Finding) {
-			qi = i
-			break
-		}
-	}
-	h := diagnose.ScenarioHints{}
-	for _, f := range rep.Files {
-		h.Files = append(h.Files, filepath.Base(f.Path))
-	}
-	if q != nil {
-		h.Keys, h.Policy, h.Sources, h.TimeCol = q.Keys, q.WatermarkPolicy, len(q.Sources), q.EventTimeColumn()
-	}
-	text, want := diagnose.Scenario(rep, qi, h)
-	if _, err := scenarios.Parse(file, []byte(text)); err != nil {
-		return fmt.Errorf("diagnose: the fitted scenario does not parse (a bug, please report it): %w", err)
-	}
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("diagnose: --emit-scenario %s: %w", file, err)
-	}
-	if err := reports.WriteFile(file, []byte(text)); err != nil {
-		return fmt.Errorf("diagnose: --emit-scenario %s: %w", file, err)
-	}
-	what := "the healthy run (no finding expected)"
-	if len(want) > 0 {
-		what = strings.Join(want, ", ")
-	}
-	fmt.Fprintf(w, "scenario: %s reproduces %s on the simulator: dedupsim run %s\n", file, what, file)
-	return nil
-}
-
-func slicesContainsProblem(fs []diagnose.Finding) bool {
-	for _, f := range fs {
-		if f.Severity == diagnose.Problem {
-			return true
-		}
-	}
-	return false
 }
 
 // parseTolerance reads --future-tolerance: a Go duration (1h, 90m) or

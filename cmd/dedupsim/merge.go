@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
@@ -60,7 +61,7 @@ func runMerge(w io.Writer, dirs []string, out string) error {
 	}
 	for _, r := range m.Runs {
 		if !r.Passed {
-			printRun(w, r)
+			reports.PrintRun(w, r)
 		}
 	}
 	return m.Finish(w, out)

@@ -201,7 +201,7 @@ func refuseRunFolders(verb, out string, list []*scenarios.Scenario, seedIn func(
 // refuseExportFolders refuses a path that is, or lies inside, an entry
 // checkpoint-K (K >= 1) of replay's --export folder: an export writes the
 // pairs of later checkpoints there and removes those an earlier export left
-// (removeStaleCheckpoints), so whatever is there is replaced or deleted.
+// (reports.ExportRun), so whatever is there is replaced or deleted.
 func refuseExportFolders(exportDir string, paths ...namedPath) error {
 	if exportDir == "" {
 		return nil

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/dedupsim/dedupsim/reports"
@@ -18,7 +16,6 @@ import (
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/shrink"
 	"github.com/dedupsim/dedupsim/sim"
-	"github.com/dedupsim/dedupsim/sim/history"
 	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
@@ -78,7 +75,7 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if err := scenarioSparkVersion([]*scenarios.Scenario{s}, o.sparkVersion); err != nil {
+	if err := scenarios.SetSparkVersion([]*scenarios.Scenario{s}, o.sparkVersion); err != nil {
 		return badInput(err)
 	}
 	start := time.Now()
@@ -93,7 +90,7 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 	if _, err := sweep.WriteRun(o.out, r, true); err != nil {
 		return sweep.OutputError(err)
 	}
-	printRun(w, r)
+	reports.PrintRun(w, r)
 	h, err := json.Marshal(r.History)
 	if err != nil {
 		return err
@@ -107,8 +104,16 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 	if o.export {
 		// A failed run is the one worth exporting: the pair is written
 		// whatever the verdict, before the exit status says it.
-		if err := exportRun(w, o.exportDir, s.Config, r.History, r.Replay); err != nil {
-			return err
+		pairs, err := reports.ExportRun(o.exportDir, s.Config, r.History, r.Replay)
+		for _, p := range pairs {
+			what := "exec pair"
+			if p.Of > 1 {
+				what = fmt.Sprintf("exec pair of checkpoint %d of %d", p.Checkpoint, p.Of)
+			}
+			fmt.Fprintf(w, "%s: dedupsim exec --query %s --input %s\n", what, scenarios.QuoteArg(p.Query), scenarios.QuoteArg(p.Steps))
+		}
+		if err != nil {
+			return sweep.OutputError(err)
 		}
 	}
 	if o.shrinkDir != "" {
@@ -170,76 +175,4 @@ func checkExport(dir string) error {
 		return fmt.Errorf("replay: --export %s: not a folder", dir)
 	}
 	return nil
-}
-
-// exportRun writes h as exec pairs (sim.ExportTraceWith, with the rows
-// rendered as the simulator rendered them): checkpoint 0 in dir, checkpoint
-// K of a run that restarted on fresh checkpoints in dir/checkpoint-K. Each
-// file is written atomically, none through a link; pairs of an earlier
-// export with more checkpoints are removed so that dir holds this run
-// only. Both files start with the replay command that made them (the way
-// back from the pair to the seed). It prints the exec command of each pair.
-func exportRun(w io.Writer, dir string, cfg sim.Config, h *history.History, replay string) error {
-	opt, err := sim.ExportOptionsFor(cfg)
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
-	}
-	n := sim.ExportCheckpoints(h)
-	for k := range n {
-		opt.Checkpoint = k
-		qy, st, err := sim.ExportTraceWith(h, opt)
-		if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
-		}
-		sub := dir
-		if k > 0 {
-			sub = filepath.Join(dir, "checkpoint-"+strconv.Itoa(k))
-			root, err := reports.OpenRunDir(sub)
-			if err != nil {
-				return sweep.OutputError(err)
-			}
-			root.Close()
-		}
-		q, s := filepath.Join(sub, "query.yaml"), filepath.Join(sub, "steps.jsonl")
-		from := []byte("# Exported from: " + replay + " (add --export DIR to write this pair again)\n")
-		for _, f := range []struct {
-			path string
-			data []byte
-		}{{q, qy}, {s, st}} {
-			if err := reports.WriteFile(f.path, append(from[:len(from):len(from)], f.data...)); err != nil {
-				return sweep.OutputError(err)
-			}
-		}
-		what := "exec pair"
-		if n > 1 {
-			what = fmt.Sprintf("exec pair of checkpoint %d of %d", k, n)
-		}
-		fmt.Fprintf(w, "%s: dedupsim exec --query %s --input %s\n", what, scenarios.QuoteArg(q), scenarios.QuoteArg(s))
-	}
-	return removeStaleCheckpoints(dir, n)
-}
-
-// removeStaleCheckpoints removes dir/checkpoint-K for K >= n, left by an
-// earlier export of a run with more checkpoints (a link there is removed,
-// not followed).
-func removeStaleCheckpoints(dir string, n int) error {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
-	}
-	defer root.Close()
-	for k := max(n, 1); ; k++ {
-		name := "checkpoint-" + strconv.Itoa(k)
-		if _, err := root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			return nil
-		} else if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
-		}
-		if err := root.RemoveAll(name); err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("replay: --export: %w", err)}
-		}
-	}
 }

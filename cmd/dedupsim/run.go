@@ -12,10 +12,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
-	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/live/netns"
@@ -74,7 +72,7 @@ type runOptions struct {
 	kafka     string
 	verbose   bool
 	memBudget string
-	// sparkVersion is --spark-version (scenarioSparkVersion).
+	// sparkVersion is --spark-version (scenarios.SetSparkVersion).
 	sparkVersion string
 	bf           batchFlags
 	lo           liveOptions // the --kafka settings
@@ -122,7 +120,7 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if err := scenarioSparkVersion(list, o.sparkVersion); err != nil {
+	if err := scenarios.SetSparkVersion(list, o.sparkVersion); err != nil {
 		return badInput(err)
 	}
 	if err := refuseRunFolders("run", o.out, list, func(s uint64) bool { return s == o.seed }); err != nil {
@@ -163,7 +161,8 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 			// several scenarios it is skipped and the others run.
 			return badInput(fmt.Errorf("run: %s: --kafka local cannot do %s here: %v", list[0].Name, faults.BrokerPartition, err))
 		}
-		cluster, err := startCluster(cmd.Context(), o.lo)
+		cluster, err := live.Start(cmd.Context(), live.StartOptions{Kind: o.lo.kind, Bootstrap: o.lo.bootstrap,
+			Brokers: o.lo.brokers, Netns: o.lo.netns, Logf: o.lo.startf})
 		if err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
 		}
@@ -232,7 +231,7 @@ func runList(cmd *cobra.Command, list []*scenarios.Scenario, seed uint64, o swee
 		t.runs = append(t.runs, r.Run)
 		t.entries = append(t.entries, reports.IndexEntry{Run: r.Run, Dir: r.Dir})
 		if len(list) == 1 {
-			prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.Run) })
+			prog.print(cmd.OutOrStdout(), func(w io.Writer) { reports.PrintRun(w, r.Run) })
 		}
 	})
 	prog.finish()
@@ -253,10 +252,10 @@ func finishRun(w io.Writer, out string, several bool, t runTally, runErr error) 
 		return badInput(errors.New("run: no scenario could run in this mode"))
 	}
 	if several {
-		printTable(w, t.runs)
+		reports.PrintTable(w, t.runs)
 		for _, r := range t.runs {
 			if !r.Passed {
-				printRun(w, r)
+				reports.PrintRun(w, r)
 			}
 		}
 	}
@@ -384,33 +383,20 @@ func refuseUnrunnable(list []*scenarios.Scenario, swarm, canSkip bool) error {
 }
 
 // checkMemory refuses, up front, a scenario predicted above the budget,
-// states the largest run's prediction, and, with softLimit, sets the
-// collector's soft memory limit for atOnce runs of it at once.
+// states the largest run's prediction (scenarios.PlanMemory), and, with
+// softLimit, sets the collector's soft memory limit for atOnce runs of it
+// at once.
 func checkMemory(list []*scenarios.Scenario, flag string, swarm bool, atOnce int, softLimit bool) (string, error) {
-	b, err := scenarios.MemoryBudget(flag)
-	if err != nil {
-		return "", err
-	}
-	// Runs at once share the budget (the -j seeds of one scenario too):
-	// each may use its share.
-	if atOnce > 1 {
-		b.Bytes /= int64(atOnce)
-		b.From += fmt.Sprintf(", shared by -j %d runs at once", atOnce)
-	}
-	opt := scenarios.Options{Swarm: swarm}
-	if err := scenarios.CheckMemory(list, b, opt, atOnce); err != nil {
-		return "", err
-	}
-	s, p, err := scenarios.Largest(list, opt, atOnce)
-	if err != nil || s == nil {
+	line, limit, err := scenarios.PlanMemory(list, flag, scenarios.Options{Swarm: swarm}, atOnce)
+	if err != nil || line == "" {
 		return "", err
 	}
 	// The prediction was measured under this limit; GOMEMLIMIT, when
 	// set, is the user's (and the budget's) instead.
 	if softLimit && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(scenarios.SoftLimit(p, atOnce))
+		debug.SetMemoryLimit(limit)
 	}
-	return scenarios.PredictionLine(s, p, b), nil
+	return line, nil
 }
 
 // liveOptions are run's --kafka settings.
@@ -423,24 +409,6 @@ type liveOptions struct {
 	strict                             bool
 	logf                               func(string, ...any)
 	startf                             func(string, ...any) // notes of the cluster's start
-}
-
-// startCluster starts (or, for external, connects to) the Kafka cluster
-// of a live run.
-func startCluster(ctx context.Context, o liveOptions) (live.Cluster, error) {
-	switch o.kind {
-	case "local":
-		c, err := live.StartLocal(ctx, live.LocalOptions{Brokers: o.brokers, Netns: o.netns, Logf: o.startf})
-		if err != nil {
-			return nil, fmt.Errorf("--kafka local needs a local Kafka broker from the jars that %s fetches (make kafka-fetch): %w", live.FetchScript, err)
-		}
-		return c, nil
-	case "external":
-		return live.External(ctx, strings.Split(o.bootstrap, ","))
-	case "testcontainers":
-		return live.StartContainer(ctx, live.ContainerOptions{Brokers: o.brokers, Logf: o.startf})
-	}
-	return live.StartKfake(ctx, nil)
 }
 
 // runKafka runs one scenario against a Kafka cluster and checks it as the
@@ -489,71 +457,6 @@ func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error
 	return filepath.Join(run, "live"), nil
 }
 
-// printRun prints one run the way a data engineer reads it: the status of
-// its expectations, then what reached the table, the API contract, the
-// expectations and the margin (reports.HeadlineLines), the checks that did
-// not run, what a live run did, the unmet expectations and, for a failure,
-// the command that replays it.
-func printRun(w io.Writer, r *result.Run) {
-	status, why, _ := strings.Cut(reports.Status(r), ": ")
-	if !strings.Contains(why, ";") {
-		why = ""
-	} else {
-		_, why, _ = strings.Cut(why, "; ")
-		why = " (" + why + ")"
-	}
-	fmt.Fprintf(w, "%s %s seed=%d%s\n", status, r.Scenario, r.Seed, why)
-	for _, l := range reports.HeadlineLines(r) {
-		fmt.Fprintf(w, "  %s\n", l)
-	}
-	if notes := reports.SkippedChecks(r); len(notes) > 0 {
-		fmt.Fprintf(w, "  checks not run (%d):\n", len(notes))
-		for _, n := range notes {
-			fmt.Fprintf(w, "    - %s\n", n)
-		}
-	}
-	if r.History != nil && r.History.Live != nil {
-		fmt.Fprintf(w, "  %s\n", reports.LiveLine(r.History.Live))
-	}
-	for _, e := range r.Expect {
-		if !e.OK {
-			fmt.Fprintf(w, "  expected %s %s, got %s\n", e.Finding, e.Want, e.GotText())
-		}
-	}
-	if !r.Passed {
-		fmt.Fprintf(w, "  replay: %s\n", r.Replay)
-	}
-}
-
-// printTable prints one line per run, table first: how many events reached
-// it once, more than once and never (late, filtered, lost), then the API
-// contract, the expectations and the figures a reader looks at next.
-func printTable(w io.Writer, runs []*result.Run) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tevents\tin table once\tmore than once\tnever: late\tfiltered\tlost\tAPI contract\texpectations\tstate peak\tfindings\t")
-	for _, r := range runs {
-		tb := r.Report.Table
-		contract := "kept"
-		if !r.Report.Verdict.ExactlyOnce {
-			contract = "BROKEN"
-		}
-		res := "met"
-		if !r.Passed {
-			res = "NOT MET"
-		}
-		var got []string
-		for _, f := range r.Report.Findings {
-			got = append(got, string(f.Kind))
-		}
-		if len(got) == 0 {
-			got = []string{"-"}
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t\n", r.Scenario, tb.Events, tb.Once, tb.MoreThanOnce,
-			tb.NeverLate, tb.NeverFiltered, tb.NeverLost, contract, res, r.Report.Counts.StateRowsMax, strings.Join(got, " + "))
-	}
-	tw.Flush()
-}
-
 func scenariosCatalogue() ([]*scenarios.Scenario, error) { return scenarios.Catalogue() }
 
 func firstLine(s string) string {
@@ -566,28 +469,3 @@ func firstLine(s string) string {
 
 // sparkVersionUsage is run and sweep's --spark-version help.
 const sparkVersionUsage = "the Spark version every scenario's query follows (3.5 to 4.3, or a full version such as 4.3.0); a scenario or query naming another is refused"
-
-// scenarioSparkVersion gives every scenario's query --spark-version. A
-// scenario whose query names another version (or whose spark_conf the
-// line does not have) is refused.
-func scenarioSparkVersion(list []*scenarios.Scenario, flag string) error {
-	if flag == "" {
-		return nil
-	}
-	if _, err := sparkver.Parse(flag); err != nil {
-		return fmt.Errorf("--spark-version: %w", err)
-	}
-	for _, s := range list {
-		cfg := s.Config
-		cfg.SparkVersion = flag
-		if err := cfg.FoldSparkVersion(); err != nil {
-			return fmt.Errorf("%s: %w", s.File, err)
-		}
-		if err := cfg.Validate(); err != nil {
-			return fmt.Errorf("%s: %w", s.File, err)
-		}
-		s.Config = cfg
-		s.SparkVersionFlag = flag
-	}
-	return nil
-}

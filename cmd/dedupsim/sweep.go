@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if err := scenarioSparkVersion(list, o.sparkVersion); err != nil {
+	if err := scenarios.SetSparkVersion(list, o.sparkVersion); err != nil {
 		return badInput(err)
 	}
 	// Every seed of the sweep, not only this shard's: shards often share
@@ -106,7 +107,7 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	runErr := sw.Run(cmd.Context(), bo, func(r sweep.Result) {
 		prog.add(r.Run.Passed)
 		if !r.Run.Passed {
-			prog.print(cmd.OutOrStdout(), func(w io.Writer) { printRun(w, r.Run) })
+			prog.print(cmd.OutOrStdout(), func(w io.Writer) { reports.PrintRun(w, r.Run) })
 		}
 	})
 	prog.finish()

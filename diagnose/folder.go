@@ -1,4 +1,4 @@
-package main
+package diagnose
 
 import (
 	"errors"
@@ -7,34 +7,33 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dedupsim/dedupsim/diagnose"
-	sparkprogress "github.com/dedupsim/dedupsim/diagnose/progress"
+	"github.com/dedupsim/dedupsim/diagnose/progress"
 	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
-// expandEventLogDirs replaces each spark.eventLog.dir among logs (a folder
-// that is no rolling event log itself) by the event logs of its
-// applications: every one with a streaming query, or the one --app names.
-// Each application is read once here, to list it; the applications go into
-// the report.
-func expandEventLogDirs(logs []string, app string) ([]string, []diagnose.Application, error) {
+// ExpandEventLogDirs replaces each spark.eventLog.dir among logs (a
+// folder that is no rolling event log itself) by the event logs of its
+// applications: every one with a streaming query, or the one app (--app)
+// names. Each application is read once here, to list it; the applications
+// go into the report.
+func ExpandEventLogDirs(logs []string, app string) ([]string, []Application, error) {
 	var out []string
-	var apps []diagnose.Application
+	var apps []Application
 	found := false
 	for _, l := range logs {
-		if fi, err := os.Stat(l); err != nil || !fi.IsDir() || !sparkprogress.IsEventLogDir(l) {
+		if fi, err := os.Stat(l); err != nil || !fi.IsDir() || !progress.IsEventLogDir(l) {
 			out = append(out, l)
 			continue
 		}
-		list, skipped, err := sparkprogress.EventLogDir(l)
+		list, skipped, err := progress.EventLogDir(l)
 		if err != nil {
 			return nil, nil, fmt.Errorf("diagnose: %s: %w", l, err)
 		}
 		diagnosed := 0
 		for _, a := range list {
-			da := diagnose.Application{ID: a.ID, Path: a.Path, Rolling: a.Rolling, Codec: a.Codec, InProgress: a.InProgress, Queries: []diagnose.AppQuery{}}
-			lg, err := sparkprogress.Read([]string{a.Path})
-			var ie *sparkprogress.InputError
+			da := Application{ID: a.ID, Path: a.Path, Rolling: a.Rolling, Codec: a.Codec, InProgress: a.InProgress, Queries: []AppQuery{}}
+			lg, err := progress.Read([]string{a.Path})
+			var ie *progress.InputError
 			switch {
 			case errors.As(err, &ie) && strings.Contains(ie.Err.Error(), "no StreamingQueryProgress record"):
 				da.Note = "no streaming query (" + ie.Err.Error() + ")"
@@ -53,7 +52,7 @@ func expandEventLogDirs(logs []string, app string) ([]string, []diagnose.Applica
 							}
 						}
 					}
-					da.Queries = append(da.Queries, diagnose.AppQuery{ID: q.ID, Name: q.Name, Batches: n})
+					da.Queries = append(da.Queries, AppQuery{ID: q.ID, Name: q.Name, Batches: n})
 				}
 				da.Diagnosed = app == "" || app == a.ID
 			}
@@ -70,7 +69,7 @@ func expandEventLogDirs(logs []string, app string) ([]string, []diagnose.Applica
 			apps = append(apps, da)
 		}
 		for _, sk := range skipped {
-			apps = append(apps, diagnose.Application{ID: sk.Name, Path: filepath.Join(l, sk.Name), Queries: []diagnose.AppQuery{}, Note: "skipped: " + sk.Reason})
+			apps = append(apps, Application{ID: sk.Name, Path: filepath.Join(l, sk.Name), Queries: []AppQuery{}, Note: "skipped: " + sk.Reason})
 		}
 		if app == "" && diagnosed == 0 {
 			return nil, nil, fmt.Errorf("diagnose: %s: no application in this spark.eventLog.dir has a streaming query (%d applications: %s)", l, len(apps), appIDs(apps))
@@ -90,7 +89,7 @@ func expandEventLogDirs(logs []string, app string) ([]string, []diagnose.Applica
 }
 
 // appIDs lists the applications' ids (entries skipped left out).
-func appIDs(apps []diagnose.Application) string {
+func appIDs(apps []Application) string {
 	var ids []string
 	for _, a := range apps {
 		if !strings.HasPrefix(a.Note, "skipped: ") {
