@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,8 +12,8 @@ import (
 
 	"github.com/dedupsim/dedupsim/analyze"
 	"github.com/dedupsim/dedupsim/capture"
+	"github.com/dedupsim/dedupsim/internal/termprogress"
 	"github.com/dedupsim/dedupsim/sizing"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -171,16 +169,16 @@ func runAnalyze(w io.Writer, f *pflag.FlagSet, file string, o analyzeOptions) er
 		return err
 	}
 	defer closeIn()
-	pb := &eventsBar{name: file, size: size}
+	pb := &termprogress.Events{W: os.Stderr, Name: file, Size: size, Lines: progressLines}
 	if !o.quiet {
 		// BUG: analyze.New copied opt above, so this Progress never
 		// reaches a: a file's bar stays at 0% and stdin gets none. Kept
 		// by issue 12's refactor, which changes no behaviour; the fix is
 		// to build a after this.
-		in, opt.Progress = pb.watch(in)
+		in, opt.Progress = pb.Watch(in)
 	}
 	err = a.Read(in)
-	pb.finish()
+	pb.Finish()
 	var le *analyze.LineError
 	switch {
 	case errors.As(err, &le):
@@ -314,48 +312,4 @@ func (o analyzeOptions) openInput(file string) (io.Reader, int64, func(), error)
 	}
 	rc := capture.Stream(context.Background(), src, o.valueFormat)
 	return rc, -1, func() { rc.Close() }, nil
-}
-
-// eventsBar is analyze's progress bar on stderr, shown past progressLines
-// lines: for a file, judged up front by its size over the bytes per line
-// of its first 64 KiB, so the bar starts at 0 and its rate is right; for
-// stdin, once that many lines are read.
-type eventsBar struct {
-	name string
-	size int64 // -1: unknown (stdin, a pipe)
-	bar  *progressbar.ProgressBar
-}
-
-func (b *eventsBar) start() {
-	b.bar = progressbar.NewOptions64(b.size, progressbar.OptionSetWriter(os.Stderr),
-		progressbar.OptionSetDescription("analyze "+b.name), progressbar.OptionShowBytes(true),
-		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	b.bar.RenderBlank() // starts the clock the rate is measured from
-}
-
-// watch returns in, buffered, and the analyze.Options.Progress callback
-// that moves the bar; for a file with progressLines lines or more the bar
-// starts now.
-func (b *eventsBar) watch(in io.Reader) (io.Reader, func(lines, read int64)) {
-	br := bufio.NewReaderSize(in, 1<<16)
-	if b.size > 0 {
-		head, _ := br.Peek(1 << 16)
-		if n := bytes.Count(head, []byte("\n")); n > 0 && b.size/int64(len(head)/n) >= progressLines {
-			b.start()
-		}
-	}
-	return br, func(lines, read int64) {
-		if b.bar == nil && b.size < 0 && lines >= progressLines {
-			b.start()
-		}
-		if b.bar != nil {
-			b.bar.Set64(read)
-		}
-	}
-}
-
-func (b *eventsBar) finish() {
-	if b.bar != nil {
-		b.bar.Finish()
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dedupsim/dedupsim/capture"
+	"github.com/dedupsim/dedupsim/internal/pathcheck"
 )
 
 // captureLong is capture's --help text.
@@ -90,9 +91,9 @@ func runCapture(ctx context.Context, w io.Writer, o captureOptions, changed func
 	case o.asSteps && o.trigger == 0 && o.maxOffsets == 0:
 		return bad("--as-steps needs --trigger (a processing-time trigger) or --max-offsets (maxOffsetsPerTrigger)")
 	}
-	if err := refuseOverlap("capture",
-		[]namedPath{readsFile("--tls-ca", o.kafka.auth.TLSCA), readsFile("--tls-cert", o.kafka.auth.TLSCert), readsFile("--tls-key", o.kafka.auth.TLSKey)},
-		[]namedPath{writesFile("--out", o.out)}); err != nil {
+	if err := pathcheck.RefuseOverlap("capture",
+		[]pathcheck.Path{pathcheck.ReadsFile("--tls-ca", o.kafka.auth.TLSCA), pathcheck.ReadsFile("--tls-cert", o.kafka.auth.TLSCert), pathcheck.ReadsFile("--tls-key", o.kafka.auth.TLSKey)},
+		[]pathcheck.Path{pathcheck.WritesFile("--out", o.out)}); err != nil {
 		return badInput(err)
 	}
 	src, err := o.kafka.source("capture")

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/dedupsim/dedupsim/conform"
+	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/spf13/cobra"
 )
 
@@ -106,10 +107,10 @@ func (o *conformOptions) check() error {
 	if o.out == "" {
 		o.out = filepath.Join("out", "conform-"+o.version)
 	}
-	if err := refuseOverlap("conform", []namedPath{readsDir("--golden", o.golden), readsFile("--python", o.python)}, []namedPath{writesFile("--out", o.out)}); err != nil {
+	if err := pathcheck.RefuseOverlap("conform", []pathcheck.Path{pathcheck.ReadsDir("--golden", o.golden), pathcheck.ReadsFile("--python", o.python)}, []pathcheck.Path{pathcheck.WritesFile("--out", o.out)}); err != nil {
 		return badInput(err)
 	}
-	if o.golden != "" && inside(o.golden, o.out) {
+	if o.golden != "" && pathcheck.Inside(o.golden, o.out) {
 		return bad("--golden %s is inside --out %s, which this run writes: give another --out", o.golden, o.out)
 	}
 	if st, err := os.Lstat(o.out); err == nil && (!st.IsDir() || st.Mode()&os.ModeSymlink != 0) {

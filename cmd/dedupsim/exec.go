@@ -6,6 +6,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/execpipe"
 	"github.com/dedupsim/dedupsim/inspect/delta"
+	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
@@ -62,9 +63,9 @@ func runExec(o execpipe.Options) error {
 	case o.Format != "jsonl" && o.Format != "table":
 		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.Format))
 	}
-	if err := refuseOverlap("exec",
-		[]namedPath{readsFile("--query", o.QueryPath), readsFile("--input", o.InputPath), checkInput(o.CheckPath), readsDir("--checkpoint", o.CheckpointDir)},
-		append([]namedPath{writesFile("--out", o.OutPath), writesFile("--record", o.RecordPath)}, writesInFolder("--report", o.ReportDir, "junit.xml", "summary.md")...)); err != nil {
+	if err := pathcheck.RefuseOverlap("exec",
+		[]pathcheck.Path{pathcheck.ReadsFile("--query", o.QueryPath), pathcheck.ReadsFile("--input", o.InputPath), checkInput(o.CheckPath), pathcheck.ReadsDir("--checkpoint", o.CheckpointDir)},
+		append([]pathcheck.Path{pathcheck.WritesFile("--out", o.OutPath), pathcheck.WritesFile("--record", o.RecordPath)}, pathcheck.WritesInFolder("--report", o.ReportDir, "junit.xml", "summary.md")...)); err != nil {
 		return badInput(err)
 	}
 	if err := checkEngine(o.Engine); err != nil {
@@ -86,9 +87,9 @@ func execStatus(err error) error {
 }
 
 // checkInput is --check as an input: a file, or a Delta table's folder.
-func checkInput(path string) namedPath {
+func checkInput(path string) pathcheck.Path {
 	if path != "" && delta.IsTable(path) {
-		return readsDir("--check", path)
+		return pathcheck.ReadsDir("--check", path)
 	}
-	return readsFile("--check", path)
+	return pathcheck.ReadsFile("--check", path)
 }

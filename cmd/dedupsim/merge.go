@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
@@ -48,11 +49,11 @@ func runMerge(w io.Writer, dirs []string, out string) error {
 		return err
 	}
 	// Nothing is written yet: the reports must not land inside a shard.
-	var shardDirs []namedPath
+	var shardDirs []pathcheck.Path
 	for _, d := range dirs {
-		shardDirs = append(shardDirs, readsDir("the shard folder", d))
+		shardDirs = append(shardDirs, pathcheck.ReadsDir("the shard folder", d))
 	}
-	if err := refuseOverlap("merge", shardDirs, writesInFolder("--out", out, "index.html", "junit.xml", "summary.md")); err != nil {
+	if err := pathcheck.RefuseOverlap("merge", shardDirs, pathcheck.WritesInFolder("--out", out, "index.html", "junit.xml", "summary.md")); err != nil {
 		return badInput(err)
 	}
 	m, err := sweep.Merge(shards, problems, out)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
@@ -127,7 +128,7 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 // replayScenario checks replay's flags and loads its one scenario: every
 // error is bad input.
 func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
-	if err := refuseOverlap("replay", []namedPath{readsFile("the scenario", arg)}, append(writesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl"), batchOutputs(o.out)...)); err != nil {
+	if err := pathcheck.RefuseOverlap("replay", []pathcheck.Path{pathcheck.ReadsFile("the scenario", arg)}, append(pathcheck.WritesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl"), batchOutputs(o.out)...)); err != nil {
 		return nil, err
 	}
 	if err := sweep.CheckOut("replay", o.out); err != nil {
@@ -156,7 +157,7 @@ func replayScenario(arg string, o replayOptions) (*scenarios.Scenario, error) {
 	}
 	if o.export {
 		report := filepath.Join(o.out, fmt.Sprintf("%s-%d", list[0].Name, o.seed))
-		if err := refuseExportFolders(o.exportDir, readsFile("the scenario", arg), namedPath{what: "the report folder", path: report}); err != nil {
+		if err := refuseExportFolders(o.exportDir, pathcheck.ReadsFile("the scenario", arg), pathcheck.Path{What: "the report folder", Path: report}); err != nil {
 			return nil, err
 		}
 	}

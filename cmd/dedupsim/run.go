@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/internal/pathcheck"
+	"github.com/dedupsim/dedupsim/internal/termprogress"
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/live/netns"
 	"github.com/dedupsim/dedupsim/reports"
@@ -113,7 +115,7 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	if err := checkRunFlags(cmd, o); err != nil {
 		return badInput(err)
 	}
-	if err := refuseOverlap("run", scenarioArgs(args), batchOutputs(o.out)); err != nil {
+	if err := pathcheck.RefuseOverlap("run", scenarioArgs(args), batchOutputs(o.out)); err != nil {
 		return badInput(err)
 	}
 	list, err := runScenarios(args)
@@ -210,7 +212,7 @@ type runTally struct {
 // result as it comes (one scenario) or a table at the end (several), and
 // writes the reports over all runs.
 func runList(cmd *cobra.Command, list []*scenarios.Scenario, seed uint64, o sweep.Options, bf batchFlags) error {
-	prog := newProgress(cmd.ErrOrStderr(), bf.quiet, "run", uint64(len(list)), bf.interval)
+	prog := termprogress.NewRuns(cmd.ErrOrStderr(), bf.quiet, "run", uint64(len(list)), bf.interval)
 	var t runTally
 	i := 0
 	next := func() (sweep.Job, bool) {
@@ -222,19 +224,19 @@ func runList(cmd *cobra.Command, list []*scenarios.Scenario, seed uint64, o swee
 	}
 	runErr := sweep.RunBatch(cmd.Context(), o, next, func(r sweep.Result) {
 		if r.Skip != nil {
-			prog.add(true)
+			prog.Add(true)
 			t.skipped = append(t.skipped, r.Job.Scenario.Name)
-			prog.print(cmd.ErrOrStderr(), func(w io.Writer) { fmt.Fprintf(w, "dedupsim run: SKIP %s: %v\n", r.Job.Scenario.Name, r.Skip) })
+			prog.Print(cmd.ErrOrStderr(), func(w io.Writer) { fmt.Fprintf(w, "dedupsim run: SKIP %s: %v\n", r.Job.Scenario.Name, r.Skip) })
 			return
 		}
-		prog.add(r.Run.Passed)
+		prog.Add(r.Run.Passed)
 		t.runs = append(t.runs, r.Run)
 		t.entries = append(t.entries, reports.IndexEntry{Run: r.Run, Dir: r.Dir})
 		if len(list) == 1 {
-			prog.print(cmd.OutOrStdout(), func(w io.Writer) { reports.PrintRun(w, r.Run) })
+			prog.Print(cmd.OutOrStdout(), func(w io.Writer) { reports.PrintRun(w, r.Run) })
 		}
 	})
-	prog.finish()
+	prog.Finish()
 	return finishRun(cmd.OutOrStdout(), o.Out, len(list) > 1, t, runErr)
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
@@ -79,7 +80,7 @@ func newShrinkCmd() *cobra.Command {
 // shrinkScenario loads shrink's one scenario and refuses an --out that
 // would write over it.
 func shrinkScenario(arg, out string) (*scenarios.Scenario, error) {
-	if err := refuseOverlap("shrink", []namedPath{readsFile("the scenario", arg)}, writesInFolder("--out", out, shrinkFiles...)); err != nil {
+	if err := pathcheck.RefuseOverlap("shrink", []pathcheck.Path{pathcheck.ReadsFile("the scenario", arg)}, pathcheck.WritesInFolder("--out", out, shrinkFiles...)); err != nil {
 		return nil, err
 	}
 	if err := checkShrinkOut(out); err != nil {
@@ -161,7 +162,7 @@ func checkReplayShrink(arg string, o replayOptions) error {
 	if o.shrinkDir == "" {
 		return nil
 	}
-	if err := refuseOverlap("replay", []namedPath{readsFile("the scenario", arg)}, append(writesInFolder("--shrink", o.shrinkDir, shrinkFiles...), writesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl")...)); err != nil {
+	if err := pathcheck.RefuseOverlap("replay", []pathcheck.Path{pathcheck.ReadsFile("the scenario", arg)}, append(pathcheck.WritesInFolder("--shrink", o.shrinkDir, shrinkFiles...), pathcheck.WritesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl")...)); err != nil {
 		return err
 	}
 	return checkShrinkOut(o.shrinkDir)

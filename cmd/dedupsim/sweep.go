@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/dedupsim/dedupsim/internal/pathcheck"
+	"github.com/dedupsim/dedupsim/internal/termprogress"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/sweep"
@@ -73,7 +75,7 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if err := refuseOverlap("sweep", scenarioArgs(args), batchOutputs(o.out)); err != nil {
+	if err := pathcheck.RefuseOverlap("sweep", scenarioArgs(args), batchOutputs(o.out)); err != nil {
 		return badInput(err)
 	}
 	list, err := scenarios.DiscoverNoting(args, noteSkipped("sweep"))
@@ -101,16 +103,16 @@ func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dedupsim sweep: %s\n", memLine)
 	}
 	sw := sweep.New(list, sweep.Config{FirstSeed: o.first, Seeds: o.seeds, Shard: idx, Shards: n, Swarm: o.swarm, Strict: o.bf.strict, Version: buildVersion})
-	prog := newProgress(cmd.ErrOrStderr(), o.bf.quiet, sw.Label(), sw.Total(), o.bf.interval)
+	prog := termprogress.NewRuns(cmd.ErrOrStderr(), o.bf.quiet, sw.Label(), sw.Total(), o.bf.interval)
 	bo := sweep.Options{Out: o.out, Jobs: o.bf.jobs, KeepHistory: o.bf.keepHistory, Exec: sweep.SimExec(o.swarm, o.bf.strict), Version: buildVersion}
 	// Every run that missed its expectations is printed as it comes.
 	runErr := sw.Run(cmd.Context(), bo, func(r sweep.Result) {
-		prog.add(r.Run.Passed)
+		prog.Add(r.Run.Passed)
 		if !r.Run.Passed {
-			prog.print(cmd.OutOrStdout(), func(w io.Writer) { reports.PrintRun(w, r.Run) })
+			prog.Print(cmd.OutOrStdout(), func(w io.Writer) { reports.PrintRun(w, r.Run) })
 		}
 	})
-	prog.finish()
+	prog.Finish()
 	return sw.Finish(cmd.OutOrStdout(), o.out, runErr)
 }
 
