@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/shrink"
 )
 
 // TestShrinkCLI: shrink writes the pair, the regression test, the scenario
@@ -26,7 +28,7 @@ func TestShrinkCLI(t *testing.T) {
 		}
 	}
 	files := map[string][]byte{}
-	for _, f := range shrinkFiles {
+	for _, f := range shrink.Files {
 		b, err := os.ReadFile(filepath.Join(out, f))
 		if err != nil {
 			t.Fatal(err)
@@ -60,7 +62,7 @@ func TestShrinkCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("replay --shrink: exit %d\n%s%s", code, stdout, stderr)
 	}
-	for _, f := range shrinkFiles {
+	for _, f := range shrink.Files {
 		b, _ := os.ReadFile(filepath.Join(again, f))
 		if string(b) != string(files[f]) {
 			t.Errorf("replay --shrink %s differs from shrink's:\n%s\n%s", f, b, files[f])

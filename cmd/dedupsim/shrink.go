@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
-	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/shrink"
@@ -17,9 +16,6 @@ import (
 	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
-
-// shrinkFiles are what shrink writes into its folder.
-var shrinkFiles = []string{"query.yaml", "steps.jsonl", "expected.jsonl", "scenario.yaml", "story.md"}
 
 const shrinkLong = `shrink turns a failing run (a scenario and the seed a failure printed) into the smallest failing
 test. It shrinks the scenario while the simulator, with the same seed, still gives the finding
@@ -80,7 +76,7 @@ func newShrinkCmd() *cobra.Command {
 // shrinkScenario loads shrink's one scenario and refuses an --out that
 // would write over it.
 func shrinkScenario(arg, out string) (*scenarios.Scenario, error) {
-	if err := pathcheck.RefuseOverlap("shrink", []pathcheck.Path{pathcheck.ReadsFile("the scenario", arg)}, pathcheck.WritesInFolder("--out", out, shrinkFiles...)); err != nil {
+	if err := pathcheck.RefuseOverlap("shrink", []pathcheck.Path{pathcheck.ReadsFile("the scenario", arg)}, pathcheck.WritesInFolder("--out", out, shrink.Files...)); err != nil {
 		return nil, err
 	}
 	if err := checkShrinkOut(out); err != nil {
@@ -128,22 +124,12 @@ func runShrink(w io.Writer, s *scenarios.Scenario, seed uint64, dir string, budg
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("shrink: %s seed %d: %w", s.Name, seed, err)}
 	}
-	root, err := reports.OpenRunDir(dir)
-	if err != nil {
+	if err := r.Write(dir); err != nil {
 		return sweep.OutputError(err)
-	}
-	root.Close()
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"query.yaml", r.Query}, {"steps.jsonl", r.Steps}, {"expected.jsonl", r.Expected}, {"scenario.yaml", r.ScenarioYAML}, {"story.md", []byte(r.Story)}} {
-		if err := reports.WriteFile(filepath.Join(dir, f.name), f.data); err != nil {
-			return sweep.OutputError(err)
-		}
 	}
 	q, st, ex := filepath.Join(dir, "query.yaml"), filepath.Join(dir, "steps.jsonl"), filepath.Join(dir, "expected.jsonl")
 	fmt.Fprint(w, r.Story)
-	fmt.Fprintf(w, "\nwrote %s\n", strings.Join(prefixed(dir, shrinkFiles), ", "))
+	fmt.Fprintf(w, "\nwrote %s\n", strings.Join(prefixed(dir, shrink.Files), ", "))
 	fmt.Fprintf(w, "exec pair: dedupsim exec --query %s --input %s --format table\n", scenarios.QuoteArg(q), scenarios.QuoteArg(st))
 	fmt.Fprintf(w, "regression test (fails until the fix): dedupsim exec --query %s --input %s --check %s\n", scenarios.QuoteArg(q), scenarios.QuoteArg(st), scenarios.QuoteArg(ex))
 	return nil
@@ -162,7 +148,7 @@ func checkReplayShrink(arg string, o replayOptions) error {
 	if o.shrinkDir == "" {
 		return nil
 	}
-	if err := pathcheck.RefuseOverlap("replay", []pathcheck.Path{pathcheck.ReadsFile("the scenario", arg)}, append(pathcheck.WritesInFolder("--shrink", o.shrinkDir, shrinkFiles...), pathcheck.WritesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl")...)); err != nil {
+	if err := pathcheck.RefuseOverlap("replay", []pathcheck.Path{pathcheck.ReadsFile("the scenario", arg)}, append(pathcheck.WritesInFolder("--shrink", o.shrinkDir, shrink.Files...), pathcheck.WritesInFolder("--export", o.exportDir, "query.yaml", "steps.jsonl")...)); err != nil {
 		return err
 	}
 	return checkShrinkOut(o.shrinkDir)
