@@ -259,7 +259,7 @@ func (s *memStore) changed(old, entry tslot, key, value []byte) {
 			if x.MostlyStale(int64(t.n)) {
 				w.idx = nil // rebuilt on the next EvictUpTo
 			} else {
-				x.Push(expiry.Item{At: at, Off: entry.off, Klen: entry.klen})
+				x.Push(expiry.Item{At: at, Off: entry.off, Klen: entry.klen, Vlen: hashHi(entry.hash)})
 			}
 		}
 	}
@@ -316,9 +316,8 @@ func (s *memStore) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bo
 			break
 		}
 		it := x.Pop(t.arena)
-		key := it.Key(t.arena)
-		i, _ := t.find(key, keyHash(key))
-		if i < 0 || t.slots[i].off != it.Off {
+		i := t.findEntry(it.Vlen, it.Off, nil, it.Key(t.arena))
+		if i < 0 {
 			continue // deleted or overwritten since; a current value has its own item
 		}
 		s.remove(i)
@@ -439,7 +438,7 @@ func buildExpiryIndex(t *table, expiryOf func([]byte) (int64, bool)) *expiry.Ind
 			continue
 		}
 		if at, ok := expiryOf(t.value(e)); ok {
-			items = append(items, expiry.Item{At: at, Off: e.off, Klen: e.klen})
+			items = append(items, expiry.Item{At: at, Off: e.off, Klen: e.klen, Vlen: hashHi(e.hash)})
 		}
 	}
 	return expiry.Sorted(t.arena, items, expiryOf)
@@ -451,8 +450,7 @@ func buildExpiryIndex(t *table, expiryOf func([]byte) (int64, bool)) *expiry.Ind
 // of the items, by expiry and key, is unchanged.
 func translateIndex(x *expiry.Index, t *table, oldArena []byte, oldOffs []uint64) {
 	x.Retain(func(it *expiry.Item) bool {
-		key := it.Key(oldArena)
-		if i, _ := t.find(key, keyHash(key)); i >= 0 && oldOffs[i] == it.Off {
+		if i := t.findEntry(it.Vlen, it.Off, oldOffs, it.Key(oldArena)); i >= 0 {
 			it.Off = t.slots[i].off
 			return true
 		}

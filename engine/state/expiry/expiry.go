@@ -19,8 +19,9 @@ import (
 // Item names one entry: its expiry, and its key as arena[Off:Off+Klen].
 // Vlen is the length of the entry's value when the item was made (the
 // Pebble store uses it to keep its size figure without reading the value
-// back; the memory store leaves it 0). It fits in what was padding: an
-// item is 24 bytes.
+// back; the memory store keeps there the top half of the key's table
+// hash, which finds the entry's slot without hashing the key again). It
+// fits in what was padding: an item is 24 bytes.
 type Item struct {
 	At   int64
 	Off  uint64
