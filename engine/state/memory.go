@@ -323,12 +323,29 @@ func (s *memStore) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bo
 		x = buildExpiryIndex(t, expiryOf)
 		w.idx = x
 	}
+	// Items are popped evictAhead before they are acted on, and their
+	// slot and key prefetched meanwhile (both are scattered in memory);
+	// removals leave the index and the arena as they are, so popping
+	// early changes nothing else.
+	var ahead [evictAhead]expiry.Item
+	head, queued, drained := 0, 0, false
 	var n int64
 	for {
-		if next, ok := x.Min(t.arena); !ok || next.At > limit {
+		for !drained && queued < evictAhead {
+			if next, ok := x.Min(t.arena); !ok || next.At > limit {
+				drained = true
+				break
+			}
+			it := x.Pop(t.arena)
+			t.prefetchEntry(it.Vlen, it.Off)
+			ahead[(head+queued)%evictAhead] = it
+			queued++
+		}
+		if queued == 0 {
 			break
 		}
-		it := x.Pop(t.arena)
+		it := &ahead[head]
+		head, queued = (head+1)%evictAhead, queued-1
 		i := t.findEntry(it.Vlen, it.Off, nil, it.Key(t.arena))
 		if i < 0 {
 			continue // deleted or overwritten since; a current value has its own item
@@ -338,6 +355,9 @@ func (s *memStore) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bo
 	}
 	return n, nil
 }
+
+// evictAhead is how many expiry items EvictUpTo pops before acting on them.
+const evictAhead = 8
 
 // Range calls fn for every entry, in unspecified order, until fn returns
 // false. fn may Delete the current key (or any other; a deleted entry not

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"math/bits"
+	"unsafe"
 )
 
 // table is the memory provider's map from key to value: an open-addressing
@@ -161,6 +162,17 @@ func (t *table) findEntry(hi uint32, off uint64, offs []uint64, key []byte) int 
 		if offs == nil && s.off == off || offs != nil && offs[i] == off {
 			return int(i)
 		}
+	}
+}
+
+// prefetchEntry asks the CPU for the home slot of a key whose hash has top
+// half hi and for the arena bytes at off (see findEntry), without waiting.
+func (t *table) prefetchEntry(hi uint32, off uint64) {
+	if t.shift >= 32 {
+		prefetch(uintptr(unsafe.Pointer(&t.slots[uint64(hi)>>(t.shift-32)])))
+	}
+	if off < uint64(len(t.arena)) {
+		prefetch(uintptr(unsafe.Pointer(&t.arena[off])))
 	}
 }
 
