@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/dedupsim/dedupsim/internal/intmath"
@@ -17,7 +18,7 @@ type sendQueue struct {
 	buckets           map[int64]*sendBucket
 	next              int64 // lowest bucket that may still hold copies
 	free              [][]pending
-	keys              []uint64  // sort scratch
+	keys, keys2       []uint64  // sort scratch
 	scratch           []pending // sort scratch
 }
 
@@ -90,7 +91,9 @@ func (q *sendQueue) drain(tUs int64, fn func(*pending) error) error {
 // Packed sort keys: send time within the bucket, then position in the
 // bucket. Copies enter a bucket in sequence order and a drained remainder
 // is already in (time, sequence) order, so position breaks ties exactly as
-// the sequence number does.
+// the sequence number does. A bucket's keys use only the position bits its
+// length needs (so a 1 s bucket's keys fit in about 34 bits, three passes
+// of radixSort); posBits and timeBits bound what packing takes.
 const (
 	posBits  = 24
 	timeBits = 64 - posBits
@@ -116,16 +119,62 @@ func (q *sendQueue) sort(b *sendBucket, k int64) {
 	// around in the sort.
 	startUs := q.originUs + k*q.widthUs
 	keys := q.keys[:0]
+	pb := bits.Len(uint(len(rest))) // position bits this bucket needs
+	var top uint64
 	for i := range rest {
-		keys = append(keys, uint64(rest[i].atUs-startUs)<<posBits|uint64(i))
+		key := uint64(rest[i].atUs-startUs)<<pb | uint64(i)
+		top |= key
+		keys = append(keys, key)
 	}
-	slices.Sort(keys)
+	if cap(q.keys2) < len(keys) {
+		q.keys2 = make([]uint64, len(keys), cap(keys))
+	}
+	keys, q.keys2 = radixSort(keys, q.keys2[:len(keys)], bits.Len64(top))
 	out := q.scratch[:0]
 	for _, key := range keys {
-		out = append(out, rest[key&(1<<posBits-1)])
+		out = append(out, rest[key&(1<<pb-1)])
 	}
 	copy(rest, out)
 	clear(out)
 	q.keys, q.scratch = keys, out[:0]
 	b.sorted = true
+}
+
+// radixDigit is the bits radixSort places per pass: 11 (three or four
+// passes for a bucket of a 1 s trigger) keeps its counts in 16 KiB.
+const radixDigit = 11
+
+// radixSort sorts keys, all below 1<<width, ascending (an LSD radix sort:
+// a copy per pass instead of O(log n) comparisons per key, and the same
+// order slices.Sort gives, keys being distinct); tmp is scratch of the
+// same length. It returns the sorted slice and the other one, to keep as
+// scratch.
+func radixSort(keys, tmp []uint64, width int) (sorted, scratch []uint64) {
+	if len(keys) < 256 {
+		slices.Sort(keys)
+		return keys, tmp
+	}
+	const mask = 1<<radixDigit - 1
+	var count [1 << radixDigit]int
+	for shift := 0; shift < width; shift += radixDigit {
+		clear(count[:])
+		for _, k := range keys {
+			count[k>>shift&mask]++
+		}
+		if count[keys[0]>>shift&mask] == len(keys) {
+			continue // one digit for every key: this pass moves nothing
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, k := range keys {
+			d := k >> shift & mask
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys, tmp
 }

@@ -147,8 +147,13 @@ func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWat
 		}
 		stores = append(stores, st)
 		ins, _ := st.(state.Inserter)
+		pf, _ := st.(state.Prefetcher)
 		m := &res.Metrics
-		for _, i := range parts[pid] {
+		idx := parts[pid]
+		for j, i := range idx {
+			if pf != nil && j+prefetchAhead < len(idx) {
+				pf.Prefetch(rows[idx[j+prefetchAhead]].Key)
+			}
 			r := &rows[i]
 			// §1.5: inclusive, against the previous batch's watermark; a
 			// null event time makes the predicate null, i.e. false.
@@ -201,6 +206,10 @@ func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWat
 
 // insert stores value under key unless key is in st, in one step when st
 // is a state.Inserter (ins, nil otherwise), and reports whether it stored.
+// prefetchAhead is how many rows ahead of the one it inserts the operator
+// asks a Prefetcher store to read (a few inserts' time covers a miss).
+const prefetchAhead = 8
+
 func insert(st state.Store, ins state.Inserter, key, value []byte) (bool, error) {
 	if ins != nil {
 		return ins.PutIfAbsent(key, value)

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"math/bits"
+	"unsafe"
 )
 
 // table is the memory provider's map from key to value: an open-addressing
@@ -126,6 +127,52 @@ func (t *table) find(key []byte, hash uint64) (found, free int) {
 		if s.hash == hash && int(s.klen) == len(key) && bytes.Equal(t.key(s), key) {
 			return int(i), -1
 		}
+	}
+}
+
+// hashHi is the top half of a key's hash, which the memory store keeps in
+// its expiry items (Item.Vlen) so that eviction finds an item's slot
+// without hashing the key again: a slot's home is the hash's top bits.
+func hashHi(hash uint64) uint32 { return uint32(hash >> 32) }
+
+// findEntry returns the slot holding the entry at arena offset off (offs[i]
+// is slot i's offset when offs is set, else the slot's own), or -1 if no
+// slot holds it (the key deleted or overwritten since); hi is hashHi of
+// the entry's key. It probes from the key's home for that offset, as find
+// does for the key, without reading or hashing the key (offsets are unique
+// to an entry); a table of more than 2^32 slots, whose home needs more than
+// hi, falls back to find on key.
+func (t *table) findEntry(hi uint32, off uint64, offs []uint64, key []byte) int {
+	if t.shift < 32 {
+		i, _ := t.find(key, keyHash(key))
+		if i >= 0 && (offs == nil && t.slots[i].off == off || offs != nil && offs[i] == off) {
+			return i
+		}
+		return -1
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := uint64(hi) >> (t.shift - 32); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.off == 0 {
+			if s.klen != tombstone {
+				return -1
+			}
+			continue
+		}
+		if offs == nil && s.off == off || offs != nil && offs[i] == off {
+			return int(i)
+		}
+	}
+}
+
+// prefetchEntry asks the CPU for the home slot of a key whose hash has top
+// half hi and for the arena bytes at off (see findEntry), without waiting.
+func (t *table) prefetchEntry(hi uint32, off uint64) {
+	if t.shift >= 32 {
+		prefetch(uintptr(unsafe.Pointer(&t.slots[uint64(hi)>>(t.shift-32)])))
+	}
+	if off < uint64(len(t.arena)) {
+		prefetch(uintptr(unsafe.Pointer(&t.arena[off])))
 	}
 }
 

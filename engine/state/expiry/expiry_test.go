@@ -129,3 +129,35 @@ func TestRetainBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSortItemsRadix: the radix path of sortItems (256 items or more)
+// orders by (expiry, key) as the comparison sort does, with ties on the
+// expiry, negative expiries and a span too wide to pack (the fallback).
+func TestSortItemsRadix(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		keys := []string{"", "a", "b", "bb", "c", "z\x00"}
+		var arena []byte
+		offs := make([]uint64, len(keys))
+		for i, k := range keys {
+			offs[i] = uint64(len(arena))
+			arena = append(arena, k...)
+		}
+		n := rapid.IntRange(256, 3000).Draw(t, "n")
+		lo := rapid.Int64Range(-1<<62, 1<<62).Draw(t, "lo")
+		span := rapid.SampledFrom([]int64{1, 10, 1 << 20, 1 << 40, 1<<62 - 1}).Draw(t, "span")
+		items := make([]Item, n)
+		for i := range items {
+			k := rapid.IntRange(0, len(keys)-1).Draw(t, "key")
+			items[i] = Item{At: lo + rapid.Int64Range(0, span).Draw(t, "at"), Off: offs[k], Klen: uint32(len(keys[k]))}
+		}
+		want := slices.Clone(items)
+		sortItemsCmp(arena, want)
+		var x Index
+		x.sortItems(arena, items)
+		for i := range items {
+			if items[i].At != want[i].At || string(items[i].Key(arena)) != string(want[i].Key(arena)) {
+				t.Fatalf("item %d: (%d, %q), want (%d, %q)", i, items[i].At, items[i].Key(arena), want[i].At, want[i].Key(arena))
+			}
+		}
+	})
+}
