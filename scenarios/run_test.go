@@ -102,7 +102,7 @@ func TestRunIsSafeConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := Parse("all-faults.yaml", bytes.Replace(raw, []byte("faults:\n  crash-after-sink-write: {rate: 0.05}\n"), nil, 1))
+	all, err := Parse("all-faults.yaml", bytes.Replace(raw, []byte("faults:\n  crash-after-sink-write: {rate: 0.1}\n"), nil, 1))
 	if err != nil || len(all.Config.Plan.Faults) != 0 {
 		t.Fatalf("%v %v", err, all.Config.Plan.Faults)
 	}

@@ -412,7 +412,7 @@ func TestMergeShards(t *testing.T) {
 	// Coverage is judged over every shard: a fault that fires in no seed
 	// passes each shard (swarm runs do not require it per seed) but fails
 	// the merge, as it fails an unsharded sweep.
-	rare := write(t, dir, "rare.yaml", strings.Replace(scenarioText(t, "rare", "expect:\n  findings:\n    lost: absent\n", true), "rate: 0.05}", "rate: 0.005}", 1))
+	rare := write(t, dir, "rare.yaml", strings.Replace(scenarioText(t, "rare", "expect:\n  findings:\n    lost: absent\n", true), "rate: 0.1}", "rate: 0.005}", 1))
 	var rareShards []string
 	for i := range 2 {
 		out := filepath.Join(dir, "rare"+strconv.Itoa(i))
