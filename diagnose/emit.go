@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/reports"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/scenarios"
 )
 
@@ -39,7 +39,7 @@ func EmitScenario(w io.Writer, rep Report, q *query.Query, file string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("diagnose: --emit-scenario %s: %w", file, err)
 	}
-	if err := reports.WriteFile(file, []byte(text)); err != nil {
+	if err := atomicfile.WriteFile(file, []byte(text)); err != nil {
 		return fmt.Errorf("diagnose: --emit-scenario %s: %w", file, err)
 	}
 	what := "the healthy run (no finding expected)"

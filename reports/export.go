@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/sim"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -39,7 +40,7 @@ func ExportRun(dir string, cfg sim.Config, h *history.History, replay string) (p
 		sub := dir
 		if k > 0 {
 			sub = filepath.Join(dir, "checkpoint-"+strconv.Itoa(k))
-			root, err := OpenRunDir(sub)
+			root, err := atomicfile.OpenDir(sub)
 			if err != nil {
 				return pairs, err
 			}
@@ -51,7 +52,7 @@ func ExportRun(dir string, cfg sim.Config, h *history.History, replay string) (p
 			path string
 			data []byte
 		}{{q, qy}, {s, st}} {
-			if err := WriteFile(f.path, append(from[:len(from):len(from)], f.data...)); err != nil {
+			if err := atomicfile.WriteFile(f.path, append(from[:len(from):len(from)], f.data...)); err != nil {
 				return pairs, err
 			}
 		}

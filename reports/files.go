@@ -2,7 +2,6 @@ package reports
 
 import (
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
@@ -46,16 +45,3 @@ func WriteRun(dir string, r *result.Run, extra ...File) error {
 	}
 	return atomicfile.SyncDir(root)
 }
-
-// ErrUnsafePath, OpenRunDir and WriteFile are internal/atomicfile's, under
-// the names cmd/dedupsim still calls them by; they go once its files,
-// being moved into packages (issue 31), call atomicfile themselves.
-
-// ErrUnsafePath is atomicfile.ErrUnsafePath.
-var ErrUnsafePath = atomicfile.ErrUnsafePath
-
-// OpenRunDir is atomicfile.OpenDir.
-func OpenRunDir(dir string) (*os.Root, error) { return atomicfile.OpenDir(dir) }
-
-// WriteFile is atomicfile.WriteFile.
-func WriteFile(path string, data []byte) error { return atomicfile.WriteFile(path, data) }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 )
 
 // TestNeverThroughALink: a symbolic link planted where a report file or a
@@ -28,12 +30,12 @@ func TestNeverThroughALink(t *testing.T) {
 	if err := os.Symlink(victimDir, filepath.Join(out, "sample-7")); err != nil {
 		t.Fatal(err)
 	}
-	err := WriteFile(filepath.Join(out, "summary.md"), []byte("pwned"))
-	if !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), "summary.md is a symbolic link") {
+	err := atomicfile.WriteFile(filepath.Join(out, "summary.md"), []byte("pwned"))
+	if !errors.Is(err, atomicfile.ErrUnsafePath) || !strings.Contains(err.Error(), "summary.md is a symbolic link") {
 		t.Fatalf("write over a link: %v", err)
 	}
 	err = WriteRun(filepath.Join(out, "sample-7"), sample())
-	if !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), "sample-7 is a symbolic link") {
+	if !errors.Is(err, atomicfile.ErrUnsafePath) || !strings.Contains(err.Error(), "sample-7 is a symbolic link") {
 		t.Fatalf("write into a linked run folder: %v", err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "precious" {
@@ -50,7 +52,7 @@ func TestNeverThroughALink(t *testing.T) {
 	if err := os.Symlink(victim, filepath.Join(run, "report.json")); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteRun(run, sample()); !errors.Is(err, ErrUnsafePath) {
+	if err := WriteRun(run, sample()); !errors.Is(err, atomicfile.ErrUnsafePath) {
 		t.Fatalf("report.json as a link: %v", err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "precious" {
@@ -60,13 +62,13 @@ func TestNeverThroughALink(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(out, "junit.xml"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(filepath.Join(out, "junit.xml"), nil); !errors.Is(err, ErrUnsafePath) {
+	if err := atomicfile.WriteFile(filepath.Join(out, "junit.xml"), nil); !errors.Is(err, atomicfile.ErrUnsafePath) {
 		t.Fatalf("a folder at junit.xml: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(out, "file-1"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteRun(filepath.Join(out, "file-1"), sample()); !errors.Is(err, ErrUnsafePath) {
+	if err := WriteRun(filepath.Join(out, "file-1"), sample()); !errors.Is(err, atomicfile.ErrUnsafePath) {
 		t.Fatalf("a file at the run folder: %v", err)
 	}
 }
@@ -83,7 +85,7 @@ func TestModesFollowTheUmask(t *testing.T) {
 		run := filepath.Join(out, "sample-7")
 		err := WriteRun(run, sample(), File{Name: "history.json.gz", Write: func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }})
 		if err == nil {
-			err = WriteFile(filepath.Join(out, "index.html"), []byte("<html>"))
+			err = atomicfile.WriteFile(filepath.Join(out, "index.html"), []byte("<html>"))
 		}
 		syscall.Umask(old)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/dedupsim/dedupsim/internal/intmath"
+	"github.com/dedupsim/dedupsim/internal/radix"
 )
 
 // sendQueue holds scheduled copies until processing time reaches them. It
@@ -93,7 +94,7 @@ func (q *sendQueue) drain(tUs int64, fn func(*pending) error) error {
 // is already in (time, sequence) order, so position breaks ties exactly as
 // the sequence number does. A bucket's keys use only the position bits its
 // length needs (so a 1 s bucket's keys fit in about 34 bits, three passes
-// of radixSort); posBits and timeBits bound what packing takes.
+// of radix.Sort); posBits and timeBits bound what packing takes.
 const (
 	posBits  = 24
 	timeBits = 64 - posBits
@@ -129,7 +130,7 @@ func (q *sendQueue) sort(b *sendBucket, k int64) {
 	if cap(q.keys2) < len(keys) {
 		q.keys2 = make([]uint64, len(keys), cap(keys))
 	}
-	keys, q.keys2 = radixSort(keys, q.keys2[:len(keys)], bits.Len64(top))
+	keys, q.keys2 = radix.Sort(keys, q.keys2[:len(keys)], bits.Len64(top))
 	out := q.scratch[:0]
 	for _, key := range keys {
 		out = append(out, rest[key&(1<<pb-1)])
@@ -138,43 +139,4 @@ func (q *sendQueue) sort(b *sendBucket, k int64) {
 	clear(out)
 	q.keys, q.scratch = keys, out[:0]
 	b.sorted = true
-}
-
-// radixDigit is the bits radixSort places per pass: 11 (three or four
-// passes for a bucket of a 1 s trigger) keeps its counts in 16 KiB.
-const radixDigit = 11
-
-// radixSort sorts keys, all below 1<<width, ascending (an LSD radix sort:
-// a copy per pass instead of O(log n) comparisons per key, and the same
-// order slices.Sort gives, keys being distinct); tmp is scratch of the
-// same length. It returns the sorted slice and the other one, to keep as
-// scratch.
-func radixSort(keys, tmp []uint64, width int) (sorted, scratch []uint64) {
-	if len(keys) < 256 {
-		slices.Sort(keys)
-		return keys, tmp
-	}
-	const mask = 1<<radixDigit - 1
-	var count [1 << radixDigit]int
-	for shift := 0; shift < width; shift += radixDigit {
-		clear(count[:])
-		for _, k := range keys {
-			count[k>>shift&mask]++
-		}
-		if count[keys[0]>>shift&mask] == len(keys) {
-			continue // one digit for every key: this pass moves nothing
-		}
-		sum := 0
-		for d, c := range count {
-			count[d] = sum
-			sum += c
-		}
-		for _, k := range keys {
-			d := k >> shift & mask
-			tmp[count[d]] = k
-			count[d]++
-		}
-		keys, tmp = tmp, keys
-	}
-	return keys, tmp
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/inspect"
+	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
 // FigureInput says what the bytes per key may come from: Given is
@@ -223,7 +224,7 @@ func writeEstimate(w io.Writer, e Estimate, fig Figure, cl Cluster, haveExecutor
 			ways = append(ways, fmt.Sprintf("--executor-memory %s", MemoryString(fit.MemoryNeeded)))
 		}
 		ways = append(ways, "the RocksDB store (spark.sql.streaming.stateStore.providerClass = org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider)")
-		row("", "it fits with %s", orJoin(ways))
+		row("", "it fits with %s", suggest.OrList(ways))
 	}
 	if fig.Kind == "heap" {
 		row("with RocksDB", "state moves to local disk and native memory, off the heap: size it with --store rocksdb")
@@ -351,20 +352,6 @@ func rateText(v float64) string {
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func pct(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%" }
-
-func orJoin(s []string) string {
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	out := s[0]
-	for _, x := range s[1 : len(s)-1] {
-		out += ", " + x
-	}
-	return out + " or " + s[len(s)-1]
-}
 
 // Group writes an integer with thousands separators.
 func Group(n int64) string {

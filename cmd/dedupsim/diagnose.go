@@ -49,7 +49,7 @@ type diagnoseOptions struct {
 	out, emit, queryFile, budget, futureTol string
 	asJSON                                  bool
 	// checkpoint is --checkpoint (diagnose_checkpoint.go); app is --app
-	// (diagnose_folder.go).
+	// (diagnose/folder.go).
 	checkpoint, app string
 }
 

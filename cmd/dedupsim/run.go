@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/internal/termprogress"
 	"github.com/dedupsim/dedupsim/live"
@@ -448,7 +449,7 @@ func freshLiveDir(out string, s *scenarios.Scenario, seed uint64) (string, error
 	if err != nil {
 		return "", err
 	}
-	root, err := reports.OpenRunDir(run)
+	root, err := atomicfile.OpenDir(run)
 	if err != nil {
 		return "", err
 	}

@@ -204,12 +204,12 @@ func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWat
 	return res, nil
 }
 
-// insert stores value under key unless key is in st, in one step when st
-// is a state.Inserter (ins, nil otherwise), and reports whether it stored.
 // prefetchAhead is how many rows ahead of the one it inserts the operator
 // asks a Prefetcher store to read (a few inserts' time covers a miss).
 const prefetchAhead = 8
 
+// insert stores value under key unless key is in st, in one step when st
+// is a state.Inserter (ins, nil otherwise), and reports whether it stored.
 func insert(st state.Store, ins state.Inserter, key, value []byte) (bool, error) {
 	if ins != nil {
 		return ins.PutIfAbsent(key, value)

@@ -33,11 +33,13 @@ const module = "github.com/dedupsim/dedupsim"
 // bytes: docs/incidents.md) and execpipe/... (exec's --seed: the same
 // input gives the same bytes, docs/exec-format.md). So are the shared
 // pieces they are made of: internal/codec (Spark's compression framings,
-// read by diagnose and inspect), internal/svgchart (the reports' charts)
-// and internal/atomicfile (how reports reach the disk).
+// read by diagnose and inspect), internal/svgchart (the reports' charts),
+// internal/duration (how every duration and timestamp a person reads is
+// written), internal/atomicfile (how reports reach the disk) and
+// internal/radix (the sort of the simulator's queue and the expiry index).
 var deterministic = []string{"./engine/...", "./sim/...", "./faults/...", "./analyze/...", "./sizing/...", "./diagnose/...",
 	"./reports/...", "./scenarios/...", "./inspect/...", "./shrink/...", "./execpipe/...", "./internal/codec/...",
-	"./internal/svgchart", "./internal/atomicfile"}
+	"./internal/svgchart", "./internal/duration", "./internal/atomicfile", "./internal/radix"}
 
 // pebbleAdapters are the only packages of engine/... that may depend on
 // Pebble (rule 2): the two adapters, and the two selectors drivers call to

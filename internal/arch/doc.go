@@ -8,8 +8,8 @@
 //
 //  1. Layers: a package of engine/... imports (directly or through others)
 //     only engine/... and internal/... of this module. sim, faults,
-//     scenarios, reports, live, analyze, sizing and cmd are built on the
-//     engine, never under it. Test files are not held to it (the Kafka
+//     scenarios, reports, live, analyze, sizing, execpipe, sweep and cmd
+//     are built on the engine, never under it. Test files are not held to it (the Kafka
 //     source's and sink's tests borrow live's kfake cluster).
 //  2. Pebble: no package of engine/... depends on
 //     github.com/cockroachdb/pebble except its two adapters,
@@ -24,8 +24,8 @@
 //     whose findings must be a function of the log, and reports/...,
 //     scenarios/..., inspect/..., shrink/... and execpipe/..., whose
 //     output is promised byte for byte, and the shared pieces they are
-//     made of, internal/codec/..., internal/svgchart and
-//     internal/atomicfile) use no wall
+//     made of, internal/codec/..., internal/svgchart, internal/duration,
+//     internal/atomicfile and internal/radix) use no wall
 //     clock (time.Now, Since, Until, After, AfterFunc, Tick, NewTimer,
 //     NewTicker, Sleep; context.WithTimeout, WithDeadline), no global or
 //     entropy-seeded randomness (the top-level functions of math/rand and

@@ -27,7 +27,7 @@ import (
 
 // ErrUnsafePath is wrapped by the error for a path that is a symbolic link
 // or not the kind of file it should be.
-var ErrUnsafePath = errors.New("reports are never written through a link or over another kind of file")
+var ErrUnsafePath = errors.New("files are never written through a link or over another kind of file")
 
 // OpenDir creates dir (and its parents) if needed and opens it, refusing a
 // dir that is a symbolic link or not a folder. Operations through the

@@ -15,6 +15,8 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+
+	"github.com/dedupsim/dedupsim/internal/radix"
 )
 
 // Item names one entry: its expiry, and its key as arena[Off:Off+Klen].
@@ -319,7 +321,7 @@ func (x *Index) sortItems(arena []byte, items []Item) {
 		keys[i] = (uint64(items[i].At)-uint64(lo))<<pb | uint64(i)
 		top |= keys[i]
 	}
-	keys, tmp = radixSort(keys, tmp, bits.Len64(top))
+	keys, tmp = radix.Sort(keys, tmp, bits.Len64(top))
 	sc.keys, sc.tmp = keys, tmp
 	out := append(sc.out[:0], items...)
 	for i, k := range keys {
@@ -337,9 +339,20 @@ func (x *Index) sortItems(arena []byte, items []Item) {
 		}
 		i = j
 	}
+	if n > keepScratch {
+		// Bytes does not count the scratch (about 40 bytes an item), so a
+		// big one is not kept past the sort that needed it: the memory a
+		// store reports stays the memory it holds between batches.
+		x.sc = sortScratch{}
+	}
 }
 
-// sortScratch is sortItems' scratch, kept with the index between sorts.
+// keepScratch is the most items whose sort scratch an index keeps
+// between sorts (about 2.6 MB).
+const keepScratch = 1 << 16
+
+// sortScratch is sortItems' scratch, kept with the index between sorts
+// of at most keepScratch items.
 type sortScratch struct {
 	keys, tmp []uint64
 	out       []Item
@@ -353,36 +366,4 @@ func sortItemsCmp(arena []byte, items []Item) {
 		}
 		return bytes.Compare(a.Key(arena), b.Key(arena))
 	})
-}
-
-// radixDigit is the bits radixSort places per pass (its counts take 16 KiB).
-const radixDigit = 11
-
-// radixSort sorts keys, all below 1<<width, ascending with an LSD radix
-// sort; tmp is scratch of the same length. It returns the sorted slice and
-// the other one.
-func radixSort(keys, tmp []uint64, width int) (sorted, scratch []uint64) {
-	const mask = 1<<radixDigit - 1
-	var count [1 << radixDigit]int
-	for shift := 0; shift < width; shift += radixDigit {
-		clear(count[:])
-		for _, k := range keys {
-			count[k>>shift&mask]++
-		}
-		if count[keys[0]>>shift&mask] == len(keys) {
-			continue // one digit for every key: this pass moves nothing
-		}
-		sum := 0
-		for d, c := range count {
-			count[d] = sum
-			sum += c
-		}
-		for _, k := range keys {
-			d := k >> shift & mask
-			tmp[count[d]] = k
-			count[d]++
-		}
-		keys, tmp = tmp, keys
-	}
-	return keys, tmp
 }

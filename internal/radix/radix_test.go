@@ -1,4 +1,4 @@
-package sim
+package radix
 
 import (
 	"math/rand/v2"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestRadixSort: radixSort orders distinct keys as slices.Sort does, at
+// TestSort: Sort orders distinct keys as slices.Sort does, at
 // every size around its cut-over to slices.Sort and with digits that skip
 // passes (keys sharing their low bits).
-func TestRadixSort(t *testing.T) {
+func TestSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 2, 255, 256, 257, 1000, 10_000} {
 		for _, shape := range []struct {
@@ -34,9 +34,9 @@ func TestRadixSort(t *testing.T) {
 			for top>>width != 0 {
 				width++
 			}
-			got, _ := radixSort(keys, make([]uint64, n), width)
+			got, _ := Sort(keys, make([]uint64, n), width)
 			if !slices.Equal(got, want) {
-				t.Fatalf("n=%d %s: radixSort differs from slices.Sort", n, shape.name)
+				t.Fatalf("n=%d %s: Sort differs from slices.Sort", n, shape.name)
 			}
 		}
 	}
