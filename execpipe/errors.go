@@ -10,37 +10,8 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sparkver"
 	"github.com/dedupsim/dedupsim/engine/trace"
-	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 )
-
-// Error is a failed run with its exit status (docs/exit-codes.md): Code 2
-// for bad input (flags, query, steps file, a corrupt or locked
-// checkpoint; the message names file, line and field), 1 for any other
-// failure. The pipeline knows which of its steps refused what; the
-// command line only passes the status on.
-type Error struct {
-	Code int
-	Err  error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// badInput is err as bad input (exit 2).
-func badInput(err error) error { return &Error{Code: 2, Err: err} }
-
-// outputError is the status of a failed write of --report's files: an
-// unsafe path (atomicfile.ErrUnsafePath) is bad input, any other failure 1.
-func outputError(err error) error {
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	if errors.Is(err, atomicfile.ErrUnsafePath) {
-		return badInput(err)
-	}
-	return &Error{Code: 1, Err: err}
-}
 
 // classify turns a run error into an exit status (docs/exit-codes.md): a
 // query the checkpoint refuses, a corrupt or locked checkpoint, or a
@@ -55,21 +26,21 @@ func classify(queryPath, inputPath, ckptDir string, err error) error {
 	}
 	var inc *engine.IncompatibleError
 	if errors.As(err, &inc) {
-		return badInput(fmt.Errorf("%s: %v", queryPath, inc))
+		return exitcode.Bad(fmt.Errorf("%s: %v", queryPath, inc))
 	}
 	var qe *query.Error
 	if errors.As(err, &qe) {
-		return badInput(qe)
+		return exitcode.Bad(qe)
 	}
 	var ae *trace.AheadError
 	if errors.As(err, &ae) {
-		return badInput(fmt.Errorf("%s: %v", inputPath, ae))
+		return exitcode.Bad(fmt.Errorf("%s: %v", inputPath, ae))
 	}
 	var se *trace.StepError
 	if errors.As(err, &se) {
-		return &Error{Code: 1, Err: fmt.Errorf("%s:%d: %v", inputPath, se.Line, se.Err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("%s:%d: %v", inputPath, se.Line, se.Err)}
 	}
-	return &Error{Code: 1, Err: err}
+	return &exitcode.Error{Code: 1, Err: err}
 }
 
 // checkpointProblem is the one form of a refused checkpoint for every
@@ -78,10 +49,10 @@ func classify(queryPath, inputPath, ckptDir string, err error) error {
 func checkpointProblem(ckptDir string, err error) (error, bool) {
 	var iu *checkpoint.InUseError
 	if errors.As(err, &iu) {
-		return badInput(iu), true
+		return exitcode.Bad(iu), true
 	}
 	if ce, ok := engine.CheckpointError(err); ok {
-		return badInput(fmt.Errorf("checkpoint error: %s: %s", filepath.Join(ckptDir, filepath.FromSlash(ce.File)), ce.Msg)), true
+		return exitcode.Bad(fmt.Errorf("checkpoint error: %s: %s", filepath.Join(ckptDir, filepath.FromSlash(ce.File)), ce.Msg)), true
 	}
 	return nil, false
 }
@@ -93,15 +64,15 @@ func applySparkVersion(q *query.Query, flag string) error {
 	if flag != "" {
 		v, err := sparkver.Parse(flag)
 		if err != nil {
-			return badInput(fmt.Errorf("--spark-version: %w", err))
+			return exitcode.Bad(fmt.Errorf("--spark-version: %w", err))
 		}
 		if err := q.SetSparkVersion(v); err != nil {
-			return badInput(err)
+			return exitcode.Bad(err)
 		}
 		return nil
 	}
 	if err := q.CheckSparkVersion(); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dedupsim/dedupsim/expect"
 	"github.com/dedupsim/dedupsim/inspect/delta"
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 )
@@ -82,10 +83,10 @@ type expectHook struct {
 // runs) and opens --record's temp file; nil when neither is given.
 func newExpectHook(o Options, q *query.Query) (*expectHook, error) {
 	if o.ReportDir != "" && o.CheckPath == "" {
-		return nil, badInput(errors.New("exec: --report writes the result of --check (junit.xml, summary.md): give --check FILE too"))
+		return nil, exitcode.Bad(errors.New("exec: --report writes the result of --check (junit.xml, summary.md): give --check FILE too"))
 	}
 	if fi, err := os.Stat(o.ReportDir); o.ReportDir != "" && err == nil && !fi.IsDir() {
-		return nil, badInput(fmt.Errorf("exec: --report %s: not a folder", o.ReportDir))
+		return nil, exitcode.Bad(fmt.Errorf("exec: --report %s: not a folder", o.ReportDir))
 	}
 	if o.CheckPath == "" && o.RecordPath == "" {
 		return nil, nil
@@ -96,17 +97,17 @@ func newExpectHook(o Options, q *query.Query) (*expectHook, error) {
 	if o.CheckPath != "" && delta.IsTable(o.CheckPath) {
 		d, _ := sink.Lookup(q.Sink.Kind)
 		if !d.HasTable {
-			return nil, badInput(fmt.Errorf("exec: --check %s is a Delta table, and the query's sink (%s) keeps no table: use sink kind table, merge or append", o.CheckPath, q.Sink.Kind))
+			return nil, exitcode.Bad(fmt.Errorf("exec: --check %s is a Delta table, and the query's sink (%s) keeps no table: use sink kind table, merge or append", o.CheckPath, q.Sink.Kind))
 		}
 		t, err := delta.ReadKeys(o.CheckPath, q.Keys)
 		if err != nil {
-			return nil, badInput(fmt.Errorf("exec: --check: %w", err))
+			return nil, exitcode.Bad(fmt.Errorf("exec: --check: %w", err))
 		}
 		h.table = t
 	} else if o.CheckPath != "" {
 		var err error
 		if exp, err = expect.ParseFile(o.CheckPath); err != nil {
-			return nil, badInput(fmt.Errorf("exec: --check: %w", err))
+			return nil, exitcode.Bad(fmt.Errorf("exec: --check: %w", err))
 		}
 	}
 	if o.RecordPath != "" {
@@ -130,13 +131,13 @@ func newExpectHook(o Options, q *query.Query) (*expectHook, error) {
 // over it when the run ends; a symbolic link or a folder is refused.
 func createRecord(path string) (*outFile, error) {
 	if st, err := os.Lstat(path); err == nil && (st.Mode()&os.ModeSymlink != 0 || !st.Mode().IsRegular()) {
-		return nil, badInput(fmt.Errorf("exec: --record %s is a symbolic link or not a regular file: refusing to write through it", path))
+		return nil, exitcode.Bad(fmt.Errorf("exec: --record %s is a symbolic link or not a regular file: refusing to write through it", path))
 	}
 	out, err := createOut(path)
 	if err != nil {
-		var ee *Error
+		var ee *exitcode.Error
 		if errors.As(err, &ee) {
-			return nil, badInput(fmt.Errorf("exec: --record %s: folder %s does not exist or is not writable", path, filepath.Dir(path)))
+			return nil, exitcode.Bad(fmt.Errorf("exec: --record %s: folder %s does not exist or is not writable", path, filepath.Dir(path)))
 		}
 		return nil, err
 	}
@@ -183,14 +184,14 @@ func (h *expectHook) finish(res *trace.Result) error {
 		return nil
 	}
 	if h.inputErr != nil {
-		return &Error{Code: 1, Err: fmt.Errorf("exec: --check: %w", h.inputErr)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: --check: %w", h.inputErr)}
 	}
 	diffs, err := h.obs.Finish(res.Table, res.HasTable)
 	var tableCheck *reports.Check // --check with a Delta table: one test of its own
 	if err == nil && h.table != nil {
 		var more []string
 		if more, err = tableDiffs(h.table, res.Table); err != nil {
-			return &Error{Code: 1, Err: fmt.Errorf("exec: --check: %w", err)}
+			return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: --check: %w", err)}
 		}
 		diffs = append(diffs, more...)
 		tableCheck = &reports.Check{Name: "final table holds the Delta table's keys", Where: h.checkPath, Diffs: more}
@@ -199,7 +200,7 @@ func (h *expectHook) finish(res *trace.Result) error {
 		err = h.rec.commit()
 	}
 	if err != nil {
-		return &Error{Code: 1, Err: fmt.Errorf("exec: --record: %w", err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: --record: %w", err)}
 	}
 	if h.checkPath != "" {
 		if err := h.report(tableCheck); err != nil {
@@ -213,7 +214,7 @@ func (h *expectHook) finish(res *trace.Result) error {
 	for _, d := range diffs {
 		fmt.Fprintln(os.Stderr, "  "+d)
 	}
-	return &Error{Code: 1, Err: fmt.Errorf("exec: --check %s: %d differences (listed above)", h.checkPath, len(diffs))}
+	return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: --check %s: %d differences (listed above)", h.checkPath, len(diffs))}
 }
 
 // discard drops --record's temp file after a failed run.
@@ -243,7 +244,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 	if h.reportDir != "" {
 		root, err := atomicfile.OpenDir(h.reportDir)
 		if err != nil {
-			return outputError(err)
+			return exitcode.Output(err)
 		}
 		root.Close()
 		ju, err := reports.ChecksJUnit("dedupsim.exec", h.version, checks)
@@ -255,7 +256,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 			data []byte
 		}{{"junit.xml", ju}, {"summary.md", md}} {
 			if err := atomicfile.WriteFile(filepath.Join(h.reportDir, f.name), f.data); err != nil {
-				return outputError(err)
+				return exitcode.Output(err)
 			}
 		}
 	}
@@ -267,7 +268,7 @@ func (h *expectHook) report(tableCheck *reports.Check) error {
 		return nil
 	}
 	if err := h.stepSummary(md, whole); err != nil {
-		return &Error{Code: 1, Err: err}
+		return &exitcode.Error{Code: 1, Err: err}
 	}
 	return nil
 }

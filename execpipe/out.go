@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 )
 
 // outFile is --out: a temp file next to the target, renamed over it when
@@ -27,27 +28,27 @@ func createOut(path string) (*outFile, error) {
 	st, err := os.Lstat(path)
 	switch {
 	case err == nil && st.Mode()&os.ModeSymlink != 0:
-		return nil, badInput(fmt.Errorf("exec: --out %s is a symbolic link: refusing to write through it (give the real path)", path))
+		return nil, exitcode.Bad(fmt.Errorf("exec: --out %s is a symbolic link: refusing to write through it (give the real path)", path))
 	case err == nil && st.IsDir():
-		return nil, badInput(fmt.Errorf("exec: --out %s is a directory", path))
+		return nil, exitcode.Bad(fmt.Errorf("exec: --out %s is a directory", path))
 	case err == nil && !st.Mode().IsRegular():
 		// A device or a pipe (/dev/null): written as it is, nothing to
 		// replace atomically.
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return nil, badInput(fmt.Errorf("exec: --out: %w", err))
+			return nil, exitcode.Bad(fmt.Errorf("exec: --out: %w", err))
 		}
 		return &outFile{Writer: f, name: path, tmp: f}, nil
 	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return nil, badInput(fmt.Errorf("exec: --out: %w", err))
+		return nil, exitcode.Bad(fmt.Errorf("exec: --out: %w", err))
 	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, badInput(fmt.Errorf("exec: --out %s: folder %s does not exist", path, dir))
+		return nil, exitcode.Bad(fmt.Errorf("exec: --out %s: folder %s does not exist", path, dir))
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return nil, badInput(fmt.Errorf("exec: --out: %w", err))
+		return nil, exitcode.Bad(fmt.Errorf("exec: --out: %w", err))
 	}
 	return &outFile{Writer: tmp, name: path, target: path, tmp: tmp}, nil
 }

@@ -7,7 +7,7 @@
 // checks the flags and calls Run: the pipeline is here so that the CLI
 // stays an adapter and the pipeline's parts can be tested on their own.
 //
-// Run reports every failure as an *Error carrying the exit status of
+// Run reports every failure as an *exitcode.Error carrying the exit status of
 // docs/exit-codes.md (2 for bad input, 1 for any other failure), so that
 // the caller does not have to know which of its steps failed how.
 package execpipe
@@ -27,6 +27,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 )
 
 // Options are one exec run, as exec's flags give them (docs/exec-format.md).
@@ -69,36 +70,36 @@ type Options struct {
 // Run runs exec with o. Everything the user gave is checked before
 // anything runs or any file is written; --out and --record are written
 // atomically, and left unchanged when the run fails. Warnings and
-// --check's differences go to standard error. A failure is an *Error: its
+// --check's differences go to standard error. A failure is an *exitcode.Error: its
 // exit status.
 func Run(o Options) (err error) {
 	defer func() {
 		// The few refusals that come without a status (a steps file the
 		// reader refuses as it opens it) are bad input, as the command
 		// line has always taken an error without one.
-		var e *Error
+		var e *exitcode.Error
 		if err != nil && !errors.As(err, &e) {
-			err = badInput(err)
+			err = exitcode.Bad(err)
 		}
 	}()
 	switch {
 	case o.QueryPath == "" || o.InputPath == "":
-		return badInput(errors.New("exec: --query and --input are required"))
+		return exitcode.Bad(errors.New("exec: --query and --input are required"))
 	case o.Format == "":
 		o.Format = "jsonl"
 	case o.Format != "jsonl" && o.Format != "table":
-		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.Format))
+		return exitcode.Bad(fmt.Errorf("exec: --format %q (want jsonl or table)", o.Format))
 	}
 	switch o.Engine {
 	case "", "dedupsim":
 	case "spark":
 		return runSpark(o)
 	default:
-		return badInput(fmt.Errorf("exec: --engine %q (want dedupsim or spark)", o.Engine))
+		return exitcode.Bad(fmt.Errorf("exec: --engine %q (want dedupsim or spark)", o.Engine))
 	}
 	q, err := query.ParseFile(o.QueryPath)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := applySparkVersion(q, o.SparkVersion); err != nil {
 		return err
@@ -143,13 +144,13 @@ func openCheckpoint(o Options) (dir string, ckpt *fsys.OS, release func(), err e
 	scratch := dir == ""
 	if scratch {
 		if dir, err = os.MkdirTemp("", "dedupsim-ckpt-"); err != nil {
-			return "", nil, nil, &Error{Code: 1, Err: fmt.Errorf("exec: %w", err)}
+			return "", nil, nil, &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: %w", err)}
 		}
 		removeTemp = func() { os.RemoveAll(dir) }
 	} else if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
-		return "", nil, nil, badInput(fmt.Errorf("exec: --checkpoint %s is not a folder", dir))
+		return "", nil, nil, exitcode.Bad(fmt.Errorf("exec: --checkpoint %s is not a folder", dir))
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, nil, badInput(fmt.Errorf("exec: --checkpoint: %w", err))
+		return "", nil, nil, exitcode.Bad(fmt.Errorf("exec: --checkpoint: %w", err))
 	}
 	ckpt = fsys.NewOS(dir)
 	if scratch {
@@ -170,7 +171,7 @@ func openCheckpoint(o Options) (dir string, ckpt *fsys.OS, release func(), err e
 	}
 	if err := checkpoint.RemoveTemps(ckpt); err != nil {
 		release()
-		return "", nil, nil, &Error{Code: 1, Err: fmt.Errorf("exec: %w", err)}
+		return "", nil, nil, &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: %w", err)}
 	}
 	return dir, ckpt, release, nil
 }
@@ -208,7 +209,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 	})
 	if wb != nil {
 		if werr := wb.close(); werr != nil {
-			return &Error{Code: 1, Err: fmt.Errorf("exec: write %s: %w", out.name, werr)}
+			return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: write %s: %w", out.name, werr)}
 		}
 	}
 	if err != nil {
@@ -226,7 +227,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt *fsys.OS, d
 		err = out.commit()
 	}
 	if err != nil {
-		return &Error{Code: 1, Err: fmt.Errorf("exec: write %s: %w", out.name, err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: write %s: %w", out.name, err)}
 	}
 	return hook.finish(res)
 }
@@ -287,7 +288,7 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	open := func() (*steps.Reader, *os.File, error) {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, nil, badInput(fmt.Errorf("exec: --input: %w", err))
+			return nil, nil, exitcode.Bad(fmt.Errorf("exec: --input: %w", err))
 		}
 		r, err := steps.NewReader(path, f, q)
 		if err != nil {
@@ -298,7 +299,7 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	}
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
-		return nil, nil, badInput(fmt.Errorf("exec: --input %s is a directory", path))
+		return nil, nil, exitcode.Bad(fmt.Errorf("exec: --input %s is a directory", path))
 	}
 	if err == nil && st.Mode().IsRegular() {
 		check := checkSteps
@@ -381,7 +382,7 @@ func readAhead(next func() (steps.Step, error)) (ahead func() (steps.Step, error
 func stepsProblem(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) && pe.Op == "open" {
-		return badInput(fmt.Errorf("exec: --input: %w", err))
+		return exitcode.Bad(fmt.Errorf("exec: --input: %w", err))
 	}
-	return badInput(err)
+	return exitcode.Bad(err)
 }

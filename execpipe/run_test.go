@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 )
 
-// Run reports every failure as an *Error with the exit status of
+// Run reports every failure as an *exitcode.Error with the exit status of
 // docs/exit-codes.md, whichever step refused, and --out stays as it was.
 func TestRunExitStatus(t *testing.T) {
 	ex := filepath.Join("..", "examples", "worked-example")
@@ -42,7 +44,7 @@ func TestRunExitStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := Run(tc.o)
-			var e *Error
+			var e *exitcode.Error
 			switch {
 			case tc.code == 0 && err != nil:
 				t.Fatalf("got %v, want success", err)
@@ -58,7 +60,7 @@ func TestRunExitStatus(t *testing.T) {
 	}
 	// A write that fails is not bad input.
 	if _, err := os.Stat("/dev/full"); err == nil {
-		var e *Error
+		var e *exitcode.Error
 		if err := Run(Options{QueryPath: q, InputPath: s, OutPath: "/dev/full"}); !errors.As(err, &e) || e.Code != 1 {
 			t.Fatalf("/dev/full: got %v, want exit 1", err)
 		}

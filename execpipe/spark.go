@@ -13,6 +13,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/engine/sink"
 	"github.com/dedupsim/dedupsim/engine/steps"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 )
 
 // runSpark is exec --engine spark: the files are checked by dedupsim's
@@ -20,15 +21,15 @@ import (
 // to --out or standard output, as exec writes them.
 func runSpark(o Options) (err error) {
 	if o.Format != "jsonl" {
-		return badInput(fmt.Errorf("exec: --format %s: --engine spark writes jsonl only", o.Format))
+		return exitcode.Bad(fmt.Errorf("exec: --format %s: --engine spark writes jsonl only", o.Format))
 	}
 	rawQuery, err := os.ReadFile(o.QueryPath)
 	if err != nil {
-		return badInput(fmt.Errorf("exec: --query: %w", err))
+		return exitcode.Bad(fmt.Errorf("exec: --query: %w", err))
 	}
 	q, err := query.Parse(o.QueryPath, rawQuery)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := applySparkVersion(q, o.SparkVersion); err != nil {
 		return err
@@ -38,22 +39,22 @@ func runSpark(o Options) (err error) {
 	// something it can run, and running the query otherwise would compare
 	// another query.
 	if q.RealTime() {
-		return badInput(fmt.Errorf("exec: --engine spark: %s: real-time mode (trigger: {real_time: ...}) is not run on Spark by exec: the runner's source has no real-time mode; run it with --engine dedupsim (spark-semantics §18 gives what was measured on Spark)", o.QueryPath))
+		return exitcode.Bad(fmt.Errorf("exec: --engine spark: %s: real-time mode (trigger: {real_time: ...}) is not run on Spark by exec: the runner's source has no real-time mode; run it with --engine dedupsim (spark-semantics §18 gives what was measured on Spark)", o.QueryPath))
 	}
 	if q.Sink.Kind == sink.KindKafka {
-		return badInput(fmt.Errorf("exec: --engine spark: %s: sink kind kafka is not run on Spark by exec (it needs a Kafka cluster); run it with --engine dedupsim", o.QueryPath))
+		return exitcode.Bad(fmt.Errorf("exec: --engine spark: %s: sink kind kafka is not run on Spark by exec (it needs a Kafka cluster); run it with --engine dedupsim", o.QueryPath))
 	}
 	data, err := os.ReadFile(o.InputPath)
 	if err != nil {
-		return badInput(fmt.Errorf("exec: --input: %w", err))
+		return exitcode.Bad(fmt.Errorf("exec: --input: %w", err))
 	}
 	st, err := steps.Parse(o.InputPath, data, q)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	env, err := sparkEnvFromEnviron(q.SparkVersion.Full)
 	if err != nil {
-		return badInput(fmt.Errorf("exec: %w", err))
+		return exitcode.Bad(fmt.Errorf("exec: %w", err))
 	}
 	out, err := createOut(o.OutPath)
 	if err != nil {
@@ -68,19 +69,19 @@ func runSpark(o Options) (err error) {
 	defer stop()
 	res, err := conform.ExecSpark(ctx, env, q, rawQuery, st, o.CheckpointDir)
 	if err != nil {
-		return &Error{Code: 1, Err: fmt.Errorf("exec: Spark: %w", err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: Spark: %w", err)}
 	}
 	if res.Unsupported != "" {
-		return badInput(fmt.Errorf("exec: %s: not expressible on Spark: %s", o.InputPath, res.Unsupported))
+		return exitcode.Bad(fmt.Errorf("exec: %s: not expressible on Spark: %s", o.InputPath, res.Unsupported))
 	}
 	if _, err := out.Write(batchLines(res.Raw)); err != nil {
-		return &Error{Code: 1, Err: fmt.Errorf("exec: write %s: %w", out.name, err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: write %s: %w", out.name, err)}
 	}
 	if err := out.commit(); err != nil {
-		return &Error{Code: 1, Err: fmt.Errorf("exec: write %s: %w", out.name, err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: write %s: %w", out.name, err)}
 	}
 	if res.Err != "" {
-		return &Error{Code: 1, Err: fmt.Errorf("exec: Spark: %s", res.Err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("exec: Spark: %s", res.Err)}
 	}
 	return nil
 }

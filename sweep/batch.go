@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/live"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
@@ -166,17 +167,17 @@ func (o Options) runOne(ctx context.Context, j Job) Result {
 		res.Skip = err
 		return res
 	case errors.Is(err, live.ErrUnsupported) || errors.Is(err, sim.ErrLiveOnly):
-		res.Err = badInput(err)
+		res.Err = exitcode.Bad(err)
 		return res
 	case err != nil:
-		res.Err = OutputError(err) // 1, or 2 for a refused report folder
+		res.Err = exitcode.Output(err) // 1, or 2 for a refused report folder
 		return res
 	}
 	r.Elapsed = time.Since(start)
 	r.Version = o.Version
 	dir, err := WriteRun(o.Out, r, o.KeepHistory || !r.Passed)
 	if err != nil {
-		res.Err = OutputError(err)
+		res.Err = exitcode.Output(err)
 		return res
 	}
 	res.Dir = filepath.Base(dir)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim"
@@ -93,8 +94,8 @@ func TestRunBatchOrder(t *testing.T) {
 					t.Fatalf("-j %d: %v, %d results", jobs, err, len(got))
 				}
 			} else {
-				var e *Error
-				if !errors.As(err, &e) || e.Code != ExitFailed || err.Error() != "boom" {
+				var e *exitcode.Error
+				if !errors.As(err, &e) || e.Code != exitcode.Failed || err.Error() != "boom" {
 					t.Fatalf("-j %d, job %d fails: error %v", jobs, failAt, err)
 				}
 				if uint64(len(got)) < failAt {
@@ -137,31 +138,31 @@ func TestRunBatchSkip(t *testing.T) {
 				skipped++
 			}
 		})
-		var e *Error
+		var e *exitcode.Error
 		switch {
 		case canSkip && (err != nil || skipped != 1):
 			t.Errorf("can skip: %v, %d skipped", err, skipped)
-		case !canSkip && (!errors.As(err, &e) || e.Code != ExitBadInput || skipped != 0):
+		case !canSkip && (!errors.As(err, &e) || e.Code != exitcode.BadInput || skipped != 0):
 			t.Errorf("cannot skip: %v, %d skipped", err, skipped)
 		}
 	}
 }
 
 func TestOutputError(t *testing.T) {
-	coded := &Error{Code: ExitBadInput, Err: errors.New("already coded")}
+	coded := &exitcode.Error{Code: exitcode.BadInput, Err: errors.New("already coded")}
 	for _, tc := range []struct {
 		err  error
 		code int
 	}{
-		{errors.New("disk full"), ExitFailed},
-		{fmt.Errorf("x: %w", atomicfile.ErrUnsafePath), ExitBadInput},
-		{fmt.Errorf("wrapped: %w", coded), ExitBadInput},
-		{&Error{Code: ExitFailed, Err: atomicfile.ErrUnsafePath}, ExitFailed},
+		{errors.New("disk full"), exitcode.Failed},
+		{fmt.Errorf("x: %w", atomicfile.ErrUnsafePath), exitcode.BadInput},
+		{fmt.Errorf("wrapped: %w", coded), exitcode.BadInput},
+		{&exitcode.Error{Code: exitcode.Failed, Err: atomicfile.ErrUnsafePath}, exitcode.Failed},
 	} {
-		got := OutputError(tc.err)
+		got := exitcode.Output(tc.err)
 		var e interface{ ExitStatus() int }
 		if !errors.As(got, &e) || e.ExitStatus() != tc.code || got.Error() != tc.err.Error() {
-			t.Errorf("OutputError(%v) = %v, want exit %d and the same message", tc.err, got, tc.code)
+			t.Errorf("exitcode.Output(%v) = %v, want exit %d and the same message", tc.err, got, tc.code)
 		}
 	}
 }
@@ -179,11 +180,11 @@ func TestRunDir(t *testing.T) {
 		{strings.Repeat("a", 201), "it is longer than 200 bytes"},
 	} {
 		dir, err := RunDir("out", &result.Run{Scenario: tc.name, Seed: 7})
-		var e *Error
+		var e *exitcode.Error
 		switch {
 		case tc.errHas == "" && (err != nil || dir != filepath.Join("out", tc.name+"-7")):
 			t.Errorf("%q: %q %v", tc.name, dir, err)
-		case tc.errHas != "" && (!errors.As(err, &e) || e.Code != ExitBadInput || !strings.Contains(err.Error(), tc.errHas)):
+		case tc.errHas != "" && (!errors.As(err, &e) || e.Code != exitcode.BadInput || !strings.Contains(err.Error(), tc.errHas)):
 			t.Errorf("%q: %v, want exit 2 with %q", tc.name, err, tc.errHas)
 		}
 	}
@@ -198,9 +199,9 @@ func TestFailed(t *testing.T) {
 		runs = append(runs, &result.Run{Scenario: "x", Seed: uint64(i), Passed: i == 0})
 	}
 	err := Failed(runs)
-	var e *Error
+	var e *exitcode.Error
 	want := "12 of 13 runs did not meet their expectations: x (seed 1), x (seed 2), x (seed 3), x (seed 4), x (seed 5), x (seed 6), x (seed 7), x (seed 8), x (seed 9), x (seed 10), and 2 more"
-	if !errors.As(err, &e) || e.Code != ExitFailed || err.Error() != want {
+	if !errors.As(err, &e) || e.Code != exitcode.Failed || err.Error() != want {
 		t.Errorf("Failed: %v", err)
 	}
 }

@@ -7,6 +7,6 @@
 //
 // The command-line tool (cmd/dedupsim: run, sweep, merge, replay) parses
 // the flags and calls this package. A failure that has an exit status of
-// its own is an *Error (docs/exit-codes.md): 2 for bad input, 1 for any
+// its own is an *exitcode.Error (docs/exit-codes.md): 2 for bad input, 1 for any
 // other failure.
 package sweep

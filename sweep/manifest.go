@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/sim/check"
@@ -286,14 +287,14 @@ func checkVerdict(bad fieldError, field string, r *result.Run) error {
 // writeManifest writes out/shard.json.
 func writeManifest(out string, m Manifest) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return failure(err)
+		return exitcode.Fail(err)
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return failure(err)
+		return exitcode.Fail(err)
 	}
 	if err := atomicfile.WriteFile(filepath.Join(out, "shard.json"), append(b, '\n')); err != nil {
-		return OutputError(err)
+		return exitcode.Output(err)
 	}
 	return nil
 }

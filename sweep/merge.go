@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 )
@@ -30,12 +31,12 @@ func LoadShards(dirs []string, out string) (shards []Shard, problems []string, e
 		fi, err := os.Stat(dir)
 		switch {
 		case err != nil:
-			return nil, nil, badInput(fmt.Errorf("merge: %s: no such folder", dir))
+			return nil, nil, exitcode.Bad(fmt.Errorf("merge: %s: no such folder", dir))
 		case !fi.IsDir():
-			return nil, nil, badInput(fmt.Errorf("merge: %s: not a folder (want a sweep's --out folder)", dir))
+			return nil, nil, exitcode.Bad(fmt.Errorf("merge: %s: not a folder (want a sweep's --out folder)", dir))
 		}
 		if same, _ := sameFolder(dir, out); same {
-			return nil, nil, badInput(fmt.Errorf("merge: --out %s is the shard folder %s: merge into another folder", out, dir))
+			return nil, nil, exitcode.Bad(fmt.Errorf("merge: --out %s is the shard folder %s: merge into another folder", out, dir))
 		}
 		m, err := ReadManifest(filepath.Join(dir, "shard.json"))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -43,7 +44,7 @@ func LoadShards(dirs []string, out string) (shards []Shard, problems []string, e
 			continue
 		}
 		if err != nil {
-			return nil, nil, badInput(fmt.Errorf("merge: %w", err))
+			return nil, nil, exitcode.Bad(fmt.Errorf("merge: %w", err))
 		}
 		shards = append(shards, Shard{dir: dir, m: m})
 	}
@@ -115,18 +116,18 @@ func mergeItems(shards []Shard, nScenarios int) ([]mergeItem, []faults.Coverage,
 func mergedEntries(out string, items []mergeItem) ([]*result.Run, []reports.IndexEntry, error) {
 	absOut, err := filepath.Abs(out)
 	if err != nil {
-		return nil, nil, failure(err)
+		return nil, nil, exitcode.Fail(err)
 	}
 	var runs []*result.Run
 	var entries []reports.IndexEntry
 	for _, it := range items {
 		abs, err := filepath.Abs(it.dir)
 		if err != nil {
-			return nil, nil, failure(err)
+			return nil, nil, exitcode.Fail(err)
 		}
 		rel, err := filepath.Rel(absOut, abs)
 		if err != nil {
-			return nil, nil, failure(err)
+			return nil, nil, exitcode.Fail(err)
 		}
 		runs = append(runs, it.run)
 		entries = append(entries, reports.IndexEntry{Run: it.run, Dir: filepath.ToSlash(rel)})
@@ -149,10 +150,10 @@ type Merged struct {
 // report folder from out. Nothing is written yet.
 func Merge(shards []Shard, problems []string, out string) (*Merged, error) {
 	if len(shards) == 0 {
-		return nil, failure(fmt.Errorf("merge: no shard to merge: %s", strings.Join(problems, "; ")))
+		return nil, exitcode.Fail(fmt.Errorf("merge: no shard to merge: %s", strings.Join(problems, "; ")))
 	}
 	if err := sameSweep(shards); err != nil {
-		return nil, badInput(fmt.Errorf("merge: %w", err))
+		return nil, exitcode.Bad(fmt.Errorf("merge: %w", err))
 	}
 	sort.Slice(shards, func(a, b int) bool { return shards[a].m.Shard < shards[b].m.Shard })
 	ref := shards[0].m
@@ -189,7 +190,7 @@ func (m *Merged) Finish(w io.Writer, out string) error {
 	fmt.Fprintf(w, "merged %s: %d of %d runs met their expectations; report: %s\n",
 		m.label, passed, len(m.Runs), filepath.Join(out, "index.html"))
 	if len(m.problems) > 0 {
-		return failure(fmt.Errorf("merge: %s", strings.Join(m.problems, "; ")))
+		return exitcode.Fail(fmt.Errorf("merge: %s", strings.Join(m.problems, "; ")))
 	}
 	return Failed(m.Runs)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 )
 
@@ -48,8 +49,8 @@ func TestMerge(t *testing.T) {
 	root := t.TempDir()
 	out := filepath.Join(root, "merged")
 	s0, s1, s2 := shardOf(t, root, 0, 4, 10), shardOf(t, root, 1, 4, 10, 6), shardOf(t, root, 2, 4, 10)
-	var e *Error
-	if _, _, err := LoadShards([]string{s2, s0, filepath.Join(root, "nothing")}, out); !errors.As(err, &e) || e.Code != ExitBadInput ||
+	var e *exitcode.Error
+	if _, _, err := LoadShards([]string{s2, s0, filepath.Join(root, "nothing")}, out); !errors.As(err, &e) || e.Code != exitcode.BadInput ||
 		!strings.HasSuffix(err.Error(), "nothing: no such folder") {
 		t.Fatalf("a folder that does not exist: %v, want exit 2", err)
 	}
@@ -79,7 +80,7 @@ func TestMerge(t *testing.T) {
 	}
 	var w strings.Builder
 	err = m.Finish(&w, out)
-	if !errors.As(err, &e) || e.Code != ExitFailed || !strings.HasPrefix(err.Error(), "merge: ") {
+	if !errors.As(err, &e) || e.Code != exitcode.Failed || !strings.HasPrefix(err.Error(), "merge: ") {
 		t.Errorf("Finish: %v, want exit 1", err)
 	}
 	if want := "merged 3 of 4 shards: 7 of 7 runs met their expectations; report: " + filepath.Join(out, "index.html") + "\n"; w.String() != want {
@@ -93,15 +94,15 @@ func TestMerge(t *testing.T) {
 
 	other := shardOf(t, filepath.Join(root, "other"), 3, 4, 12)
 	_, err = Merge(append(shards, loaded(t, other, out)...), nil, out)
-	if !errors.As(err, &e) || e.Code != ExitBadInput || !strings.Contains(err.Error(), "are not shards of one sweep: seeds 1+10 and 1+12") {
+	if !errors.As(err, &e) || e.Code != exitcode.BadInput || !strings.Contains(err.Error(), "are not shards of one sweep: seeds 1+10 and 1+12") {
 		t.Errorf("shards of two sweeps: %v, want exit 2", err)
 	}
 	_, err = Merge(append(shards, loaded(t, s0, out)...), nil, out)
-	if !errors.As(err, &e) || e.Code != ExitBadInput || !strings.Contains(err.Error(), "shard 0/4 given twice") {
+	if !errors.As(err, &e) || e.Code != exitcode.BadInput || !strings.Contains(err.Error(), "shard 0/4 given twice") {
 		t.Errorf("a shard twice: %v, want exit 2", err)
 	}
 	_, err = Merge(nil, []string{"a has no shard.json"}, out)
-	if !errors.As(err, &e) || e.Code != ExitFailed || err.Error() != "merge: no shard to merge: a has no shard.json" {
+	if !errors.As(err, &e) || e.Code != exitcode.Failed || err.Error() != "merge: no shard to merge: a has no shard.json" {
 		t.Errorf("no shard: %v, want exit 1", err)
 	}
 }

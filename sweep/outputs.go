@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 )
@@ -48,11 +49,11 @@ func CheckRunName(name string) error {
 // out.
 func RunDir(out string, r *result.Run) (string, error) {
 	if err := CheckRunName(r.Scenario); err != nil {
-		return "", badInput(err)
+		return "", exitcode.Bad(err)
 	}
 	dir := filepath.Join(out, fmt.Sprintf("%s-%d", r.Scenario, r.Seed))
 	if filepath.Dir(dir) != filepath.Clean(out) {
-		return "", badInput(fmt.Errorf("scenario name %q: its report folder %s is not directly in %s", r.Scenario, dir, out))
+		return "", exitcode.Bad(fmt.Errorf("scenario name %q: its report folder %s is not directly in %s", r.Scenario, dir, out))
 	}
 	return dir, nil
 }
@@ -122,22 +123,22 @@ func CheckOut(verb, out string) error {
 // Actions step summary when GITHUB_STEP_SUMMARY is set.
 func WriteOutputs(out string, runs []*result.Run, entries []reports.IndexEntry, index bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return failure(err)
+		return exitcode.Fail(err)
 	}
 	if index {
 		if err := reports.WriteIndex(filepath.Join(out, "index.html"), entries); err != nil {
-			return OutputError(err)
+			return exitcode.Output(err)
 		}
 	}
 	md := []byte(reports.Markdown(runs))
 	if err := atomicfile.WriteFile(filepath.Join(out, "summary.md"), md); err != nil {
-		return OutputError(err)
+		return exitcode.Output(err)
 	}
 	if err := reports.WriteJUnit(filepath.Join(out, "junit.xml"), runs); err != nil {
-		return OutputError(err)
+		return exitcode.Output(err)
 	}
 	if err := AppendStepSummary(md, filepath.Join(out, "summary.md")); err != nil {
-		return failure(err)
+		return exitcode.Fail(err)
 	}
 	return nil
 }
@@ -199,5 +200,5 @@ func Failed(runs []*result.Run) error {
 			n++
 		}
 	}
-	return failure(fmt.Errorf("%d of %d runs did not meet their expectations: %s", n, len(runs), strings.Join(names, ", ")))
+	return exitcode.Fail(fmt.Errorf("%d of %d runs did not meet their expectations: %s", n, len(runs), strings.Join(names, ", ")))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/faults"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
@@ -146,7 +147,7 @@ func (sw *Sweep) Finish(w io.Writer, out string, runErr error) error {
 		return err
 	}
 	if len(missing) > 0 {
-		return failure(fmt.Errorf("faults never fired in this sweep: %s", strings.Join(missing, "; ")))
+		return exitcode.Fail(fmt.Errorf("faults never fired in this sweep: %s", strings.Join(missing, "; ")))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/analyze"
 	"github.com/dedupsim/dedupsim/capture"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/termprogress"
 	"github.com/dedupsim/dedupsim/sizing"
 	"github.com/spf13/cobra"
@@ -130,22 +131,22 @@ func (o *analyzeOptions) eventsArg(cmd *cobra.Command, args []string) (string, e
 	f := cmd.Flags()
 	kafkaFlag, err := spelling(cmd, "analyze", "from-kafka", "kafka")
 	if err != nil {
-		return "", badInput(err)
+		return "", exitcode.Bad(err)
 	}
 	switch {
 	case o.kafka && len(args) == 1:
-		return "", badInput(fmt.Errorf("analyze: --%s reads a topic: give no EVENTS file (got %q)", kafkaFlag, args[0]))
+		return "", exitcode.Bad(fmt.Errorf("analyze: --%s reads a topic: give no EVENTS file (got %q)", kafkaFlag, args[0]))
 	case o.kafka:
 		if !f.Changed("arrival") {
 			o.arrival = capture.ColTimestamp
 		}
 		return "kafka:" + o.kafkaFlags.topic, nil
 	case len(args) == 0:
-		return "", badInput(errors.New("analyze: accepts 1 arg(s), received 0: give an EVENTS file, or --from-kafka"))
+		return "", exitcode.Bad(errors.New("analyze: accepts 1 arg(s), received 0: give an EVENTS file, or --from-kafka"))
 	}
 	for _, name := range []string{"bootstrap", "topic", "topic-partitions", "start", "end", "read-uncommitted", "value-format"} {
 		if f.Changed(name) {
-			return "", badInput(fmt.Errorf("analyze: --%s reads a topic: it needs --from-kafka", name))
+			return "", exitcode.Bad(fmt.Errorf("analyze: --%s reads a topic: it needs --from-kafka", name))
 		}
 	}
 	return args[0], nil
@@ -155,14 +156,14 @@ func (o *analyzeOptions) eventsArg(cmd *cobra.Command, args []string) (string, e
 // given), reads the events of file ("-": standard input) and prints the
 // report.
 func runAnalyze(w io.Writer, f *pflag.FlagSet, file string, o analyzeOptions) error {
-	bad := func(err error) error { return badInput(fmt.Errorf("analyze: %w", err)) }
+	bad := func(err error) error { return exitcode.Bad(fmt.Errorf("analyze: %w", err)) }
 	opt, err := o.options(f, file)
 	if err != nil {
 		return bad(err)
 	}
 	a, err := analyze.New(opt)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	in, size, closeIn, err := o.openInput(file)
 	if err != nil {
@@ -182,11 +183,11 @@ func runAnalyze(w io.Writer, f *pflag.FlagSet, file string, o analyzeOptions) er
 	var le *analyze.LineError
 	switch {
 	case errors.As(err, &le):
-		return badInput(err)
+		return exitcode.Bad(err)
 	case o.kafka && err != nil:
 		return kafkaExit("analyze", err)
 	case err != nil:
-		return &exitError{code: 1, err: err} // reading
+		return &exitcode.Error{Code: 1, Err: err} // reading
 	}
 	rep := a.Finish()
 	if !opt.Replay {
@@ -224,11 +225,11 @@ func (o analyzeOptions) replayPass(rep *analyze.Report, opt analyze.Options, fil
 	opt.Replay, opt.Delay, opt.DelayBasis, opt.Progress = true, time.Duration(rec.DelayMs)*time.Millisecond, "the recommended delay", nil
 	a, err := analyze.New(opt)
 	if err != nil {
-		return nil, badInput(err)
+		return nil, exitcode.Bad(err)
 	}
 	if err := a.Read(in); err != nil {
 		// The first pass read the same file without error.
-		return nil, &exitError{code: 1, err: fmt.Errorf("analyze: second pass over %s: %w", file, err)}
+		return nil, &exitcode.Error{Code: 1, Err: fmt.Errorf("analyze: second pass over %s: %w", file, err)}
 	}
 	return a.Finish(), nil
 }
@@ -299,7 +300,7 @@ func (o analyzeOptions) openInput(file string) (io.Reader, int64, func(), error)
 	if !o.kafka {
 		in, size, closeIn, err := analyze.OpenEvents(file)
 		if err != nil {
-			return nil, 0, nil, badInput(fmt.Errorf("analyze: %w", err))
+			return nil, 0, nil, exitcode.Bad(fmt.Errorf("analyze: %w", err))
 		}
 		return in, size, closeIn, nil
 	}
@@ -308,7 +309,7 @@ func (o analyzeOptions) openInput(file string) (io.Reader, int64, func(), error)
 		return nil, 0, nil, err
 	}
 	if o.valueFormat != capture.JSONValues && o.valueFormat != capture.RawValues {
-		return nil, 0, nil, badInput(fmt.Errorf("analyze: --value-format %q: want json or raw", o.valueFormat))
+		return nil, 0, nil, exitcode.Bad(fmt.Errorf("analyze: --value-format %q: want json or raw", o.valueFormat))
 	}
 	rc := capture.Stream(context.Background(), src, o.valueFormat)
 	return rc, -1, func() { rc.Close() }, nil

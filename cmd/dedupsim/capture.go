@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dedupsim/dedupsim/capture"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 )
 
@@ -78,7 +79,7 @@ func newCaptureCmd() *cobra.Command {
 
 // runCapture is capture's RunE; changed says which flags were given.
 func runCapture(ctx context.Context, w io.Writer, o captureOptions, changed func(string) bool) error {
-	bad := func(format string, args ...any) error { return badInput(fmt.Errorf("capture: "+format, args...)) }
+	bad := func(format string, args ...any) error { return exitcode.Bad(fmt.Errorf("capture: "+format, args...)) }
 	switch {
 	case o.out == "":
 		return bad("--out is required")
@@ -94,7 +95,7 @@ func runCapture(ctx context.Context, w io.Writer, o captureOptions, changed func
 	if err := pathcheck.RefuseOverlap("capture",
 		[]pathcheck.Path{pathcheck.ReadsFile("--tls-ca", o.kafka.auth.TLSCA), pathcheck.ReadsFile("--tls-cert", o.kafka.auth.TLSCert), pathcheck.ReadsFile("--tls-key", o.kafka.auth.TLSKey)},
 		[]pathcheck.Path{pathcheck.WritesFile("--out", o.out)}); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	src, err := o.kafka.source("capture")
 	if err != nil {

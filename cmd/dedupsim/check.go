@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
@@ -34,21 +35,21 @@ whatever the API promises), 2 when the file is not a history or contradicts itse
 			path := args[0]
 			f, err := os.Open(path)
 			if err != nil {
-				return badInput(err)
+				return exitcode.Bad(err)
 			}
 			defer f.Close()
 			h, err := history.Read(f)
 			if err != nil {
 				if hint := reports.NotAHistory(path); hint != "" {
-					return badInput(fmt.Errorf("%s: %s", path, hint))
+					return exitcode.Bad(fmt.Errorf("%s: %s", path, hint))
 				}
-				return badInput(fmt.Errorf("%s: %w", path, err))
+				return exitcode.Bad(fmt.Errorf("%s: %w", path, err))
 			}
 			opts := check.DefaultOptions()
 			if scenario != "" {
 				s, err := scenarios.Load(scenario)
 				if err != nil {
-					return badInput(err)
+					return exitcode.Bad(err)
 				}
 				opts = s.Check // the thresholds the scenario was judged with
 			}
@@ -61,7 +62,7 @@ whatever the API promises), 2 when the file is not a history or contradicts itse
 				reports.PrintCheck(w, &result.Run{Report: rep, History: h})
 			}
 			if f := rep.Find(check.MalformedHistory); f != nil {
-				return badInput(fmt.Errorf("%s: malformed-history: %d contradictions, e.g. %s", path, f.Count, f.Examples[0].Detail))
+				return exitcode.Bad(fmt.Errorf("%s: malformed-history: %d contradictions, e.g. %s", path, f.Count, f.Examples[0].Detail))
 			}
 			if !rep.Verdict.ExactlyOnce {
 				var kinds []string
@@ -70,10 +71,10 @@ whatever the API promises), 2 when the file is not a history or contradicts itse
 						kinds = append(kinds, fmt.Sprintf("%s (%d)", f.Kind, f.Count))
 					}
 				}
-				return &exitError{code: 1, err: fmt.Errorf("%s: API contract broken: %s", path, strings.Join(kinds, ", "))}
+				return &exitcode.Error{Code: 1, Err: fmt.Errorf("%s: API contract broken: %s", path, strings.Join(kinds, ", "))}
 			}
 			if strict && !rep.Table.Clean() {
-				return &exitError{code: 1, err: fmt.Errorf("%s: --strict: the %s holds %d events more than once and lost %d (%s)", path, rep.Table.Name(), rep.Table.MoreThanOnce, rep.Table.NeverLost, rep.Table.Line())}
+				return &exitcode.Error{Code: 1, Err: fmt.Errorf("%s: --strict: the %s holds %d events more than once and lost %d (%s)", path, rep.Table.Name(), rep.Table.MoreThanOnce, rep.Table.NeverLost, rep.Table.Line())}
 			}
 			return nil
 		},

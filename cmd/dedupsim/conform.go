@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/dedupsim/dedupsim/conform"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/spf13/cobra"
 )
@@ -68,7 +69,7 @@ func newConformCmd() *cobra.Command {
 
 // check refuses bad flags (exit 2) before anything is installed or run.
 func (o *conformOptions) check() error {
-	bad := func(format string, args ...any) error { return badInput(fmt.Errorf("conform: "+format, args...)) }
+	bad := func(format string, args ...any) error { return exitcode.Bad(fmt.Errorf("conform: "+format, args...)) }
 	if err := conform.CheckVersion(o.version); err != nil {
 		return bad("--spark-version: %v", err)
 	}
@@ -108,7 +109,7 @@ func (o *conformOptions) check() error {
 		o.out = filepath.Join("out", "conform-"+o.version)
 	}
 	if err := pathcheck.RefuseOverlap("conform", []pathcheck.Path{pathcheck.ReadsDir("--golden", o.golden), pathcheck.ReadsFile("--python", o.python)}, []pathcheck.Path{pathcheck.WritesFile("--out", o.out)}); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if o.golden != "" && pathcheck.Inside(o.golden, o.out) {
 		return bad("--golden %s is inside --out %s, which this run writes: give another --out", o.golden, o.out)
@@ -139,13 +140,13 @@ func runConform(stdout, stderr io.Writer, o conformOptions) error {
 		GoldenDir: o.golden, OutDir: o.out, Workers: o.workers, Log: stderr,
 	})
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("conform: %w", err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("conform: %w", err)}
 	}
 	if err := res.Table(stdout); err != nil {
-		return &exitError{code: 1, err: err}
+		return &exitcode.Error{Code: 1, Err: err}
 	}
 	if res.Failed() {
-		return &exitError{code: 1, err: fmt.Errorf("conform: %d case(s) disagree with Spark %s; repros under %s", res.Count(conform.Disagree), res.SparkVersion, o.out)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("conform: %d case(s) disagree with Spark %s; repros under %s", res.Count(conform.Disagree), res.SparkVersion, o.out)}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dedupsim/dedupsim/diagnose"
 	sparkprogress "github.com/dedupsim/dedupsim/diagnose/progress"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/spf13/cobra"
 )
@@ -78,20 +79,20 @@ func newDiagnoseCmd() *cobra.Command {
 
 func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 	if err := diagnoseOverlap(logs, o); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	opt, q, err := o.options()
 	if err != nil {
-		return badInput(fmt.Errorf("diagnose: %w", err))
+		return exitcode.Bad(fmt.Errorf("diagnose: %w", err))
 	}
 	logs, apps, err := diagnose.ExpandEventLogDirs(logs, o.app)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	log, err := sparkprogress.Read(logs)
 	var ie *sparkprogress.InputError
 	if errors.As(err, &ie) {
-		return badInput(fmt.Errorf("diagnose: %w", err))
+		return exitcode.Bad(fmt.Errorf("diagnose: %w", err))
 	} else if err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 		if len(log.Bad) > 0 {
 			msg += fmt.Sprintf(" (%d bad lines; the first: %s: %s)", log.BadTotal, log.Bad[0].Where, log.Bad[0].Reason)
 		}
-		return badInput(fmt.Errorf("diagnose: %s", msg))
+		return exitcode.Bad(fmt.Errorf("diagnose: %s", msg))
 	}
 	rep := diagnose.Diagnose(log, opt)
 	rep.Applications = apps
@@ -129,7 +130,7 @@ func runDiagnose(w io.Writer, logs []string, o diagnoseOptions) error {
 		}
 	}
 	if !rep.Healthy() {
-		return &exitError{code: 1, err: fmt.Errorf("diagnose: %s", rep.Verdict)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("diagnose: %s", rep.Verdict)}
 	}
 	return nil
 }

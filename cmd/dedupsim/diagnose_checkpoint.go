@@ -5,6 +5,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/diagnose"
 	"github.com/dedupsim/dedupsim/inspect"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 )
 
 // joinCheckpoint is diagnose --checkpoint: dedupsim inspect reads the
@@ -13,7 +14,7 @@ import (
 func joinCheckpoint(rep *diagnose.Report, dir string) error {
 	ir, err := inspect.Inspect(dir)
 	if err != nil {
-		return badInput(fmt.Errorf("diagnose: --checkpoint: %w", err))
+		return exitcode.Bad(fmt.Errorf("diagnose: --checkpoint: %w", err))
 	}
 	diagnose.Join(rep, diagnose.CheckpointOf(dir, ir))
 	return nil

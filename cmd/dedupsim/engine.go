@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/live/driver"
 )
 
@@ -84,7 +85,7 @@ func engineExit(err error) error {
 	}
 	var de *driver.Error
 	if errors.As(err, &de) {
-		return &exitError{code: de.Code, err: de.Err}
+		return &exitcode.Error{Code: de.Code, Err: de.Err}
 	}
-	return &exitError{code: 1, err: err}
+	return &exitcode.Error{Code: 1, Err: err}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/execpipe"
 	"github.com/dedupsim/dedupsim/inspect/delta"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
@@ -59,31 +60,21 @@ func runExec(o execpipe.Options) error {
 	// Everything the user gave is checked before anything is written.
 	switch {
 	case o.QueryPath == "" || o.InputPath == "":
-		return badInput(errors.New("exec: --query and --input are required"))
+		return exitcode.Bad(errors.New("exec: --query and --input are required"))
 	case o.Format != "jsonl" && o.Format != "table":
-		return badInput(fmt.Errorf("exec: --format %q (want jsonl or table)", o.Format))
+		return exitcode.Bad(fmt.Errorf("exec: --format %q (want jsonl or table)", o.Format))
 	}
 	if err := pathcheck.RefuseOverlap("exec",
 		[]pathcheck.Path{pathcheck.ReadsFile("--query", o.QueryPath), pathcheck.ReadsFile("--input", o.InputPath), checkInput(o.CheckPath), pathcheck.ReadsDir("--checkpoint", o.CheckpointDir)},
 		append([]pathcheck.Path{pathcheck.WritesFile("--out", o.OutPath), pathcheck.WritesFile("--record", o.RecordPath)}, pathcheck.WritesInFolder("--report", o.ReportDir, "junit.xml", "summary.md")...)); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := checkEngine(o.Engine); err != nil {
 		return err
 	}
 	o.Version = buildVersion
 	o.StepSummary = sweep.AppendStepSummary
-	return execStatus(execpipe.Run(o))
-}
-
-// execStatus passes a failed run's exit status (execpipe.Error) on to
-// main.
-func execStatus(err error) error {
-	var pe *execpipe.Error
-	if errors.As(err, &pe) {
-		return &exitError{code: pe.Code, err: err}
-	}
-	return err
+	return execpipe.Run(o)
 }
 
 // checkInput is --check as an input: a file, or a Delta table's folder.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/suggest"
 )
 
@@ -29,5 +30,5 @@ func checkEngine(name string) error {
 	}
 	msg := fmt.Sprintf("exec: --engine %q (want dedupsim or spark)", name)
 	msg += suggest.Phrase(suggest.Closest(name, []string{"dedupsim", "spark"}), strconv.Quote)
-	return badInput(errors.New(msg))
+	return exitcode.Bad(errors.New(msg))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/inspect"
 	"github.com/dedupsim/dedupsim/inspect/delta"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/spf13/cobra"
 )
 
@@ -54,7 +55,7 @@ func newInspectCmd() *cobra.Command {
 				return runInspectDelta(cmd.OutOrStdout(), args[0], keys, sample, asJSON)
 			}
 			if keys != "" {
-				return badInput(fmt.Errorf("inspect: --keys: %s is not a Delta table (no _delta_log/): --keys checks a table", args[0]))
+				return exitcode.Bad(fmt.Errorf("inspect: --keys: %s is not a Delta table (no _delta_log/): --keys checks a table", args[0]))
 			}
 			return runInspect(cmd.OutOrStdout(), args[0], asJSON)
 		},
@@ -69,7 +70,7 @@ func runInspect(w io.Writer, dir string, asJSON bool) error {
 	r, err := inspect.Inspect(dir)
 	var ie *inspect.Error
 	if errors.As(err, &ie) {
-		return badInput(fmt.Errorf("inspect: %w", err))
+		return exitcode.Bad(fmt.Errorf("inspect: %w", err))
 	} else if err != nil {
 		return err
 	}
@@ -94,14 +95,14 @@ func writeReport(w io.Writer, r interface {
 
 func runInspectDelta(w io.Writer, dir, keys string, sample int, asJSON bool) error {
 	if sample < 1 || sample > 10000 {
-		return badInput(fmt.Errorf("inspect: --sample %d: want 1-10000", sample))
+		return exitcode.Bad(fmt.Errorf("inspect: --sample %d: want 1-10000", sample))
 	}
 	var cols []string
 	if keys != "" {
 		for _, k := range strings.Split(keys, ",") {
 			k = strings.TrimSpace(k)
 			if k == "" {
-				return badInput(fmt.Errorf("inspect: --keys %q: an empty column name", keys))
+				return exitcode.Bad(fmt.Errorf("inspect: --keys %q: an empty column name", keys))
 			}
 			cols = append(cols, k)
 		}
@@ -110,7 +111,7 @@ func runInspectDelta(w io.Writer, dir, keys string, sample int, asJSON bool) err
 	var de *delta.Error
 	var ke *delta.KeyError
 	if errors.As(err, &de) || errors.As(err, &ke) {
-		return badInput(fmt.Errorf("inspect: %w", err))
+		return exitcode.Bad(fmt.Errorf("inspect: %w", err))
 	} else if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func runInspectDelta(w io.Writer, dir, keys string, sample int, asJSON bool) err
 		return err
 	}
 	if r.DuplicateKeys > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("inspect: %s holds %d key(s) of (%s) more than once (%d extra rows)",
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("inspect: %s holds %d key(s) of (%s) more than once (%d extra rows)",
 			dir, r.DuplicateKeys, strings.Join(r.Keys, ", "), r.ExtraRows)}
 	}
 	return nil

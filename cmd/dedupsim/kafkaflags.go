@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dedupsim/dedupsim/capture"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 )
 
 // saslPassEnv stands in for --sasl-pass, which a process list shows.
@@ -46,7 +47,7 @@ func (k *kafkaFlags) register(f *pflag.FlagSet) {
 // source checks the flags and returns the slice they name.
 func (k *kafkaFlags) source(verb string) (capture.Source, error) {
 	bad := func(err error) (capture.Source, error) {
-		return capture.Source{}, badInput(fmt.Errorf("%s: %w", verb, err))
+		return capture.Source{}, exitcode.Bad(fmt.Errorf("%s: %w", verb, err))
 	}
 	switch {
 	case k.bootstrap == "" || k.topic == "":
@@ -91,7 +92,7 @@ func kafkaExit(verb string, err error) error {
 	var ie *capture.InputError
 	var re *capture.RecordError
 	if errors.As(err, &ie) || errors.As(err, &re) {
-		return badInput(fmt.Errorf("%s: %w", verb, err))
+		return exitcode.Bad(fmt.Errorf("%s: %w", verb, err))
 	}
-	return &exitError{code: 1, err: fmt.Errorf("%s: %w", verb, err)}
+	return &exitcode.Error{Code: 1, Err: fmt.Errorf("%s: %w", verb, err)}
 }

@@ -4,30 +4,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/suggest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// exitError carries an exit status: 2 for bad input, 1 for other failures.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// ExitStatus is the exit status, as the *sweep.Error the verbs of a batch
-// return has one.
-func (e *exitError) ExitStatus() int { return e.code }
-
-func badInput(err error) error { return &exitError{code: 2, err: err} }
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
@@ -65,10 +50,8 @@ func main() {
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "dedupsim: "+oneLine(root, err))
 		code = 2 // cobra's own errors are usage errors: bad input
-		// *exitError, or the *sweep.Error of a batch's verbs.
-		var ee interface{ ExitStatus() int }
-		if errors.As(err, &ee) {
-			code = ee.ExitStatus()
+		if c, ok := exitcode.Status(err); ok {
+			code = c
 		}
 	}
 	for i := len(atExit) - 1; i >= 0; i-- {
@@ -104,7 +87,7 @@ func flagError(c *cobra.Command, err error) error {
 			msg = msg[:i] + human + strings.TrimSuffix(strings.TrimSuffix(msg[i+len(raw):], ": invalid syntax"), ": value out of range")
 		}
 	}
-	return badInput(fmt.Errorf("%s: %s (see dedupsim %s --help)", c.Name(), msg, c.Name()))
+	return exitcode.Bad(fmt.Errorf("%s: %s (see dedupsim %s --help)", c.Name(), msg, c.Name()))
 }
 
 // oneLine keeps cobra's multi-line messages (an unknown verb with its

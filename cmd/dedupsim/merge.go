@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/sweep"
@@ -42,7 +43,7 @@ func newMergeCmd() *cobra.Command {
 // expectations.
 func runMerge(w io.Writer, dirs []string, out string) error {
 	if err := sweep.CheckOut("merge", out); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	shards, problems, err := sweep.LoadShards(dirs, out) // problems: missing shards and seeds, exit 1
 	if err != nil {
@@ -54,7 +55,7 @@ func runMerge(w io.Writer, dirs []string, out string) error {
 		shardDirs = append(shardDirs, pathcheck.ReadsDir("the shard folder", d))
 	}
 	if err := pathcheck.RefuseOverlap("merge", shardDirs, pathcheck.WritesInFolder("--out", out, "index.html", "junit.xml", "summary.md")); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	m, err := sweep.Merge(shards, problems, out)
 	if err != nil {

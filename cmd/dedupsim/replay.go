@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/reports"
 	"github.com/dedupsim/dedupsim/scenarios"
@@ -54,7 +55,7 @@ the table, as dedupsim shrink does (--budget bounds its runs).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.export = cmd.Flags().Changed("export")
 			if !cmd.Flags().Changed("seed") {
-				return badInput(fmt.Errorf("replay: --seed is required"))
+				return exitcode.Bad(fmt.Errorf("replay: --seed is required"))
 			}
 			return runReplay(cmd.OutOrStdout(), args[0], o)
 		},
@@ -74,22 +75,22 @@ the table, as dedupsim shrink does (--budget bounds its runs).`,
 func runReplay(w io.Writer, arg string, o replayOptions) error {
 	s, err := replayScenario(arg, o)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := scenarios.SetSparkVersion([]*scenarios.Scenario{s}, o.sparkVersion); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	start := time.Now()
 	r, err := scenarios.Run(s, o.seed, scenarios.Options{Swarm: o.swarm, Strict: o.strict})
 	if errors.Is(err, sim.ErrLiveOnly) {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err != nil {
-		return &exitError{code: 1, err: err}
+		return &exitcode.Error{Code: 1, Err: err}
 	}
 	r.Elapsed, r.Version = time.Since(start), buildVersion
 	if _, err := sweep.WriteRun(o.out, r, true); err != nil {
-		return sweep.OutputError(err)
+		return exitcode.Output(err)
 	}
 	reports.PrintRun(w, r)
 	h, err := json.Marshal(r.History)
@@ -114,7 +115,7 @@ func runReplay(w io.Writer, arg string, o replayOptions) error {
 			fmt.Fprintf(w, "%s: dedupsim exec --query %s --input %s\n", what, scenarios.QuoteArg(p.Query), scenarios.QuoteArg(p.Steps))
 		}
 		if err != nil {
-			return sweep.OutputError(err)
+			return exitcode.Output(err)
 		}
 	}
 	if o.shrinkDir != "" {

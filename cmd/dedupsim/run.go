@@ -16,6 +16,7 @@ import (
 
 	"github.com/dedupsim/dedupsim/faults"
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/internal/termprogress"
 	"github.com/dedupsim/dedupsim/live"
@@ -114,26 +115,26 @@ func newRunCmd() *cobra.Command {
 func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 	o.lo.kind, o.lo.out, o.lo.strict = o.kafka, o.out, o.bf.strict
 	if err := checkRunFlags(cmd, o); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := pathcheck.RefuseOverlap("run", scenarioArgs(args), batchOutputs(o.out)); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	list, err := runScenarios(args)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := scenarios.SetSparkVersion(list, o.sparkVersion); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := refuseRunFolders("run", o.out, list, func(s uint64) bool { return s == o.seed }); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	// A run against Kafka holds what the prediction does not model
 	// (kfake's records, the driver's buffers): no soft limit for it.
 	memLine, err := checkScenarios(list, o.memBudget, o.swarm, min(o.bf.jobs, len(list)), o.kafka == "")
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	bo := sweep.Options{Out: o.out, Jobs: o.bf.jobs, KeepHistory: o.bf.keepHistory, CanSkip: len(list) > 1,
 		Exec: sweep.SimExec(o.swarm, o.bf.strict), Version: buildVersion}
@@ -162,12 +163,12 @@ func runRun(cmd *cobra.Command, args []string, o runOptions) error {
 		if err := netns.Support(); o.lo.netns && err != nil && len(list) == 1 {
 			// Refused before three brokers start for nothing; among
 			// several scenarios it is skipped and the others run.
-			return badInput(fmt.Errorf("run: %s: --kafka local cannot do %s here: %v", list[0].Name, faults.BrokerPartition, err))
+			return exitcode.Bad(fmt.Errorf("run: %s: --kafka local cannot do %s here: %v", list[0].Name, faults.BrokerPartition, err))
 		}
 		cluster, err := live.Start(cmd.Context(), live.StartOptions{Kind: o.lo.kind, Bootstrap: o.lo.bootstrap,
 			Brokers: o.lo.brokers, Netns: o.lo.netns, Logf: o.lo.startf})
 		if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("run: %w", err)}
+			return &exitcode.Error{Code: 1, Err: fmt.Errorf("run: %w", err)}
 		}
 		defer cluster.Close()
 		lo := o.lo
@@ -252,7 +253,7 @@ func finishRun(w io.Writer, out string, several bool, t runTally, runErr error) 
 		if runErr != nil {
 			return runErr
 		}
-		return badInput(errors.New("run: no scenario could run in this mode"))
+		return exitcode.Bad(errors.New("run: no scenario could run in this mode"))
 	}
 	if several {
 		reports.PrintTable(w, t.runs)
@@ -379,7 +380,7 @@ func refuseUnrunnable(list []*scenarios.Scenario, swarm, canSkip bool) error {
 	}
 	for _, s := range list {
 		if err := scenarios.Runnable(s, scenarios.Options{Swarm: swarm}); err != nil {
-			return badInput(err)
+			return exitcode.Bad(err)
 		}
 	}
 	return nil

@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/scenarios"
 	"github.com/dedupsim/dedupsim/scenarios/result"
 	"github.com/dedupsim/dedupsim/shrink"
 	"github.com/dedupsim/dedupsim/sim/check"
-	"github.com/dedupsim/dedupsim/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -53,14 +53,14 @@ func newShrinkCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("seed") {
-				return badInput(errors.New("shrink: --seed is required (the seed the failure printed)"))
+				return exitcode.Bad(errors.New("shrink: --seed is required (the seed the failure printed)"))
 			}
 			if o.out == "" {
-				return badInput(errors.New("shrink: --out is required (the folder for query.yaml, steps.jsonl, expected.jsonl, scenario.yaml, story.md)"))
+				return exitcode.Bad(errors.New("shrink: --out is required (the folder for query.yaml, steps.jsonl, expected.jsonl, scenario.yaml, story.md)"))
 			}
 			s, err := shrinkScenario(args[0], o.out)
 			if err != nil {
-				return badInput(err)
+				return exitcode.Bad(err)
 			}
 			return runShrink(cmd.OutOrStdout(), s, o.seed, o.out, o.budget, o.finding, "")
 		},
@@ -103,7 +103,7 @@ func checkShrinkOut(dir string) error {
 // story; replay is the command of the original run ("" for the default).
 func runShrink(w io.Writer, s *scenarios.Scenario, seed uint64, dir string, budget int, finding, replay string) error {
 	if budget < 1 || budget > shrink.MaxBudget {
-		return badInput(fmt.Errorf("shrink: --budget %d: want 1 to %d runs", budget, shrink.MaxBudget))
+		return exitcode.Bad(fmt.Errorf("shrink: --budget %d: want 1 to %d runs", budget, shrink.MaxBudget))
 	}
 	kind := check.Kind(finding)
 	ok := false
@@ -115,17 +115,17 @@ func runShrink(w io.Writer, s *scenarios.Scenario, seed uint64, dir string, budg
 		for _, k := range shrink.Kinds {
 			ks = append(ks, string(k))
 		}
-		return badInput(fmt.Errorf("shrink: --finding %q: want one of %s (shrink keeps an event held more than once in the table)", finding, strings.Join(ks, ", ")))
+		return exitcode.Bad(fmt.Errorf("shrink: --finding %q: want one of %s (shrink keeps an event held more than once in the table)", finding, strings.Join(ks, ", ")))
 	}
 	r, err := shrink.Shrink(s, seed, shrink.Options{Budget: budget, Finding: kind, Replay: replay})
 	if errors.Is(err, shrink.ErrNoFinding) {
-		return badInput(fmt.Errorf("shrink: %w: give the seed of a run whose table holds an event more than once (run or sweep print it)", err))
+		return exitcode.Bad(fmt.Errorf("shrink: %w: give the seed of a run whose table holds an event more than once (run or sweep print it)", err))
 	}
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("shrink: %s seed %d: %w", s.Name, seed, err)}
+		return &exitcode.Error{Code: 1, Err: fmt.Errorf("shrink: %s seed %d: %w", s.Name, seed, err)}
 	}
 	if err := r.Write(dir); err != nil {
-		return sweep.OutputError(err)
+		return exitcode.Output(err)
 	}
 	q, st, ex := filepath.Join(dir, "query.yaml"), filepath.Join(dir, "steps.jsonl"), filepath.Join(dir, "expected.jsonl")
 	fmt.Fprint(w, r.Story)
@@ -157,7 +157,7 @@ func checkReplayShrink(arg string, o replayOptions) error {
 // replayShrink is replay --shrink: the replayed run, shrunk.
 func replayShrink(w io.Writer, s *scenarios.Scenario, o replayOptions, r *result.Run) error {
 	if o.swarm {
-		return badInput(errors.New("replay: --shrink of a --swarm run: shrink the fault plan its report.json names (faults:) as a scenario of its own"))
+		return exitcode.Bad(errors.New("replay: --shrink of a --swarm run: shrink the fault plan its report.json names (faults:) as a scenario of its own"))
 	}
 	fmt.Fprintln(w)
 	return runShrink(w, s, o.seed, o.shrinkDir, o.budget, string(check.TableDuplicate), r.Replay)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dedupsim/dedupsim/analyze"
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/sizing"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -94,7 +95,7 @@ func newSizeCmd() *cobra.Command {
 // finds the bytes per key (given, from a progress log, from the layout,
 // measured or assumed) and prints the estimate.
 func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
-	bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
+	bad := func(err error) error { return exitcode.Bad(fmt.Errorf("size: %w", err)) }
 	spark, sim, fp, ck, err := sizeInputs(f, &o)
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 	fig, m, err := sizing.FigureFor(p, sizing.FigureInput{Given: f.Changed("bytes-per-key"), Measure: o.measure, Seed: o.seed,
 		Spark: spark, Sim: sim, Layout: lay, Progress: fp})
 	if err != nil {
-		return &exitError{code: 1, err: err}
+		return &exitcode.Error{Code: 1, Err: err}
 	}
 	p.BytesPerKey = fig.Value
 	if err := sizing.CheckBytesPerKey("bytes-per-key", p.BytesPerKey); err != nil {
@@ -143,7 +144,7 @@ func runSize(w io.Writer, f *pflag.FlagSet, o sizeOptions) error {
 // sizeInputs reads the store and the --from-progress and
 // --from-checkpoint inputs, which may set the skew and the partitions in o.
 func sizeInputs(f *pflag.FlagSet, o *sizeOptions) (spark, sim string, fp *sizing.FromProgress, ck *sizing.CheckpointSkew, err error) {
-	bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
+	bad := func(err error) error { return exitcode.Bad(fmt.Errorf("size: %w", err)) }
 	spark, sim = "", "pebble"
 	if f.Changed("store") {
 		if spark, sim, err = sizing.ParseSparkStore(o.store); err != nil {
@@ -183,7 +184,7 @@ func sizeInputs(f *pflag.FlagSet, o *sizeOptions) (spark, sim string, fp *sizing
 // layout reads --keys with --sample or --schema into the store's layout
 // (nil when neither is given).
 func (o sizeOptions) layout(f *pflag.FlagSet, p sizing.Params, spark string) (*sizing.Layout, error) {
-	bad := func(err error) error { return badInput(fmt.Errorf("size: %w", err)) }
+	bad := func(err error) error { return exitcode.Bad(fmt.Errorf("size: %w", err)) }
 	hasSample, hasSchema := f.Changed("sample"), f.Changed("schema")
 	switch {
 	case !hasSample && !hasSchema:

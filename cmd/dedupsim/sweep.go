@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dedupsim/dedupsim/internal/exitcode"
 	"github.com/dedupsim/dedupsim/internal/pathcheck"
 	"github.com/dedupsim/dedupsim/internal/termprogress"
 	"github.com/dedupsim/dedupsim/reports"
@@ -73,28 +74,28 @@ func newSweepCmd() *cobra.Command {
 func runSweep(cmd *cobra.Command, args []string, o sweepOptions) error {
 	idx, n, err := checkSweepFlags(o)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := pathcheck.RefuseOverlap("sweep", scenarioArgs(args), batchOutputs(o.out)); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	list, err := scenarios.DiscoverNoting(args, noteSkipped("sweep"))
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := scenarios.SetSparkVersion(list, o.sparkVersion); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	// Every seed of the sweep, not only this shard's: shards often share
 	// one --out.
 	seedIn := func(s uint64) bool { return s >= o.first && s-o.first < o.seeds }
 	if err := refuseRunFolders("sweep", o.out, list, seedIn); err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	// -j seeds run at once, of one scenario or several.
 	memLine, err := checkScenarios(list, o.memBudget, o.swarm, o.bf.jobs, true)
 	if err != nil {
-		return badInput(err)
+		return exitcode.Bad(err)
 	}
 	if err := refuseUnrunnable(list, o.swarm, false); err != nil {
 		return err
