@@ -807,6 +807,23 @@ func (e *Engine) Stop() error {
 	return nil
 }
 
+// Abandon releases what the engine holds in its process (the state
+// stores' working databases, their caches) without a further write to the
+// checkpoint: a process that dies takes its memory with it, and a
+// simulator that drops the engine after a death must let go of it too (a
+// Pebble database is kept alive by its own goroutines, so an engine merely
+// dropped after a crash at a filesystem operation kept every store it had
+// open for the rest of a sweep). The engine is dead after it; it is safe
+// after a crash point, which has released the stores already.
+func (e *Engine) Abandon() {
+	if e.dead == nil {
+		e.dead = errors.New("engine: abandoned")
+	}
+	if e.provider != nil {
+		e.provider.Close()
+	}
+}
+
 // ProcessAllAvailable runs batches until none is due (Spark's AddData +
 // processAllAvailable): the data batch, then every no-data batch.
 func (e *Engine) ProcessAllAvailable() error {

@@ -472,6 +472,7 @@ func (w *world) crash(point string, batchID int64) {
 		w.disk.processDeath()
 	}
 	w.h.Crashes = append(w.h.Crashes, c)
+	w.eng.Abandon()
 	w.eng = nil
 	w.down = true
 	w.restartAtMs = w.nowMs + w.downMs
