@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/sparkver"
 )
 
 // benchCase is the speed comparison's trace: BenchQuery over
@@ -29,6 +30,15 @@ func BenchmarkExecVsSpark(b *testing.B) {
 	}
 	rows := 500_000
 	c := benchCase(rows, 10)
+	// Both dedupsim sides follow the runner's Spark line, as the suite does
+	// for a query that names none (its progress metrics are per line).
+	pv, err := PysparkVersion(context.Background(), py)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c.engineVersion, err = sparkver.Parse(pv); err != nil {
+		b.Fatalf("the runner's pyspark %s: %v", pv, err)
+	}
 	bin, qPath, sPath := buildExec(b, c)
 	for b.Loop() {
 		// dedupsim: the exec verb as a user runs it (a process: schema
@@ -36,7 +46,7 @@ func BenchmarkExecVsSpark(b *testing.B) {
 		// JSON Lines output to a file).
 		out := filepath.Join(b.TempDir(), "out.jsonl")
 		start := time.Now()
-		if msg, err := exec.Command(bin, "exec", "--query", qPath, "--input", sPath, "--out", out).CombinedOutput(); err != nil {
+		if msg, err := exec.Command(bin, "exec", "--query", qPath, "--input", sPath, "--out", out, "--spark-version", pv).CombinedOutput(); err != nil {
 			b.Fatalf("dedupsim exec: %v\n%s", err, msg)
 		}
 		engineSec := time.Since(start).Seconds()
