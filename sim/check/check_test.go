@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/dedupsim/dedupsim/sim/history"
 )
@@ -989,4 +992,42 @@ func TestKeyModelNote(t *testing.T) {
 	if r := check(h); !keyNote(r) || !h.EventTimeInKey {
 		t.Fatalf("keys %v (event time in key %v): want the note, got %v", h.Keys, h.EventTimeInKey, r.Notes)
 	}
+}
+
+// TestNaturalOrderRadix: naturalOrder's radix sort of the simulator's
+// names gives the comparison sort's order, (name in natural order, index),
+// for any mix of heads and numbers, repeated names included; a name
+// outside the form leaves the whole sort to the comparison (keys kept).
+func TestNaturalOrderRadix(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 600).Draw(t, "n")
+		heads := rapid.SliceOfN(rapid.SampledFrom([]string{"e0", "e1", "e10", "e2", "d3", "f268435455", "e268435455"}), 1, 4).Draw(t, "heads")
+		maxB := rapid.SampledFrom([]int{1, 9, 1000, 1<<28 - 1}).Draw(t, "maxB")
+		foreign := rapid.Bool().Draw(t, "foreign")
+		copies := make([]history.Copy, n)
+		for i := range copies {
+			b := rapid.IntRange(0, maxB).Draw(t, "b")
+			copies[i].Event = rapid.SampledFrom(heads).Draw(t, "head") + "-" + strconv.Itoa(b)
+		}
+		if foreign && n > 0 {
+			copies[rapid.IntRange(0, n-1).Draw(t, "at")].Event = "order-7"
+		}
+		order, keys := naturalOrder(copies)
+		if foreign != (keys != nil) && n > 1 {
+			t.Fatalf("foreign name %v, keys left for the comparison sort %v", foreign, keys != nil)
+		}
+		if keys != nil {
+			sortNatural(order, keys, copies)
+		}
+		want := make([]int, n)
+		keys = make([]uint64, n)
+		for i := range want {
+			want[i] = i
+			keys[i] = NaturalKey(copies[i].Event)
+		}
+		sortNatural(want, keys, copies)
+		if !slices.Equal(order, want) {
+			t.Fatalf("order %v, want %v", order, want)
+		}
+	})
 }

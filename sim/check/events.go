@@ -304,7 +304,6 @@ func (c *checker) checkLateFilter() {
 func (c *checker) checkDuplicates() {
 	var in, out []Example
 	for e := range c.nEvents {
-		ev := c.event(e)
 		ems := c.emits.of(e)
 		if len(ems) < 2 {
 			continue
@@ -316,7 +315,7 @@ func (c *checker) checkDuplicates() {
 			copies = append(copies, int(r.copy))
 			ids = append(ids, c.rowBatch(r))
 		}
-		x := Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
+		x := Example{Event: c.event(e), Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
 			Detail: fmt.Sprintf("emitted %s: %s", Times(len(ems)), detail)}
 		if within {
 			in = append(in, x)
@@ -428,7 +427,6 @@ func (c *checker) checkLateDropped() {
 	var ex []Example
 	never, laterCopy, honest, healedLate := 0, 0, 0, 0
 	for e := range c.nEvents {
-		ev := c.event(e)
 		copies := c.copiesOf.of(e)
 		orig := copies[0]
 		for _, ci := range copies {
@@ -490,7 +488,7 @@ func (c *checker) checkLateDropped() {
 			d = fmt.Sprintf("original %s; emitted through copy %d (t=%s) in batch %d",
 				fl, r.copy, c.et(h.Copies[r.copy].EventTimeUs), c.rowBatch(r))
 		}
-		ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(lateCopies), Batches: sortedUniqueIDs(lateBatches), Detail: d})
+		ex = append(ex, Example{Event: c.event(e), Copies: sortedUniqueInts(lateCopies), Batches: sortedUniqueIDs(lateBatches), Detail: d})
 	}
 	msg := fmt.Sprintf("%d events hit the late filter: %d never emitted (%d of them honest: no fault and no future event time on any copy; %d honest ones in the healed phase), %d emitted only through a later copy", len(ex), never, honest, healedLate, laterCopy)
 	if fc := c.futureClock(); fc != "" && honest > 0 {
@@ -579,7 +577,6 @@ func (c *checker) checkHealed() {
 		events = 0
 	}
 	for e := range events {
-		ev := c.event(e)
 		if !c.healedHonest(e) {
 			continue
 		}
@@ -614,7 +611,7 @@ func (c *checker) checkHealed() {
 				ids = append(ids, c.rowBatch(r))
 			}
 		}
-		ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
+		ex = append(ex, Example{Event: c.event(e), Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids),
 			Detail: fmt.Sprintf("an honest event of the healed phase (appended at or after %s, no fault) was emitted %s and never dropped as late", c.at(h.HealAtMs), Times(m))})
 	}
 	sortExamples(ex)

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 
 	"github.com/dedupsim/dedupsim/engine/sink"
+	"github.com/dedupsim/dedupsim/internal/radix"
 	"github.com/dedupsim/dedupsim/sim/history"
 )
 
@@ -249,29 +251,10 @@ func (c *checker) index() {
 	// name to number held about 35 bytes a copy while it was built.
 	// The simulator's names ("e0-123") compare as one number each
 	// (NaturalKey), in an array read in place of the copies' strings.
-	order := make([]int, c.nCopies)
-	keys := make([]uint64, c.nCopies)
-	for i := range order {
-		order[i] = i
-		keys[i] = NaturalKey(h.Copies[i].Event)
+	order, keys := naturalOrder(h.Copies)
+	if keys != nil { // not sorted yet
+		sortNatural(order, keys, h.Copies)
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		if ka, kb := keys[a], keys[b]; ka != NoNaturalKey && kb != NoNaturalKey {
-			if ka != kb {
-				return cmp.Compare(ka, kb)
-			}
-			return cmp.Compare(a, b)
-		}
-		ea, eb := h.Copies[a].Event, h.Copies[b].Event
-		switch {
-		case ea == eb:
-			return cmp.Compare(a, b)
-		case naturalLess(ea, eb):
-			return -1
-		}
-		return 1
-	})
-	keys = nil
 	c.evOf = make([]int32, c.nCopies)
 	var starts []int32
 	for k, ci := range order {
@@ -592,4 +575,94 @@ func (c *checker) sameOffset() {
 		cp := &h.Copies[p.i]
 		c.bad(Example{Event: cp.Event, Copies: []int{p.first, p.i}, Detail: fmt.Sprintf("copies %d and %d are both at source %d partition %d offset %d", p.first, p.i, cp.Source, cp.Partition, cp.Offset)})
 	}
+}
+
+// maxRadixHeads is how many distinct name heads (the byte and first
+// number of a simulator's name, "e0-") naturalOrder ranks before it
+// leaves the copies to the comparison sort: a run has one per source.
+const maxRadixHeads = 1 << 12
+
+// naturalOrder returns the copies' indices and, when some name has no
+// NaturalKey, every copy's key, for the comparison sort of the index to
+// finish. When every name has one (a simulated run's), it sorts the
+// indices itself, by (key, index), with one radix sort of packed
+// integers: the rank of the name's head, its second number and the
+// index, each in the bits its largest value needs. The order is the
+// comparison sort's, which then finds nothing to move (keys nil); a
+// pdqsort of 10 M copies on a comparison function was 5% of a run's CPU.
+func naturalOrder(copies []history.Copy) (order []int, keys []uint64) {
+	n := len(copies)
+	order = make([]int, n)
+	keys = make([]uint64, n)
+	heads := map[uint64]uint64{}
+	var maxB uint64
+	all := true
+	for i := range copies {
+		order[i] = i
+		k := NaturalKey(copies[i].Event)
+		keys[i] = k
+		if !all {
+			continue
+		}
+		if k == NoNaturalKey {
+			all = false
+			continue
+		}
+		heads[k>>28] = 0
+		maxB = max(maxB, k&(1<<28-1))
+		if len(heads) > maxRadixHeads {
+			all = false
+		}
+	}
+	if !all || n < 2 {
+		return order, keys
+	}
+	ranked := make([]uint64, 0, len(heads))
+	for h := range heads {
+		ranked = append(ranked, h)
+	}
+	slices.Sort(ranked)
+	for r, h := range ranked {
+		heads[h] = uint64(r)
+	}
+	bI := bits.Len(uint(n - 1))
+	bB := bits.Len64(maxB)
+	width := bits.Len(uint(len(ranked)-1)) + bB + bI
+	if width > 64 {
+		return order, keys
+	}
+	packed := keys // reused: keys are read once each, in order
+	var lastHead, lastRank uint64 = ^uint64(0), 0
+	for i, k := range keys {
+		if h := k >> 28; h != lastHead {
+			lastHead, lastRank = h, heads[h]
+		}
+		packed[i] = lastRank<<(bB+bI) | (k&(1<<28-1))<<bI | uint64(i)
+	}
+	sorted, _ := radix.Sort(packed, make([]uint64, n), width)
+	for i, p := range sorted {
+		order[i] = int(p & (1<<bI - 1))
+	}
+	return order, nil
+}
+
+// sortNatural sorts order by (name in natural order, index), with keys the
+// names' NaturalKeys.
+func sortNatural(order []int, keys []uint64, copies []history.Copy) {
+	slices.SortFunc(order, func(a, b int) int {
+		if ka, kb := keys[a], keys[b]; ka != NoNaturalKey && kb != NoNaturalKey {
+			if ka != kb {
+				return cmp.Compare(ka, kb)
+			}
+			return cmp.Compare(a, b)
+		}
+		ea, eb := copies[a].Event, copies[b].Event
+		switch {
+		case ea == eb:
+			return cmp.Compare(a, b)
+		case naturalLess(ea, eb):
+			return -1
+		}
+		return 1
+	})
 }

@@ -186,7 +186,6 @@ func (c *checker) computeMargin() *Margin {
 		perEvent := rowsOf.done()
 		var buf []mrow
 		for e := range c.nEvents {
-			ev := c.event(e)
 			refs := perEvent.of(e)
 			if len(refs) == 0 {
 				continue
@@ -197,7 +196,7 @@ func (c *checker) computeMargin() *Margin {
 					late: h.Batches[execs[r.seq]].LateWatermarkMs, prev: prevOf[r.seq], outcome: r.outcome})
 			}
 			rows := buf
-			escaped := c.marginCount(m, sh, ev, rows, execs)
+			escaped := c.marginCount(m, sh, e, rows, execs)
 			if len(rows) < 2 {
 				continue
 			}
@@ -234,11 +233,14 @@ func maxNeed(a, b int64) int64 {
 	return max(a, b)
 }
 
-// marginCount counts the event's later copies by fate and keeps the
-// extremes; it reports whether any escaped.
-func (c *checker) marginCount(m *Margin, sh *shape, ev string, rows []mrow, execs []int) bool {
+// marginCount counts event e's later copies by fate and keeps the
+// extremes; it reports whether any escaped. The event's name is read
+// only for an event with a later copy (reading it for every event was a
+// cache miss each at 10 M events).
+func (c *checker) marginCount(m *Margin, sh *shape, e int, rows []mrow, execs []int) bool {
 	h := c.h
 	first := -1
+	ev, named := "", false
 	escaped := false
 	for k, r := range rows {
 		if first < 0 {
@@ -248,6 +250,9 @@ func (c *checker) marginCount(m *Margin, sh *shape, ev string, rows []mrow, exec
 			continue
 		}
 		f := rows[first]
+		if !named {
+			ev, named = c.event(e), true
+		}
 		g := &CopyGap{Event: ev, FirstCopy: f.copy, Copy: r.copy,
 			FirstBatch: h.Batches[execs[f.seq]].BatchID, Batch: h.Batches[execs[r.seq]].BatchID,
 			GapMs:       float64(satAdd(r.t, -f.t)) / 1000,

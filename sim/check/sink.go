@@ -98,7 +98,6 @@ func (c *checker) checkSink() {
 		}
 		var lostEx []Example
 		for e := range c.nEvents {
-			ev := c.event(e)
 			rows := perEvent.of(e)
 			m := len(c.emits.of(e))
 			twice := -1
@@ -121,7 +120,7 @@ func (c *checker) checkSink() {
 				if len(ids) > 0 {
 					d += "; kept by deliveries of batch " + idCounts(ids)
 				}
-				ex = append(ex, Example{Event: ev, Copies: sortedUniqueInts(rows), Batches: sortedUniqueIDs(ids), Detail: d})
+				ex = append(ex, Example{Event: c.event(e), Copies: sortedUniqueInts(rows), Batches: sortedUniqueIDs(ids), Detail: d})
 			}
 			if m > 0 && len(rows) == 0 {
 				var copies []int
@@ -143,7 +142,7 @@ func (c *checker) checkSink() {
 				} else {
 					d += " (no sink write recorded for its batch)"
 				}
-				lostEx = append(lostEx, Example{Event: ev, Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids), Detail: d})
+				lostEx = append(lostEx, Example{Event: c.event(e), Copies: sortedUniqueInts(copies), Batches: sortedUniqueIDs(ids), Detail: d})
 			}
 		}
 		c.add(SinkLost, len(lostEx), fmt.Sprintf("%d emitted events are missing from the final table (the sink skipped or dropped their delivery)", len(lostEx)), lostEx)
@@ -151,9 +150,8 @@ func (c *checker) checkSink() {
 		// more than once (copies the operator let through, or replays).
 		var dupEx []Example
 		for e := range c.nEvents {
-			ev := c.event(e)
 			if rows := perEvent.of(e); len(rows) > 1 {
-				dupEx = append(dupEx, Example{Event: ev, Copies: sortedUniqueInts(rows), Detail: fmt.Sprintf("in the final table %s (emitted %s)", Times(len(rows)), Times(len(c.emits.of(e))))})
+				dupEx = append(dupEx, Example{Event: c.event(e), Copies: sortedUniqueInts(rows), Detail: fmt.Sprintf("in the final table %s (emitted %s)", Times(len(rows)), Times(len(c.emits.of(e))))})
 			}
 		}
 		c.add(TableDuplicate, len(dupEx), fmt.Sprintf("%d events are held more than once in the final table", len(dupEx)), dupEx)
