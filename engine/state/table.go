@@ -2,7 +2,9 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"math/bits"
+	"slices"
 	"unsafe"
 )
 
@@ -47,7 +49,7 @@ const tombstone = ^uint32(0)
 // 2^64/φ (Fibonacci hashing), because FNV-1a's high bits are weak for short
 // keys (a difference in the last byte reaches only bits 0-48) and the table
 // uses the high bits: a slot's home is the hash's top bits, and snapshot
-// entries are in hash order (see snapshotOrder), so that a table's slots,
+// entries are in hash order (see inSnapshotOrder), so that a table's slots,
 // read from an empty slot on, are already in snapshot order up to the
 // shuffle of linear probing. The order depends only on the keys.
 func keyHash(key []byte) uint64 {
@@ -278,81 +280,69 @@ func (t *table) compact() (oldOffs []uint64) {
 	return oldOffs
 }
 
-// snapshotOrder returns the live slots in snapshot order: by key hash,
-// then by key. Slots are homed by the hash's top bits, so read in order
-// they come in hash order except for two shuffles of linear probing: a key
-// placed after a later-homed one of its probe run (never further than the
-// run's length), and a run that wraps past the last slot, whose keys homed
-// near the end sit at the first slots. Reading slots in order, the wrapped
-// keys held back to the end, and an insertion sort over the (hash, slot)
-// pairs put them right, reading memory in order and costing O(n) at the
-// table's load (at most 3/4, so runs are short).
-func (t *table) snapshotOrder() []int32 {
-	type ent struct {
-		hash uint64
-		slot int32
+// inSnapshotOrder calls put for every live slot in snapshot order: by key
+// hash, then by key. A slot's home is its hash's top bits, and linear
+// probing never places an entry past an empty slot, so the entries between
+// two empty slots (a run; a tombstone does not end one) are homed inside
+// it, and one run's hashes are all below the next run's: only a run's own
+// entries need sorting, and runs are short at the table's load (at most
+// 3/4). The run that wraps past the last slot goes on at the first slots:
+// its entries there (homed above their slot) are held back and sorted with
+// the last run. Nothing is allocated per entry (the order of every slot,
+// built and sorted, was 20 bytes a key and most of a snapshot's time at
+// 10 M keys), and the arena is prefetched encodeAhead slots ahead: it is in
+// insertion order, so hash order visits it at random.
+func (t *table) inSnapshotOrder(put func(s *tslot)) {
+	var run, wrapped []int32
+	byHashKey := func(a, b int32) int {
+		sa, sb := &t.slots[a], &t.slots[b]
+		if sa.hash != sb.hash {
+			return cmp.Compare(sa.hash, sb.hash)
+		}
+		return bytes.Compare(t.key(sa), t.key(sb))
 	}
-	es := make([]ent, 0, t.n)
-	var wrapped []ent
+	flush := func() {
+		if len(run) > 1 {
+			slices.SortFunc(run, byHashKey)
+		}
+		for _, i := range run {
+			put(&t.slots[i])
+		}
+		run = run[:0]
+	}
 	inWrap := true // the first slots, up to the first empty one
 	for i := range t.slots {
+		if j := i + encodeAhead; j < len(t.slots) && t.slots[j].off != 0 {
+			prefetch(uintptr(unsafe.Pointer(&t.arena[t.slots[j].off])))
+		}
 		s := &t.slots[i]
 		if s.off == 0 {
 			if s.klen != tombstone {
 				inWrap = false
+				flush()
 			}
 			continue
 		}
-		e := ent{s.hash, int32(i)}
 		if inWrap && t.home(s.hash) > uint64(i) {
-			wrapped = append(wrapped, e)
+			wrapped = append(wrapped, int32(i))
 			continue
 		}
-		es = append(es, e)
+		run = append(run, int32(i))
 	}
-	es = append(es, wrapped...)
-	less := func(a, b *ent) bool {
-		if a.hash != b.hash {
-			return a.hash < b.hash
-		}
-		return bytes.Compare(t.key(&t.slots[a.slot]), t.key(&t.slots[b.slot])) < 0
-	}
-	for i := 1; i < len(es); i++ {
-		e := es[i]
-		j := i
-		for j > 0 && less(&e, &es[j-1]) {
-			es[j] = es[j-1]
-			j--
-		}
-		es[j] = e
-	}
-	order := make([]int32, len(es))
-	for i := range es {
-		order[i] = es[i].slot
-	}
-	return order
+	run = append(run, wrapped...)
+	flush()
 }
 
-// encodeAhead is how many entries ahead encode prefetches: enough misses in
-// flight to cover a memory latency at a copy's cost (measured with
-// BenchmarkTableEncode).
+// encodeAhead is how many slots ahead inSnapshotOrder prefetches: enough
+// misses in flight to cover a memory latency at a copy's cost (measured
+// with BenchmarkTableEncode).
 const encodeAhead = 16
 
 // encode writes the table as the records of a snapshot file (end marker
 // included, no trailer).
 func (t *table) encode() []byte {
 	b := make([]byte, 0, t.live+8*int64(t.n)+4+int64(TrailerLen))
-	order := t.snapshotOrder()
-	for j, i := range order {
-		// Hash order visits the arena, which is in insertion order, at
-		// random: ask for an entry encodeAhead entries before its copy,
-		// so that the cache misses overlap instead of following each other.
-		if j+encodeAhead < len(order) {
-			prefetch(uintptr(unsafe.Pointer(&t.arena[t.slots[order[j+encodeAhead]].off])))
-		}
-		s := &t.slots[i]
-		b = AppendPut(b, t.key(s), t.value(s))
-	}
+	t.inSnapshotOrder(func(s *tslot) { b = AppendPut(b, t.key(s), t.value(s)) })
 	return AppendEnd(b)
 }
 
