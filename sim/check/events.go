@@ -428,6 +428,9 @@ func (c *checker) checkLateDropped() {
 	never, laterCopy, honest, healedLate := 0, 0, 0, 0
 	for e := range c.nEvents {
 		copies := c.copiesOf.of(e)
+		if !c.anyLate(e) {
+			continue // the common case, decided before reading any copy
+		}
 		orig := copies[0]
 		for _, ci := range copies {
 			if h.Copies[ci].CopyNo < h.Copies[orig].CopyNo {
@@ -455,7 +458,7 @@ func (c *checker) checkLateDropped() {
 			}
 		}
 		if firstLate == nil {
-			continue
+			continue // filtered, not late
 		}
 		m := len(c.emits.of(e))
 		if m > 0 && !origLate {
