@@ -66,3 +66,45 @@ func TestRunExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// Without --checkpoint, exec keeps its checkpoint in memory, its large
+// files spilled to unlinked files of the temp directory, a Pebble store's
+// working databases there too: the output is the one a checkpoint on the
+// disk gives, and nothing is left in the temp directory.
+func TestScratchCheckpoint(t *testing.T) {
+	ex := filepath.Join("..", "examples", "worked-example")
+	base, err := os.ReadFile(filepath.Join(ex, "query.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, store := range []string{"memory", "pebble"} {
+		t.Run(store, func(t *testing.T) {
+			dir := t.TempDir()
+			tmp := filepath.Join(dir, "tmp")
+			if err := os.Mkdir(tmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("TMPDIR", tmp)
+			q := filepath.Join(dir, "query.yaml")
+			if err := os.WriteFile(q, append(base, "state_store: "+store+"\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := filepath.Join(ex, "steps.jsonl")
+			onDisk, scratch := filepath.Join(dir, "disk.jsonl"), filepath.Join(dir, "scratch.jsonl")
+			if err := Run(Options{QueryPath: q, InputPath: s, OutPath: onDisk, CheckpointDir: filepath.Join(dir, "ckpt")}); err != nil {
+				t.Fatal(err)
+			}
+			if err := Run(Options{QueryPath: q, InputPath: s, OutPath: scratch}); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := os.ReadFile(onDisk)
+			got, _ := os.ReadFile(scratch)
+			if len(want) == 0 || string(got) != string(want) {
+				t.Fatalf("output without --checkpoint differs from the one with it:\n%s\nwant\n%s", got, want)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) > 0 {
+				t.Fatalf("left in the temp directory: %v", left)
+			}
+		})
+	}
+}

@@ -229,6 +229,13 @@ func (m *Mem) SpillAbove(n int) {
 	m.spillAbove = max(n, 0)
 }
 
+// Spills reports whether large files leave the heap (SpillAbove > 0).
+func (m *Mem) Spills() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.spillAbove > 0
+}
+
 var (
 	errIsDir       = errors.New("is a directory")
 	errNotDir      = errors.New("not a directory")

@@ -20,16 +20,23 @@ import (
 // HDFS-backed one; "pebble" the Pebble provider, the analogue of Spark's
 // RocksDB one with changelog checkpointing. The Pebble provider's working
 // databases are disposable copies outside the checkpoint: in the OS temp
-// directory when the checkpoint is on the real disk (fsys.OS), in memory
-// otherwise.
+// directory when the checkpoint is on the real disk (fsys.OS) or is kept
+// in memory but spills large files to it (fsys.Mem.Spills: exec's
+// temporary checkpoint, whose state may be larger than the heap should
+// hold), in memory otherwise.
 func Open(name string, fs fsys.FS) (state.Provider, error) {
 	switch name {
 	case "", query.StateStoreMemory:
 		return state.NewMemoryProvider(fs, state.Options{}), nil
 	case query.StateStorePebble:
 		var opts pebblestore.Options
-		if _, onDisk := fs.(*fsys.OS); onDisk {
+		switch f := fs.(type) {
+		case *fsys.OS:
 			opts.WorkDir = os.TempDir()
+		case *fsys.Mem:
+			if f.Spills() {
+				opts.WorkDir = os.TempDir()
+			}
 		}
 		p, err := pebblestore.New(fs, opts)
 		if err != nil {

@@ -23,6 +23,7 @@ func TestOpen(t *testing.T) {
 		{name: "memory", fs: fsys.NewMem()},
 		{name: "pebble", fs: fsys.NewMem(), pebble: true},
 		{name: "pebble", fs: fsys.NewOS(t.TempDir()), pebble: true, workDir: os.TempDir()},
+		{name: "pebble", fs: spilling(), pebble: true, workDir: os.TempDir()},
 	} {
 		p, err := stores.Open(tc.name, tc.fs)
 		if err != nil {
@@ -61,4 +62,12 @@ func TestOpen(t *testing.T) {
 	if _, err := stores.Open("rocksdb", fsys.NewMem()); err == nil || err.Error() != `state_store "rocksdb" is not available (memory or pebble)` {
 		t.Fatalf("Open(rocksdb): %v", err)
 	}
+}
+
+// spilling is an in-memory checkpoint that moves large files to the host's
+// temp directory (exec's temporary checkpoint).
+func spilling() *fsys.Mem {
+	m := fsys.NewMem()
+	m.SpillAbove(1 << 10)
+	return m
 }
