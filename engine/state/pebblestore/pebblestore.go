@@ -235,6 +235,8 @@ type workDB struct {
 	// instead of growing one from empty.
 	pendingSlots []pendingSlot
 	ingests      int64 // sstables ingested, to name the next one
+	// sortScratch: the slices of the last commit's sort, for the next.
+	sortScratch sortScratch
 	// idx indexes the entries by expiry for EvictUpTo (expiry.go); nil
 	// until the first EvictUpTo, after an abort, and past the budget.
 	idx *expiryIndex
