@@ -227,7 +227,8 @@ type workDB struct {
 	// absent answers "certainly not in the database" for PutIfAbsent, so
 	// that the first copy of a key, the common row, needs no Pebble
 	// lookup: every key Put into this database (or into a batch on it)
-	// since the filter was built from a scan is in it; deletes and aborted
+	// since the filter was built (from a scan, or from the expiry index:
+	// see store.filter) is in it; deletes and aborted
 	// batches leave keys behind, which only cost a lookup. nil until the
 	// first PutIfAbsent, and on a database rebuilt from files.
 	absent *keyFilter
