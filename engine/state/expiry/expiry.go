@@ -123,6 +123,20 @@ func keyBefore(arena []byte, a, b *Item) bool {
 // Push adds an item.
 func (x *Index) Push(it Item) { x.pend = append(x.pend, it) }
 
+// Each calls fn with every item, stale ones included, in no particular
+// order; fn must not change the index.
+func (x *Index) Each(fn func(it *Item)) {
+	for i := range x.runs {
+		r := &x.runs[i]
+		for j := r.head; j < len(r.items); j++ {
+			fn(&r.items[j])
+		}
+	}
+	for i := range x.pend {
+		fn(&x.pend[i])
+	}
+}
+
 // settle sorts the items pushed since the last Min or Pop into the runs,
 // and drops the runs drained since.
 func (x *Index) settle(arena []byte) {

@@ -66,6 +66,12 @@ type expiryIndex struct {
 	// deleted since the index was built (each left one item stale), less
 	// the stale items popped since. While it is 0 every item is current.
 	changed int64
+	// unindexed bounds the entries that have no item: it counts every
+	// value without an expiry the index was built with or was Put since.
+	// While it and changed are 0, the items' keys are exactly the
+	// entries', besides those removed in the version at hand (see
+	// store.filter).
+	unindexed int64
 }
 
 func (e *expiryIndex) bytes() int64 { return e.x.Bytes() + int64(cap(e.arena)) }
@@ -150,6 +156,7 @@ func (s *store) indexPut(key, value []byte, existed bool) {
 	}
 	at, ok := e.x.Expiry(value)
 	if !ok {
+		e.unindexed++
 		return
 	}
 	if e.x.MostlyStale(s.numKeys) {
@@ -286,6 +293,7 @@ func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (*d
 	try := s.numKeys*expiry.ItemBytes <= budget && (w.idxRefusedAt == 0 || s.numKeys <= w.idxRefusedAt/2)
 	var items []expiry.Item
 	var arena []byte
+	var unindexed int64
 	if try {
 		items = make([]expiry.Item, 0, s.numKeys)
 	}
@@ -293,6 +301,7 @@ func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (*d
 	err := s.Range(func(k, v []byte) bool {
 		at, ok := expiryOf(v)
 		if !ok {
+			unindexed++
 			return true
 		}
 		if !try {
@@ -323,7 +332,7 @@ func (s *store) buildIndex(limit int64, expiryOf func([]byte) (int64, bool)) (*d
 	if !try {
 		return due, nil
 	}
-	w.idx = &expiryIndex{x: expiry.Sorted(arena, items, expiryOf), arena: arena}
+	w.idx = &expiryIndex{x: expiry.Sorted(arena, items, expiryOf), arena: arena, unindexed: unindexed}
 	w.idx.fits(budget)
 	w.idxRefusedAt = 0
 	return nil, nil
