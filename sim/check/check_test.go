@@ -1012,12 +1012,18 @@ func TestNaturalOrderRadix(t *testing.T) {
 		if foreign && n > 0 {
 			copies[rapid.IntRange(0, n-1).Draw(t, "at")].Event = "order-7"
 		}
-		order, keys := naturalOrder(copies)
+		order, keys, names := naturalOrder(copies)
 		if foreign != (keys != nil) && n > 1 {
 			t.Fatalf("foreign name %v, keys left for the comparison sort %v", foreign, keys != nil)
 		}
 		if keys != nil {
 			sortNatural(order, keys, copies)
+		} else {
+			for k := 1; k < n; k++ {
+				if same := copies[order[k]].Event == copies[order[k-1]].Event; same != (names[k] == names[k-1]) {
+					t.Fatalf("copies %d and %d (%q, %q): names %d and %d", order[k-1], order[k], copies[order[k-1]].Event, copies[order[k]].Event, names[k-1], names[k])
+				}
+			}
 		}
 		want := make([]int, n)
 		keys = make([]uint64, n)

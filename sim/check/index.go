@@ -251,14 +251,22 @@ func (c *checker) index() {
 	// name to number held about 35 bytes a copy while it was built.
 	// The simulator's names ("e0-123") compare as one number each
 	// (NaturalKey), in an array read in place of the copies' strings.
-	order, keys := naturalOrder(h.Copies)
+	order, keys, names := naturalOrder(h.Copies)
 	if keys != nil { // not sorted yet
 		sortNatural(order, keys, h.Copies)
 	}
 	c.evOf = make([]int32, c.nCopies)
 	var starts []int32
 	for k, ci := range order {
-		if k == 0 || h.Copies[ci].Event != h.Copies[order[k-1]].Event {
+		newEvent := k == 0
+		switch {
+		case newEvent:
+		case names != nil:
+			newEvent = names[k] != names[k-1]
+		default:
+			newEvent = h.Copies[ci].Event != h.Copies[order[k-1]].Event
+		}
+		if newEvent {
 			starts = append(starts, int32(k))
 		}
 		c.evOf[ci] = int32(len(starts) - 1)
@@ -588,15 +596,18 @@ const maxRadixHeads = 1 << 12
 // indices itself, by (key, index), with one radix sort of packed
 // integers: the rank of the name's head, its second number and the
 // index, each in the bits its largest value needs. The order is the
-// comparison sort's, which then finds nothing to move (keys nil); a
-// pdqsort of 10 M copies on a comparison function was 5% of a run's CPU.
-func naturalOrder(copies []history.Copy) (order []int, keys []uint64) {
+// comparison sort's, which then finds nothing to move (keys nil), and
+// names[k] is then a number for the name of copy order[k], equal for
+// equal names (comparing the strings was a cache miss a copy); a pdqsort
+// of 10 M copies on a comparison function was 5% of a run's CPU.
+func naturalOrder(copies []history.Copy) (order []int, keys, names []uint64) {
 	n := len(copies)
 	order = make([]int, n)
 	keys = make([]uint64, n)
 	heads := map[uint64]uint64{}
 	var maxB uint64
 	all := true
+	lastHead := ^uint64(0) // no head: a key's is below 2^36
 	for i := range copies {
 		order[i] = i
 		k := NaturalKey(copies[i].Event)
@@ -608,14 +619,16 @@ func naturalOrder(copies []history.Copy) (order []int, keys []uint64) {
 			all = false
 			continue
 		}
-		heads[k>>28] = 0
+		if h := k >> 28; h != lastHead {
+			heads[h], lastHead = 0, h
+		}
 		maxB = max(maxB, k&(1<<28-1))
 		if len(heads) > maxRadixHeads {
 			all = false
 		}
 	}
 	if !all || n < 2 {
-		return order, keys
+		return order, keys, nil
 	}
 	ranked := make([]uint64, 0, len(heads))
 	for h := range heads {
@@ -629,10 +642,11 @@ func naturalOrder(copies []history.Copy) (order []int, keys []uint64) {
 	bB := bits.Len64(maxB)
 	width := bits.Len(uint(len(ranked)-1)) + bB + bI
 	if width > 64 {
-		return order, keys
+		return order, keys, nil
 	}
 	packed := keys // reused: keys are read once each, in order
-	var lastHead, lastRank uint64 = ^uint64(0), 0
+	var lastRank uint64
+	lastHead = ^uint64(0)
 	for i, k := range keys {
 		if h := k >> 28; h != lastHead {
 			lastHead, lastRank = h, heads[h]
@@ -642,8 +656,9 @@ func naturalOrder(copies []history.Copy) (order []int, keys []uint64) {
 	sorted, _ := radix.Sort(packed, make([]uint64, n), width)
 	for i, p := range sorted {
 		order[i] = int(p & (1<<bI - 1))
+		sorted[i] = p >> bI // the name's rank and number
 	}
-	return order, nil
+	return order, nil, sorted
 }
 
 // sortNatural sorts order by (name in natural order, index), with keys the
