@@ -225,11 +225,15 @@ func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)
 // dueSet holds expired entries an index-less EvictUpTo found, up to a
 // budget of dueEntryBytes plus the key per entry: past it the greatest in
 // (expiry, key) order are let go (full), so that what it holds is always
-// the least of what was offered, and the next scan finds the rest.
+// the least of what was offered, and the next scan finds the rest. Since
+// entries differ in size, an entry after one let go could still fit (a
+// short key after a long one): cut, the least entry let go so far, keeps
+// it out too, or it would be removed before the one let go.
 type dueSet struct {
 	budget, bytes int64
 	heap          dueHeap
 	full          bool
+	cut           dueEntry // valid while full
 }
 
 type dueEntry struct {
@@ -266,18 +270,30 @@ func (h *dueHeap) Pop() any {
 // kept, whatever its size, so that each scan makes progress.
 func (d *dueSet) add(at int64, key []byte, vlen int) {
 	e := dueEntry{at: at, key: key, vlen: vlen}
+	if d.full && !dueBefore(&e, &d.cut) {
+		return // after an entry let go
+	}
 	size := dueEntryBytes + int64(len(key))
 	for len(d.heap) > 0 && d.bytes+size > d.budget {
-		d.full = true
+		// Everything kept is before cut: the cut only moves down.
 		if !dueBefore(&e, &d.heap[0]) {
+			d.letGo(e)
 			return // after everything kept
 		}
 		top := heap.Pop(&d.heap).(dueEntry)
 		d.bytes -= dueEntryBytes + int64(len(top.key))
+		d.letGo(top)
 	}
 	e.key = bytes.Clone(key)
 	heap.Push(&d.heap, e)
 	d.bytes += size
+}
+
+// letGo records that e was not kept: it is the new cut (e.key is copied,
+// as the caller's may be a view into the store).
+func (d *dueSet) letGo(e dueEntry) {
+	d.full = true
+	d.cut = dueEntry{at: e.at, key: append(d.cut.key[:0], e.key...)}
 }
 
 // buildIndex scans the store and indexes every entry that has an expiry,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/state"
 	"github.com/dedupsim/dedupsim/engine/state/statetest"
+	"pgregory.net/rapid"
 )
 
 // budgetRun drives one store ID of a provider with an expiry index budget
@@ -242,4 +244,39 @@ func TestExpiryStaleCount(t *testing.T) {
 	if w := r.batch(20, 20, 0, 15); w.numKeys != 20-1-16+1 || gets != 0 {
 		t.Fatalf("%d keys, %d lookups; want %d, 0", w.numKeys, gets, 20-1-16+1)
 	}
+}
+
+// TestDueSetHoldsLeast: whatever the sizes of the entries offered, a
+// dueSet holds the least of them in (expiry, key) order, so that
+// evictScanned removes in that order (a short key offered after a long one
+// that did not fit must not be kept in its place).
+func TestDueSetHoldsLeast(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		budget := int64(rapid.IntRange(dueEntryBytes, 4*dueEntryBytes).Draw(t, "budget"))
+		keys := rapid.SliceOfNDistinct(rapid.StringN(0, 30, -1), 0, 20, func(k string) string { return k }).Draw(t, "keys")
+		d := &dueSet{budget: budget}
+		var offered []dueEntry
+		for _, k := range keys {
+			e := dueEntry{at: int64(rapid.IntRange(0, 3).Draw(t, "at")), key: []byte(k)}
+			offered = append(offered, e)
+			d.add(e.at, []byte(k), 0)
+		}
+		slices.SortFunc(offered, func(a, b dueEntry) int { return dueCompare(&a, &b) })
+		held := slices.Clone(d.heap)
+		slices.SortFunc(held, func(a, b dueEntry) int { return dueCompare(&a, &b) })
+		if len(offered) > 0 && len(held) == 0 {
+			t.Fatal("nothing held")
+		}
+		for i := range held {
+			if dueCompare(&held[i], &offered[i]) != 0 {
+				t.Fatalf("held %v, offered %v", held, offered)
+			}
+		}
+		if d.full != (len(held) < len(offered)) {
+			t.Fatalf("full %v, held %d of %d", d.full, len(held), len(offered))
+		}
+		if d.bytes > budget && len(held) > 1 {
+			t.Fatalf("%d bytes held, budget %d", d.bytes, budget)
+		}
+	})
 }

@@ -388,3 +388,47 @@ func TestTwinOfMemoryProvider(t *testing.T) {
 	})
 	t.Logf("coverage over all checks: %+v", cov)
 }
+
+// TestTwinEvictScannedOrder replays the least case the twin test found
+// (seed file TestTwinOfMemoryProvider-20261207020614-15849): with an 84-byte
+// ExpiryIndexBudget the index is abandoned and EvictUpTo keeps a bounded
+// set of due entries (40 bytes plus the key each). The long key, due
+// second, did not fit beside the first and was let go; "\xff", due third
+// but short, then fitted and was removed before it. Both stores must
+// remove in (expiry, key) order, so the delta and the changelog agree.
+func TestTwinEvictScannedOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := &twin{id: state.ID{Operator: 1, Partition: 2}, mfs: fsys.NewMem(), pfs: fsys.NewMem(), cov: &twinCoverage{},
+			mopts: state.Options{MinDeltasForSnapshot: 1, MinVersionsToRetain: 1}, expiryIndexBudget: 84}
+		w.start(t)
+		defer func() { w.pp.Close() }()
+		ms, err := w.mp.Load(w.id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := w.pp.Load(w.id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.ms[0], w.ps[0] = ms, ps
+		// Expiries (statetest.TestExpiry): 0x0800, 0x0900, 0x1100.
+		for _, kv := range [][2]string{{"e\x00f", "\x08"}, {"long-key-0123456789", "\x09"}, {"\xff", "\x11"}} {
+			for _, st := range []state.Store{ms, ps} {
+				if err := st.Put([]byte(kv[0]), []byte(kv[1])); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		before := contents(t, ms)
+		left := statetest.EvictChecked(t, ms, nil, 0x2000)
+		if pleft := statetest.EvictChecked(t, ps, before, 0x2000); len(left) != 0 || len(pleft) != 0 {
+			t.Fatalf("EvictUpTo left memory %q, pebble %q", left, pleft)
+		}
+		mv, merr := ms.Commit()
+		pv, perr := ps.Commit()
+		if merr != nil || perr != nil || mv != 1 || pv != 1 {
+			t.Fatalf("Commit: memory %d %v, pebble %d %v", mv, merr, pv, perr)
+		}
+		w.compareDelta(t, 1)
+	})
+}
