@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: build-pprof delta-fetch delta-fixtures redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java test-spark-line test-spark-matrix bench-spark
+.PHONY: test-prefetch build-pprof delta-fetch delta-fixtures redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java test-spark-line test-spark-matrix bench-spark
 
 all: build
 
@@ -162,6 +162,22 @@ SPARK_TEST_NEWEST_TRACES ?= 10
 # golden + 100 traces agree 228, disagree 0, known 4, skipped 42; the exec
 # --engine spark tests pass); make test-spark keeps SPARK_VERSION.
 SPARK_TEST_LINE41 ?= 4.1.4
+
+# What the Kafka and Spark suites download, fetched ahead:
+# scripts/test-suites.sh starts it in the background beside lint and the
+# unit tests (which keep the CPU busy while these wait on the network and
+# the disk), and waits for it before the kafka suite. It needs nothing the
+# suites do not: a fetch that fails here is done again by its suite, which
+# then says why.
+test-prefetch:
+	@if command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory kafka-fetch; \
+	fi
+	@if command -v java >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then \
+	  for v in $(SPARK_TEST_LINE41) $(SPARK_TEST_NEWEST); do \
+	    $(MAKE) --no-print-directory spark-env delta-fetch SPARK_VERSION=$$v || exit 1; \
+	  done; \
+	fi
 
 test-spark-if-java:
 	@if command -v java >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then \
