@@ -52,6 +52,9 @@ func checkpointProblem(ckptDir string, err error) (error, bool) {
 		return exitcode.Bad(iu), true
 	}
 	if ce, ok := engine.CheckpointError(err); ok {
+		if ckptDir == "" {
+			ckptDir = "(temporary checkpoint)"
+		}
 		return exitcode.Bad(fmt.Errorf("checkpoint error: %s: %s", filepath.Join(ckptDir, filepath.FromSlash(ce.File)), ce.Msg)), true
 	}
 	return nil, false

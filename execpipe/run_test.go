@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupsim/dedupsim/engine/fsys"
+	"github.com/dedupsim/dedupsim/engine/query"
 	"github.com/dedupsim/dedupsim/internal/exitcode"
 )
 
@@ -69,16 +71,25 @@ func TestRunExitStatus(t *testing.T) {
 
 // Without --checkpoint, exec keeps its checkpoint in memory, its large
 // files spilled to unlinked files of the temp directory, a Pebble store's
-// working databases there too: the output is the one a checkpoint on the
-// disk gives, and nothing is left in the temp directory.
+// working databases there too; with more than maxMemoryScratchPartitions
+// partitions, in a folder of the temp directory. Either way the output is
+// the one a checkpoint on the disk gives, and nothing is left in the temp
+// directory.
 func TestScratchCheckpoint(t *testing.T) {
 	ex := filepath.Join("..", "examples", "worked-example")
-	base, err := os.ReadFile(filepath.Join(ex, "query.yaml"))
+	orig, err := os.ReadFile(filepath.Join(ex, "query.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, store := range []string{"memory", "pebble"} {
-		t.Run(store, func(t *testing.T) {
+	for _, tc := range []struct{ store, partitions string }{
+		{"memory", "2"}, {"pebble", "2"}, {"memory", "257"},
+	} {
+		store := tc.store
+		base := []byte(strings.Replace(string(orig), "shuffle_partitions: 2\n", "shuffle_partitions: "+tc.partitions+"\n", 1))
+		if !strings.Contains(string(base), "shuffle_partitions: "+tc.partitions+"\n") {
+			t.Fatalf("the worked example's query no longer says shuffle_partitions: 2")
+		}
+		t.Run(store+"/"+tc.partitions, func(t *testing.T) {
 			dir := t.TempDir()
 			tmp := filepath.Join(dir, "tmp")
 			if err := os.Mkdir(tmp, 0o755); err != nil {
@@ -106,5 +117,31 @@ func TestScratchCheckpoint(t *testing.T) {
 				t.Fatalf("left in the temp directory: %v", left)
 			}
 		})
+	}
+}
+
+// The temporary checkpoint is in memory up to maxMemoryScratchPartitions
+// partitions and a folder of the temp directory above, removed by release.
+func TestScratchCheckpointKind(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, tc := range []struct {
+		partitions int
+		inMemory   bool
+	}{{1, true}, {maxMemoryScratchPartitions, true}, {maxMemoryScratchPartitions + 1, false}} {
+		q := &query.Query{ShufflePartitions: tc.partitions}
+		dir, ckpt, release, err := openCheckpoint(Options{}, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, mem := ckpt.(*fsys.Mem)
+		if mem != tc.inMemory || (dir == "") != tc.inMemory {
+			t.Fatalf("%d partitions: checkpoint %T in %q, want in memory %v", tc.partitions, ckpt, dir, tc.inMemory)
+		}
+		release()
+		if dir != "" {
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Fatalf("%d partitions: %s left after release (%v)", tc.partitions, dir, err)
+			}
+		}
 	}
 }

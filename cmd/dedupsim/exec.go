@@ -41,7 +41,7 @@ func newExecCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.QueryPath, "query", "", "query file (YAML)")
 	f.StringVar(&o.InputPath, "input", "", "steps file (JSON Lines)")
-	f.StringVar(&o.CheckpointDir, "checkpoint", "", "checkpoint folder (default: a temporary one, in memory, gone at the end)")
+	f.StringVar(&o.CheckpointDir, "checkpoint", "", "checkpoint folder (default: a temporary one, gone at the end)")
 	f.StringVar(&o.OutPath, "out", "", "where batch records go, written atomically (default: standard output)")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the query and run ids")
 	f.StringVar(&o.Format, "format", "jsonl", "output format: jsonl (the exec interface) or table (for people)")
