@@ -258,15 +258,8 @@ func (c *checker) index() {
 	c.evOf = make([]int32, c.nCopies)
 	var starts []int32
 	for k, ci := range order {
-		newEvent := k == 0
-		switch {
-		case newEvent:
-		case names != nil:
-			newEvent = names[k] != names[k-1]
-		default:
-			newEvent = h.Copies[ci].Event != h.Copies[order[k-1]].Event
-		}
-		if newEvent {
+		if k == 0 || (names != nil && names[k] != names[k-1]) ||
+			(names == nil && h.Copies[ci].Event != h.Copies[order[k-1]].Event) {
 			starts = append(starts, int32(k))
 		}
 		c.evOf[ci] = int32(len(starts) - 1)
@@ -596,7 +589,7 @@ const maxRadixHeads = 1 << 12
 // indices itself, by (key, index), with one radix sort of packed
 // integers: the rank of the name's head, its second number and the
 // index, each in the bits its largest value needs. The order is the
-// comparison sort's, which then finds nothing to move (keys nil), and
+// comparison sort's (keys nil: nothing is left to sort), and
 // names[k] is then a number for the name of copy order[k], equal for
 // equal names (comparing the strings was a cache miss a copy); a pdqsort
 // of 10 M copies on a comparison function was 5% of a run's CPU.
