@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin/dedupsim
 FUZZTIME ?= 10s
 
-.PHONY: test-prefetch build-pprof delta-fetch delta-fixtures redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java test-spark-line test-spark-matrix bench-spark
+.PHONY: test-prefetch bench-scale build-pprof delta-fetch delta-fixtures redteam diagnose-fixtures inspect-fixtures all build demo test check bench-smoke test-kafka test-kafka-if-java kafka-fetch kafka-image test-containers test-containers-if-docker bench bench-kafka bench-10m lint fuzz clean spark-env test-spark test-spark-if-java test-spark-line test-spark-matrix bench-spark
 
 all: build
 
@@ -212,6 +212,22 @@ inspect-fixtures:
 delta-fixtures: spark-env delta-fetch
 	DEDUPSIM_SPARK_CACHE=$(SPARK_CACHE) DEDUPSIM_DELTA_CACHE=$(DELTA_CACHE) SPARK_VERSION=$(SPARK_VERSION) ./scripts/delta/fixtures.sh
 	$(GO) test ./inspect/delta/ -count=1
+
+# The simulator at scale as a user runs it (scenarios/scale/, issue 32):
+# wall and CPU time and peak RSS of `dedupsim run` at 1 M and 10 M copies
+# (the 10 M run takes about a minute and 2.5 GB on two cores). The peak RSS
+# comes from /usr/bin/time (Debian's time package); without it, bash's time.
+# Each run's summary is in out/bench-scale/<size>.txt, its reports beside.
+bench-scale: build
+	@mkdir -p out/bench-scale
+	@for s in 1m 10m; do \
+	  if [ -x /usr/bin/time ]; then \
+	    /usr/bin/time -f "scale-$$s: %e s wall, %U s user, %S s system, %M KB max RSS" ./$(BIN) run -q --out out/bench-scale/$$s scenarios/scale/scale-$$s.yaml >out/bench-scale/$$s.txt || exit 1; \
+	  else \
+	    echo "scale-$$s (no /usr/bin/time for the peak RSS: apt-get install time)"; \
+	    bash -c "time ./$(BIN) run -q --out out/bench-scale/$$s scenarios/scale/scale-$$s.yaml >out/bench-scale/$$s.txt" || exit 1; \
+	  fi; \
+	done
 
 # Exec throughput of dedupsim and of Spark on one 500k-row trace, as a ratio.
 bench-spark:
