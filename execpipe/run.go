@@ -190,9 +190,10 @@ const scratchSpillAbove = 1 << 10
 // MinVersionsToRetain + MinDeltasForSnapshot state files (110 by
 // default), each on the heap while under scratchSpillAbove, with its
 // bookkeeping spilled or not: at 256 partitions about 35 MB (measured: 150
-// one-row batches, 97 MB of RSS against 64 MB on the disk). Above it (measured: 2,000 partitions, 224,206 files, 244 MB of RSS in
-// memory against 66 MB on the disk) the temporary checkpoint is a folder of
-// the temp directory, as with --checkpoint but never fsynced.
+// one-row batches, 97 MB of RSS against 64 MB on the disk). Above it
+// (measured: 2,000 partitions, 224,206 files, 244 MB of RSS in memory
+// against 66 MB on the disk) the temporary checkpoint is a folder of the
+// temp directory, as with --checkpoint but never fsynced.
 const maxMemoryScratchPartitions = 256
 
 // scratchCheckpoint is the checkpoint of a run without --checkpoint (up to
