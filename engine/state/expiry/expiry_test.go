@@ -15,13 +15,7 @@ import (
 // has the least expiry, as a sorted reference says.
 func TestIndexOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		keys := []string{"", "a", "b", "bb", "c", "z\x00"}
-		var arena []byte
-		offs := make([]uint64, len(keys))
-		for i, k := range keys {
-			offs[i] = uint64(len(arena))
-			arena = append(arena, k...)
-		}
+		keys, arena, offs := testKeys()
 		item := func(at int64, k int) Item { return Item{At: at, Off: offs[k], Klen: uint32(len(keys[k]))} }
 		type ref struct {
 			at  int64
@@ -135,13 +129,7 @@ func TestRetainBytes(t *testing.T) {
 // expiry, negative expiries and a span too wide to pack (the fallback).
 func TestSortItemsRadix(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		keys := []string{"", "a", "b", "bb", "c", "z\x00"}
-		var arena []byte
-		offs := make([]uint64, len(keys))
-		for i, k := range keys {
-			offs[i] = uint64(len(arena))
-			arena = append(arena, k...)
-		}
+		keys, arena, offs := testKeys()
 		n := rapid.IntRange(256, 3000).Draw(t, "n")
 		lo := rapid.Int64Range(-1<<62, 1<<62).Draw(t, "lo")
 		span := rapid.SampledFrom([]int64{1, 10, 1 << 20, 1 << 40, 1<<62 - 1}).Draw(t, "span")
@@ -160,4 +148,16 @@ func TestSortItemsRadix(t *testing.T) {
 			}
 		}
 	})
+}
+
+// testKeys are the keys the property tests draw from, laid end to end in an
+// arena, and each one's offset in it.
+func testKeys() (keys []string, arena []byte, offs []uint64) {
+	keys = []string{"", "a", "b", "bb", "c", "z\x00"}
+	offs = make([]uint64, len(keys))
+	for i, k := range keys {
+		offs[i] = uint64(len(arena))
+		arena = append(arena, k...)
+	}
+	return keys, arena, offs
 }
