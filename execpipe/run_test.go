@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dedupsim/dedupsim/engine/fsys"
@@ -142,6 +143,27 @@ func TestScratchCheckpointKind(t *testing.T) {
 			if _, err := os.Stat(dir); !os.IsNotExist(err) {
 				t.Fatalf("%d partitions: %s left after release (%v)", tc.partitions, dir, err)
 			}
+		}
+	}
+}
+
+// --out is 0644 less the umask, as the shell's redirection would make it
+// (os.CreateTemp's 0600 hid it from the other users of a CI machine).
+func TestOutModeFollowsTheUmask(t *testing.T) {
+	ex := filepath.Join("..", "examples", "worked-example")
+	for _, tc := range []struct {
+		umask int
+		want  os.FileMode
+	}{{0o022, 0o644}, {0o027, 0o640}, {0o077, 0o600}} {
+		out := filepath.Join(t.TempDir(), "out.jsonl")
+		old := syscall.Umask(tc.umask)
+		err := Run(Options{QueryPath: filepath.Join(ex, "query.yaml"), InputPath: filepath.Join(ex, "steps.jsonl"), OutPath: out})
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != tc.want {
+			t.Errorf("umask %03o: --out is %v (%v), want %v", tc.umask, fi.Mode().Perm(), err, tc.want)
 		}
 	}
 }
