@@ -1,13 +1,11 @@
 package execpipe
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/dedupsim/dedupsim/internal/atomicfile"
 	"github.com/dedupsim/dedupsim/internal/exitcode"
@@ -48,11 +46,10 @@ func createOut(path string) (*outFile, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, exitcode.Bad(fmt.Errorf("exec: --out %s: folder %s does not exist", path, dir))
 	}
-	// Mode 0644 less the umask, as a shell's redirection and every other
-	// file dedupsim writes (atomicfile) have it: os.CreateTemp's 0600 would
-	// hide the output from the other users a CI job hands it to. O_EXCL:
-	// never an existing file.
-	tmp, err := os.OpenFile(filepath.Join(dir, "."+filepath.Base(path)+"."+rand.Text()[:12]+".tmp"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	// 0644 less the umask, as a shell's redirection makes it:
+	// os.CreateTemp's 0600 would hide the output from the other users a CI
+	// job hands it to.
+	tmp, err := atomicfile.CreateTemp(path)
 	if err != nil {
 		return nil, exitcode.Bad(fmt.Errorf("exec: --out: %w", err))
 	}

@@ -391,7 +391,7 @@ func TestExecOutUntouchedOnBadInput(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".tmp") {
+		if strings.Contains(e.Name(), ".tmp") {
 			t.Fatalf("temp file left: %s", e.Name())
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // ErrUnsafePath is wrapped by the error for a path that is a symbolic link
@@ -118,6 +119,15 @@ func WriteIn(root *os.Root, display, name string, fill func(io.Writer) error) (e
 		return err
 	}
 	return root.Rename(tmp, name)
+}
+
+// CreateTemp creates the temporary file a writer that streams (exec's
+// --out) fills and then hands to Commit: in target's folder, named
+// ".<base>.tmp-<random>", 0644 less the umask, never over an existing name
+// nor through a link.
+func CreateTemp(target string) (*os.File, error) {
+	name := "." + filepath.Base(target) + ".tmp-" + rand.Text()[:12]
+	return os.OpenFile(filepath.Join(filepath.Dir(target), name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 }
 
 // Commit makes f, a file written in target's folder under another name
