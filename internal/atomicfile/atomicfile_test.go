@@ -87,7 +87,8 @@ func TestNeverThroughALink(t *testing.T) {
 	}
 }
 
-// TestModesFollowTheUmask: files are 0644 and folders 0755, less the umask.
+// TestModesFollowTheUmask: files are 0644 and folders 0755, less the umask
+// (a file CreateTemp began and Commit ended too).
 func TestModesFollowTheUmask(t *testing.T) {
 	for _, tc := range []struct {
 		umask     int
@@ -103,6 +104,12 @@ func TestModesFollowTheUmask(t *testing.T) {
 		if err == nil {
 			err = WriteFile(filepath.Join(dir, "b"), []byte("y"))
 		}
+		if err == nil {
+			var f *os.File
+			if f, err = CreateTemp(filepath.Join(dir, "c")); err == nil {
+				err = Commit(f, filepath.Join(dir, "c"))
+			}
+		}
 		syscall.Umask(old)
 		if err != nil {
 			t.Fatal(err)
@@ -112,7 +119,7 @@ func TestModesFollowTheUmask(t *testing.T) {
 				t.Errorf("umask %03o: %s is %v, want %v", tc.umask, p, fi.Mode().Perm(), tc.dir)
 			}
 		}
-		for _, p := range []string{"a", "b"} {
+		for _, p := range []string{"a", "b", "c"} {
 			if fi, _ := os.Stat(filepath.Join(dir, p)); fi.Mode().Perm() != tc.file {
 				t.Errorf("umask %03o: %s is %v, want %v", tc.umask, p, fi.Mode().Perm(), tc.file)
 			}
