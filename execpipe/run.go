@@ -108,6 +108,9 @@ func Run(o Options) (err error) {
 	// passes before the run to the end.
 	gc := newGCPacer()
 	defer gc.restore()
+	if canOverlap(o, q) {
+		return runOverlapped(o, q)
+	}
 	next, closeInput, err := openSteps(o.InputPath, q)
 	if err != nil {
 		return err
@@ -132,7 +135,7 @@ func Run(o Options) (err error) {
 		return err
 	}
 	defer release()
-	return execSteps(q, next, ckpt, dir, o, hook, out)
+	return execSteps(q, next, ckpt, dir, o, hook, out, printWarning, nil)
 }
 
 // openCheckpoint opens exec's checkpoint (--checkpoint, created if absent;
@@ -213,8 +216,10 @@ func scratchCheckpoint() *fsys.Mem {
 // execSteps runs q over the steps next yields on the checkpoint in dir and
 // writes every batch record, then the table, to out in o's format; out is
 // committed only when everything was written. hook (nil: none) watches
-// every record for --check and --record.
-func execSteps(q *query.Query, next func() (steps.Step, error), ckpt fsys.FS, dir string, o Options, hook *expectHook, out *outFile) error {
+// every record for --check and --record; the run's warnings go to warn.
+// keep (nil: none) is asked before out is committed: false drops the
+// run's output (errStopped).
+func execSteps(q *query.Query, next func() (steps.Step, error), ckpt fsys.FS, dir string, o Options, hook *expectHook, out *outFile, warn func(string), keep func() bool) error {
 	bw := bufio.NewWriterSize(out, 256<<10)
 	enc := trace.NewEncoder(bw)
 	tw := &tableWriter{w: bw}
@@ -236,7 +241,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt fsys.FS, di
 	}
 	res, err := trace.RunSteps(q, next, trace.Options{
 		Checkpoint: ckpt, Seed: o.Seed, Emit: emit, NewStateProvider: stores.Open, OnBatch: hook.onBatch,
-		Warn: func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) },
+		Warn: warn,
 		// next is a steps.Reader's, whose rows are compact: the encoder
 		// copies them without scanning each again.
 		RowsCompact: true,
@@ -256,6 +261,9 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt fsys.FS, di
 	}
 	if err == nil {
 		err = bw.Flush()
+	}
+	if err == nil && keep != nil && !keep() {
+		return errStopped // out is discarded by the caller
 	}
 	if err == nil {
 		err = out.commit()
@@ -319,6 +327,37 @@ func (w *writeBehind) close() error {
 // lines (parallelLines), and in the run up to three (readAhead). An input that cannot be read twice (a
 // pipe) is checked as it runs; its errors still leave --out alone.
 func openSteps(path string, q *query.Query) (next func() (steps.Step, error), closeFn func(), err error) {
+	if err := passSteps(path, q); err != nil {
+		return nil, nil, err
+	}
+	return openRun(path, q)
+}
+
+// passSteps is the pass before the run of a regular file (openSteps): the
+// schema inferred when q declares none, and every line checked.
+func passSteps(path string, q *query.Query) error {
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		return exitcode.Bad(fmt.Errorf("exec: --input %s is a directory", path))
+	}
+	if err == nil && st.Mode().IsRegular() {
+		check := checkSteps
+		if q.Schema == nil {
+			// No declared schema: infer one from every row, as Spark's
+			// JSON source does, and check the rows under it, in one pass
+			// where it can.
+			check = inferCheckSteps
+		}
+		if err := check(path, q); err != nil {
+			return stepsProblem(err)
+		}
+	}
+	return nil
+}
+
+// openRun opens the steps file for the run, reading ahead when it is a
+// regular file.
+func openRun(path string, q *query.Query) (next func() (steps.Step, error), closeFn func(), err error) {
 	open := func() (*steps.Reader, *os.File, error) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -330,22 +369,6 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 			return nil, nil, err
 		}
 		return r, f, nil
-	}
-	st, err := os.Stat(path)
-	if err == nil && st.IsDir() {
-		return nil, nil, exitcode.Bad(fmt.Errorf("exec: --input %s is a directory", path))
-	}
-	if err == nil && st.Mode().IsRegular() {
-		check := checkSteps
-		if q.Schema == nil {
-			// No declared schema: infer one from every row, as Spark's
-			// JSON source does, and check the rows under it, in one pass
-			// where it can.
-			check = inferCheckSteps
-		}
-		if err := check(path, q); err != nil {
-			return nil, nil, stepsProblem(err)
-		}
 	}
 	r, f, err := open()
 	if err != nil {
