@@ -24,6 +24,7 @@ import (
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
+	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
@@ -108,8 +109,9 @@ func Run(o Options) (err error) {
 	// passes before the run to the end.
 	gc := newGCPacer()
 	defer gc.restore()
-	if canOverlap(o, q) {
-		return runOverlapped(o, q)
+	if canSpeculate(o, q) {
+		_, err := runSpeculative(o, q)
+		return err
 	}
 	next, closeInput, err := openSteps(o.InputPath, q)
 	if err != nil {
@@ -218,7 +220,7 @@ func scratchCheckpoint() *fsys.Mem {
 // committed only when everything was written. hook (nil: none) watches
 // every record for --check and --record; the run's warnings go to warn.
 // keep (nil: none) is asked before out is committed: false drops the
-// run's output (errStopped).
+// run's output (errDropped).
 func execSteps(q *query.Query, next func() (steps.Step, error), ckpt fsys.FS, dir string, o Options, hook *expectHook, out *outFile, warn func(string), keep func() bool) error {
 	bw := bufio.NewWriterSize(out, 256<<10)
 	enc := trace.NewEncoder(bw)
@@ -263,7 +265,7 @@ func execSteps(q *query.Query, next func() (steps.Step, error), ckpt fsys.FS, di
 		err = bw.Flush()
 	}
 	if err == nil && keep != nil && !keep() {
-		return errStopped // out is discarded by the caller
+		return errDropped // out is discarded by the caller
 	}
 	if err == nil {
 		err = out.commit()
@@ -330,7 +332,7 @@ func openSteps(path string, q *query.Query) (next func() (steps.Step, error), cl
 	if err := passSteps(path, q); err != nil {
 		return nil, nil, err
 	}
-	return openRun(path, q)
+	return openRun(path, q, nil)
 }
 
 // passSteps is the pass before the run of a regular file (openSteps): the
@@ -356,8 +358,9 @@ func passSteps(path string, q *query.Query) error {
 }
 
 // openRun opens the steps file for the run, reading ahead when it is a
-// regular file.
-func openRun(path string, q *query.Query) (next func() (steps.Step, error), closeFn func(), err error) {
+// regular file; along (nil: none) is given every row the run reads
+// (steps.Reader.InferAlong).
+func openRun(path string, q *query.Query, along *row.Inferrer) (next func() (steps.Step, error), closeFn func(), err error) {
 	open := func() (*steps.Reader, *os.File, error) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -373,6 +376,9 @@ func openRun(path string, q *query.Query) (next func() (steps.Step, error), clos
 	r, f, err := open()
 	if err != nil {
 		return nil, nil, err
+	}
+	if along != nil {
+		r.InferAlong(along)
 	}
 	if !regularFile(path) {
 		// A pipe's read can block until its writer sends more: a goroutine

@@ -381,6 +381,12 @@ func (r *Reader) nextLine() (Line, error) {
 	return Line{}, io.EOF
 }
 
+// InferAlong gives every row Next decodes from now on to inf too, as
+// InferSchema gives its own: a run on a schema inferred from the first
+// rows learns, as it goes, the schema of every row (exec's run without a
+// pass before it, execpipe). Call it before the first Next.
+func (r *Reader) InferAlong(inf *row.Inferrer) { r.p.along = inf }
+
 // LineParser checks, or infers a schema from, single step lines in any
 // order, with what Next would say about each. A pass may give lines to
 // several LineParsers, one per goroutine, and keep the error of the
@@ -402,7 +408,7 @@ func (r *Reader) Independent() bool { return len(r.p.q.Keys) > 0 || r.p.q.Schema
 // (which hold only configuration) and buffers of its own.
 func (r *Reader) LineParser() *LineParser {
 	p := *r.p
-	p.rowBuf, p.tmp, p.schema, p.schemaAt, p.infer, p.fuse = nil, nil, nil, "", nil, nil
+	p.rowBuf, p.tmp, p.schema, p.schemaAt, p.infer, p.fuse, p.along = nil, nil, nil, "", nil, nil, nil
 	p.scratch = true
 	return &LineParser{p: &p}
 }
@@ -590,6 +596,9 @@ type parser struct {
 	// fuse, with infer, also checks every row under the types inferred so
 	// far (LineParser.InferCheck).
 	fuse *fused
+	// along, outside scratch passes, is given every row a run decodes, as
+	// InferSchema gives its inferrer (Reader.InferAlong).
+	along *row.Inferrer
 	// scratch: the rows of a line are dropped before the next line is
 	// read (InferSchema, Check): their Data may share the line's buffer
 	// or tmp, and they live in rowBuf, reused from line to line. Such a
@@ -778,6 +787,9 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 	if !row.IsCompact(e) {
 		// Decoded again from its compacted copy, as on every other path.
 		return n, p.row(a.lineNo, a.path, i, p.compact(e), r)
+	}
+	if err := p.inferAlong(a.lineNo, a.path, i, e); err != nil {
+		return 0, err
 	}
 	switch {
 	case p.scratch:
@@ -1088,10 +1100,25 @@ func (p *parser) row(lineNo int, path string, i int, data []byte, r *row.Row) er
 		}
 		return nil
 	}
+	if err := p.inferAlong(lineNo, path, i, data); err != nil {
+		return err
+	}
 	if err := p.dec.Decode(data, r); err != nil {
 		return &rowError{p.errorf(lineNo, rpath(), "%v", err)}
 	}
 	return p.checkRow(lineNo, path, i, r)
+}
+
+// inferAlong gives a run's row (element i of the array at path, compact)
+// to the inferrer of Reader.InferAlong, if any.
+func (p *parser) inferAlong(lineNo int, path string, i int, data []byte) error {
+	if p.along == nil {
+		return nil
+	}
+	if err := p.along.Add(data); err != nil {
+		return &rowError{p.errorf(lineNo, path+"["+strconv.Itoa(i)+"]", "%v", err)}
+	}
+	return nil
 }
 
 // checkRow checks a decoded row (element i of the array at path) against

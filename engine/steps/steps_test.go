@@ -3,6 +3,7 @@ package steps
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -315,6 +316,31 @@ func TestInferSchema(t *testing.T) {
 		}
 		if _, err := Parse("s.jsonl", []byte(c.steps), q); err != nil {
 			t.Errorf("%s: rows do not read under the inferred schema: %v", c.steps, err)
+		}
+		// A run's Reader given an inferrer (InferAlong) learns the same
+		// schema from the rows it reads, here under the inferred one, and
+		// in the spaced-out form that takes the decoder's slow path.
+		for _, text := range []string{c.steps, strings.ReplaceAll(strings.ReplaceAll(c.steps, ":", " : "), ",", " , ")} {
+			r, err := NewReader("s.jsonl", strings.NewReader(text), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inf := row.NewInferrer()
+			r.InferAlong(inf)
+			for {
+				if _, err := r.Next(); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatalf("%s: %v", text, err)
+				}
+			}
+			along := "<nil>"
+			if s := inf.Schema(); s != nil && len(s.Fields) > 0 {
+				along = s.String()
+			}
+			if along != c.want {
+				t.Errorf("%s: InferAlong's schema %s, want %s", text, along, c.want)
+			}
 		}
 	}
 	q, _ := query.Parse("q.yaml", []byte("dedup: {api: dropDuplicates, keys: [id]}\n"))
