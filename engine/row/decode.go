@@ -296,6 +296,10 @@ func (f *Found) reset(d *Decoder) {
 	clear(f.slots)
 }
 
+// EveryColumn reports whether d's key is every column (a query's
+// keys: []), which DecodeFound and Inferrer.AddPrefixFind do not support.
+func (d *Decoder) EveryColumn() bool { return d.all }
+
 // SameTypes reports whether d and o read their columns under the same
 // types (both untyped, or the same type for every column).
 func (d *Decoder) SameTypes(o *Decoder) bool {

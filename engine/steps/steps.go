@@ -597,8 +597,10 @@ type parser struct {
 	// far (LineParser.InferCheck).
 	fuse *fused
 	// along, outside scratch passes, is given every row a run decodes, as
-	// InferSchema gives its inferrer (Reader.InferAlong).
-	along *row.Inferrer
+	// InferSchema gives its inferrer (Reader.InferAlong); alongFound holds
+	// the columns its walk found, for the decoder (rowsAcc.scanAlong).
+	along      *row.Inferrer
+	alongFound row.Found
 	// scratch: the rows of a line are dropped before the next line is
 	// read (InferSchema, Check): their Data may share the line's buffer
 	// or tmp, and they live in rowBuf, reused from line to line. Such a
@@ -766,6 +768,9 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 		// space between tokens leaves alone: the row need not be compact.
 		return p.infer.AddPrefix(rest, row.ElementDepth)
 	}
+	if p.along != nil && !p.scratch && !p.dec.EveryColumn() {
+		return a.scanAlong(rest, r, i)
+	}
 	var key []byte // nil: a fresh slice (a scratch pass)
 	if !p.scratch {
 		if cap(p.keys)-len(p.keys) < minKeySpare {
@@ -793,6 +798,51 @@ func (a *rowsAcc) scan(rest []byte) (int, error) {
 	}
 	switch {
 	case p.scratch:
+	case p.shareLine:
+		r.Data, p.lent = e[:n:n], true
+	default:
+		r.Data = append(make([]byte, 0, n), e...)
+	}
+	return n, p.checkRow(a.lineNo, a.path, i, r)
+}
+
+// scanAlong is scan's decoding of a run's row that Reader.InferAlong's
+// inferrer also reads: one walk of the row infers its types and finds the
+// decoder's columns (Inferrer.AddPrefixFind), which are then decoded from
+// where the walk found them (Decoder.DecodeFound), as the fused pass
+// before a run does (LineParser.InferCheck); walking the row once for
+// each cost exec's read-ahead a third more.
+func (a *rowsAcc) scanAlong(rest []byte, r *row.Row, i int) (int, error) {
+	p := a.p
+	n, err := p.along.AddPrefixFind(rest, row.ElementDepth, p.dec, &p.alongFound)
+	if err != nil {
+		return 0, err
+	}
+	e := rest[:n]
+	p.rowsSeen, p.rowBytesSeen = p.rowsSeen+1, p.rowBytesSeen+int64(n)
+	if !row.IsCompact(e) {
+		// Decoded again from its compacted copy, as on every other path;
+		// its types are already inferred.
+		along := p.along
+		p.along = nil
+		err := p.row(a.lineNo, a.path, i, p.compact(e), r)
+		p.along = along
+		return n, err
+	}
+	if cap(p.keys)-len(p.keys) < minKeySpare {
+		p.keys = make([]byte, 0, keysChunk)
+	}
+	key := p.keys[len(p.keys):]
+	r.Key = key // DecodeFound builds the key in r.Key's storage
+	if err := p.dec.DecodeFound(e, &p.alongFound, r); err != nil {
+		return 0, &rowError{p.errorf(a.lineNo, a.path+"["+strconv.Itoa(i)+"]", "%v", err)}
+	}
+	if len(r.Key) <= cap(key) {
+		// In the chunk's spare room: the chunk keeps it.
+		p.keys = p.keys[:len(p.keys)+len(r.Key)]
+		r.Key = r.Key[:len(r.Key):len(r.Key)]
+	}
+	switch {
 	case p.shareLine:
 		r.Data, p.lent = e[:n:n], true
 	default:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -320,19 +321,30 @@ func TestInferSchema(t *testing.T) {
 		// A run's Reader given an inferrer (InferAlong) learns the same
 		// schema from the rows it reads, here under the inferred one, and
 		// in the spaced-out form that takes the decoder's slow path.
+		// The steps are the ones a Reader without it reads.
 		for _, text := range []string{c.steps, strings.ReplaceAll(strings.ReplaceAll(c.steps, ":", " : "), ",", " , ")} {
-			r, err := NewReader("s.jsonl", strings.NewReader(text), q)
-			if err != nil {
-				t.Fatal(err)
+			read := func(inf *row.Inferrer) []Step {
+				r, err := NewReader("s.jsonl", strings.NewReader(text), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if inf != nil {
+					r.InferAlong(inf)
+				}
+				var all []Step
+				for {
+					st, err := r.Next()
+					if err == io.EOF {
+						return all
+					} else if err != nil {
+						t.Fatalf("%s: %v", text, err)
+					}
+					all = append(all, st)
+				}
 			}
 			inf := row.NewInferrer()
-			r.InferAlong(inf)
-			for {
-				if _, err := r.Next(); err == io.EOF {
-					break
-				} else if err != nil {
-					t.Fatalf("%s: %v", text, err)
-				}
+			if got, want := read(inf), read(nil); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: steps read with InferAlong\n%+v\nwithout\n%+v", text, got, want)
 			}
 			along := "<nil>"
 			if s := inf.Schema(); s != nil && len(s.Fields) > 0 {
