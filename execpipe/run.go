@@ -24,7 +24,6 @@ import (
 	"github.com/dedupsim/dedupsim/engine/checkpoint"
 	"github.com/dedupsim/dedupsim/engine/fsys"
 	"github.com/dedupsim/dedupsim/engine/query"
-	"github.com/dedupsim/dedupsim/engine/row"
 	"github.com/dedupsim/dedupsim/engine/state/stores"
 	"github.com/dedupsim/dedupsim/engine/steps"
 	"github.com/dedupsim/dedupsim/engine/trace"
@@ -69,8 +68,10 @@ type Options struct {
 }
 
 // Run runs exec with o. Everything the user gave is checked before
-// anything runs or any file is written; --out and --record are written
-// atomically, and left unchanged when the run fails. Warnings and
+// anything is written that outlives a refusal (before the run, or, for a
+// run whose outputs are kept only once it ends well, as it runs:
+// speculate.go); --out and --record are written atomically, and left
+// unchanged when the run fails. Warnings and
 // --check's differences go to standard error. A failure is an *exitcode.Error: its
 // exit status.
 func Run(o Options) (err error) {
@@ -98,7 +99,11 @@ func Run(o Options) (err error) {
 	default:
 		return exitcode.Bad(fmt.Errorf("exec: --engine %q (want dedupsim or spark)", o.Engine))
 	}
-	q, err := query.ParseFile(o.QueryPath)
+	data, err := query.ReadFile(o.QueryPath)
+	if err != nil {
+		return exitcode.Bad(err)
+	}
+	q, err := query.Parse(o.QueryPath, data)
 	if err != nil {
 		return exitcode.Bad(err)
 	}
@@ -110,14 +115,31 @@ func Run(o Options) (err error) {
 	gc := newGCPacer()
 	defer gc.restore()
 	if canSpeculate(o, q) {
-		_, err := runSpeculative(o, q)
+		_, err := runSpeculative(o, q, data)
 		return err
 	}
-	next, closeInput, err := openSteps(o.InputPath, q)
+	return runChecked(o, q)
+}
+
+// runOn runs q over the steps file on the checkpoint and writes --out,
+// --check's and --record's results: exec after the pass, or without it
+// (runSpeculative). d (nil: none) follows the schema of the rows the run
+// reads, and stops it when that drifts from the sniffed one; warnings go
+// to warn; keep (nil: none) is asked, after the last step was
+// read, before --out is committed (execSteps).
+func runOn(o Options, q *query.Query, d *drift, warn func(string), keep func() bool) (err error) {
+	next, closeInput, err := openRun(o.InputPath, q, d)
 	if err != nil {
 		return err
 	}
-	defer closeInput()
+	var closeOnce sync.Once
+	closeIn := func() { closeOnce.Do(closeInput) }
+	defer closeIn()
+	if keep != nil {
+		k := keep
+		// The reader's goroutine is done with along once it is stopped.
+		keep = func() bool { closeIn(); return k() }
+	}
 	out, err := createOut(o.OutPath)
 	if err != nil {
 		return err
@@ -137,8 +159,20 @@ func Run(o Options) (err error) {
 		return err
 	}
 	defer release()
-	return execSteps(q, next, ckpt, dir, o, hook, out, printWarning, nil)
+	return execSteps(q, next, ckpt, dir, o, hook, out, warn, keep)
 }
+
+// runChecked is exec with the pass first (passSteps).
+func runChecked(o Options, q *query.Query) error {
+	if err := passSteps(o.InputPath, q); err != nil {
+		return err
+	}
+	return runOn(o, q, nil, printWarning, nil)
+}
+
+// printWarning writes a warning of the run to standard error (a variable:
+// tests collect them).
+var printWarning = func(s string) { fmt.Fprintln(os.Stderr, "dedupsim: warning: "+s) }
 
 // openCheckpoint opens exec's checkpoint (--checkpoint, created if absent;
 // without it a temporary one, scratchCheckpoint), takes its lock and
@@ -322,21 +356,12 @@ func (w *writeBehind) close() error {
 	return w.err
 }
 
-// openSteps infers the rows' schema when the query declares none and
-// checks the whole steps file (one pass, inferCheckSteps), then opens it
-// again for the run, so that a bad line anywhere is found before the
-// checkpoint or --out is touched. Every pass streams: memory holds a few
-// lines (parallelLines), and in the run up to three (readAhead). An input that cannot be read twice (a
-// pipe) is checked as it runs; its errors still leave --out alone.
-func openSteps(path string, q *query.Query) (next func() (steps.Step, error), closeFn func(), err error) {
-	if err := passSteps(path, q); err != nil {
-		return nil, nil, err
-	}
-	return openRun(path, q, nil)
-}
-
-// passSteps is the pass before the run of a regular file (openSteps): the
-// schema inferred when q declares none, and every line checked.
+// passSteps is the pass before the run of a regular file: the schema
+// inferred when q declares none, and every line checked, so that a bad
+// line anywhere is found before the checkpoint or --out is touched. It
+// streams: memory holds a few lines (parallelLines). An input that cannot
+// be read twice (a pipe) is checked as it runs; its errors still leave
+// --out alone.
 func passSteps(path string, q *query.Query) error {
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
@@ -358,9 +383,9 @@ func passSteps(path string, q *query.Query) error {
 }
 
 // openRun opens the steps file for the run, reading ahead when it is a
-// regular file; along (nil: none) is given every row the run reads
-// (steps.Reader.InferAlong).
-func openRun(path string, q *query.Query, along *row.Inferrer) (next func() (steps.Step, error), closeFn func(), err error) {
+// regular file; d (nil: none) is given every row the run reads
+// (steps.Reader.InferAlong) and may stop the run after a step (drift).
+func openRun(path string, q *query.Query, d *drift) (next func() (steps.Step, error), closeFn func(), err error) {
 	open := func() (*steps.Reader, *os.File, error) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -377,15 +402,23 @@ func openRun(path string, q *query.Query, along *row.Inferrer) (next func() (ste
 	if err != nil {
 		return nil, nil, err
 	}
-	if along != nil {
-		r.InferAlong(along)
+	read := r.Next
+	if d != nil {
+		r.InferAlong(d.along)
+		read = func() (steps.Step, error) {
+			st, err := r.Next()
+			if err == nil && d.gone() {
+				return steps.Step{}, errDropped
+			}
+			return st, err
+		}
 	}
 	if !regularFile(path) {
 		// A pipe's read can block until its writer sends more: a goroutine
 		// waiting in it would hold up the end of a run that failed.
-		return r.Next, func() { f.Close() }, nil
+		return read, func() { f.Close() }, nil
 	}
-	next, stop := readAhead(r.Next)
+	next, stop := readAhead(read)
 	return next, func() { stop(); f.Close() }, nil
 }
 

@@ -162,8 +162,12 @@ func TestOutModeFollowsTheUmask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != tc.want {
-			t.Errorf("umask %03o: --out is %v (%v), want %v", tc.umask, fi.Mode().Perm(), err, tc.want)
+		fi, err := os.Stat(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != tc.want {
+			t.Errorf("umask %03o: --out is %v, want %v", tc.umask, fi.Mode().Perm(), tc.want)
 		}
 	}
 }

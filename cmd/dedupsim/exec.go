@@ -19,8 +19,9 @@ StreamingQueryProgress. For table, merge and append sinks a final {"table": [...
 follows. With --checkpoint holding an earlier run, the query resumes from it under Spark's
 restart rules; the steps file is then the source's whole history.
 
-The whole input is checked before anything runs or any file is written; --out is written
-atomically (nothing of it changes unless the run succeeds). A checkpoint has one writer:
+The whole input is checked before anything is written that outlives a refusal (a run whose
+outputs are only kept once it ends well may start at once); --out is written atomically
+(nothing of it changes unless the run succeeds). A checkpoint has one writer:
 a second process on it is refused.
 
 Exit status (docs/exit-codes.md): 0 on success, 2 on bad input (flags, query, steps file,

@@ -203,6 +203,17 @@ const (
 // ParseFile reads and parses the query file at path; errors name path.
 // A file larger than MaxQueryBytes is refused without reading the rest.
 func ParseFile(path string) (*Query, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// ReadFile reads the query file at path for Parse, refusing one larger
+// than MaxQueryBytes without reading the rest: a caller that needs two
+// queries of one file parses the bytes twice.
+func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read query: %w", err)
@@ -215,7 +226,7 @@ func ParseFile(path string) (*Query, error) {
 	if len(data) > MaxQueryBytes {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("larger than %d bytes (1 MiB): not a query file", MaxQueryBytes)}
 	}
-	return Parse(path, data)
+	return data, nil
 }
 
 // Parse parses and validates a QUERY.yaml document. filename is used in error

@@ -309,11 +309,12 @@ func (d *Decoder) SameTypes(o *Decoder) bool {
 // DecodeFound is Decode of the row data, whose columns a walk found in f
 // (with d, or a decoder of the same key and event-time columns under other
 // types: NewDecoder and NewTypedDecoder of the same columns), without
-// walking it again. r.Key reuses r's previous Key's storage: the caller
-// keeps the row only until the next DecodeFound into it (a check), and r
-// must be a scratch row of its own, never one a Reader returned: their keys
-// are cut from shared chunks, and this would write over the next row's.
-// A decoder of every column (no keys) is not supported.
+// walking it again. The key is built in r.Key's storage (from its start,
+// up to its capacity, then in a new slice): a check reuses one scratch
+// row's key from row to row; a Reader's run points r.Key at the unused
+// tail of its shared key chunk first (steps' scanAlong), as it does for
+// DecodePrefixKey. Never pass a row whose Key is another row's: it would
+// be written over. A decoder of every column (no keys) is not supported.
 func (d *Decoder) DecodeFound(data []byte, f *Found, r *Row) error {
 	if d.all || len(f.slots) != len(d.names) {
 		return fmt.Errorf("row: DecodeFound needs the slots of a walk over the decoder's columns")

@@ -11,6 +11,7 @@ package schema
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -239,6 +240,15 @@ func (s *Schema) Index(name string) int {
 		}
 	}
 	return -1
+}
+
+// Equal reports whether s and o have the same columns, in the same order,
+// of the same types (nil is equal only to nil).
+func (s *Schema) Equal(o *Schema) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return slices.EqualFunc(s.Fields, o.Fields, func(a, b Field) bool { return a.Name == b.Name && a.Type.Equal(b.Type) })
 }
 
 // Names lists the column names in order.

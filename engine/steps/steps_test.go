@@ -294,6 +294,9 @@ func TestRowsMatchDecoder(t *testing.T) {
 func TestInferSchema(t *testing.T) {
 	for _, c := range []struct{ query, steps, want string }{
 		{"dedup: {api: dropDuplicates, keys: [k]}\n", `{"rows": [{"k":"1"},{"k":1,"x":1.5}]}` + "\n" + `{"restart": true}` + "\n", "k STRING, x DOUBLE"},
+		{"dedup: {api: dropDuplicatesWithinWatermark, keys: [k]}\nwatermark: {column: t, delay: 5 seconds}\n",
+			`{"rows": [{"k":"a","t":1,"v":null},{"k":"b","t":2,"v":null},{"k":"a","t":2.5,"v":3}]}` + "\n" + `{"rows": [{"k":"c","t":9,"v":4},{"k":"d","t":10,"v":"x"}]}` + "\n",
+			"k STRING, t DOUBLE, v STRING"},
 		{"dedup: {api: dropDuplicates}\n", `{"rows": [{}]}` + "\n", "<nil>"},
 		{"dedup: {api: dropDuplicates}\n", "", "<nil>"},
 		{"sources:\n  - name: a\n  - name: b\ndedup: {api: dropDuplicates, keys: [k]}\n", `{"sources": {"a": [{"k":1}], "b": [{"k":"x","z":true}]}}` + "\n", "k STRING, z BOOLEAN"},
