@@ -1,3 +1,6 @@
+package schema
+
+import "testing"
 
 // Equal compares columns in order, names and types, down into nested
 // types; nil equals only nil.
