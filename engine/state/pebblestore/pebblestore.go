@@ -248,6 +248,23 @@ type workDB struct {
 	// filtersFromIndex counts the key filters built from the index rather
 	// than a scan (for the tests).
 	filtersFromIndex int
+
+	// The layout by expiry (layout.go). width: of a bucket, 0 while the
+	// store was never told (state.ExpiryLayout); widthStored: it is in
+	// the database (metaWidthKey). laid: a commit has laid the database
+	// out (or it was built from a snapshot that was); until then every key
+	// is in the 0x01 space. buckets: the live buckets, in order.
+	// unbucketed bounds the keys in the 0x01 space while laid.
+	width       int64
+	widthStored bool
+	expiryOf    func([]byte) (int64, bool)
+	laid        bool
+	buckets     []int64
+	unbucketed  int64
+	excised     int64 // buckets excised (for the tests)
+	kbuf        []byte
+	laidOps     []laidOp
+	hints       []evictHint // the last store's, for the next
 }
 
 // New returns a provider that keeps its checkpoint files in fs.
@@ -313,6 +330,10 @@ func (b backend) ReadSnapshot(id state.ID, version int64, name string, data []by
 		return nil, fmt.Errorf("%w %s: open the checkpoint: %v", state.ErrCorrupt, name, err)
 	}
 	w.numKeys, w.dataBytes = meta.NumKeys, meta.DataBytes
+	if err := w.readLayout(); err != nil {
+		w.close()
+		return nil, fmt.Errorf("%w %s: the working database's layout: %v", state.ErrCorrupt, name, err)
+	}
 	return w, nil
 }
 
@@ -461,7 +482,7 @@ func (w *workDB) maybeCompact() error {
 			return fmt.Errorf("flush working database of %s: %w", w.id.Dir(), err)
 		}
 	}
-	if err := w.db.Compact(context.Background(), userKeys.LowerBound, userKeys.UpperBound, false); err != nil {
+	if err := w.db.Compact(context.Background(), allKeys.LowerBound, allKeys.UpperBound, false); err != nil {
 		return fmt.Errorf("compact working database of %s: %w", w.id.Dir(), err)
 	}
 	w.garbage = 0
@@ -536,14 +557,12 @@ func (w *workDB) replay(name string, data []byte) error {
 	w.idx = nil    // built by the next EvictUpTo, from a scan
 	var idx pendingIndex
 	keys, size, garbage := w.numKeys, w.dataBytes, w.garbage
-	var kbuf []byte
 	off := 0 // of the record being walked: records follow each other from 0
 	existing := func(k []byte, h uint64) (int, bool, error) {
 		if v, removed, ok := idx.lookup(data, k, h); ok {
 			return len(v), !removed, nil
 		}
-		kbuf = appendKey(kbuf, k)
-		return valueLen(w.db, kbuf)
+		return w.valueLen(k)
 	}
 	err := state.WalkRecords(name, data,
 		func(k, v []byte) error {
@@ -591,10 +610,14 @@ func (w *workDB) replay(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := w.applyPending(data, &idx); err != nil {
+	laid, err := w.applyPending(data, &idx, nil)
+	if err != nil {
 		return err
 	}
-	w.numKeys, w.dataBytes, w.garbage = keys, size, garbage
+	w.numKeys, w.dataBytes = keys, size
+	if !laid { // a laid-out commit counts the tombstones it writes
+		w.garbage = garbage
+	}
 	return nil
 }
 
@@ -607,6 +630,7 @@ func (p *Provider) Load(id state.ID, version int64) (state.Store, error) {
 	w := s.Copy()
 	s.w = w
 	s.pending.slots, w.pendingSlots = w.pendingSlots, nil
+	s.ev.hints, w.hints = w.hints[:0], nil
 	s.numKeys, s.dataBytes = w.numKeys, w.dataBytes
 	s.loadedKeys, s.loadedBytes = w.numKeys, w.dataBytes
 	return s, nil
@@ -625,7 +649,6 @@ type store struct {
 	garbage            int64 // deletes and overwrites
 
 	getBuf []byte // Get's result
-	kbuf   []byte // the Pebble key of the last call
 	// lastMiss is the last key Get did not find, while it is still absent:
 	// the Put that follows (the dedup operator's pattern) needs no lookup.
 	lastMiss   []byte
@@ -633,6 +656,8 @@ type store struct {
 	ranges     []*rangeState // the Range calls in progress, innermost last
 	// abortInRange: fn called Abort inside Range (see Abort).
 	abortInRange bool
+	// ev: this version's evictions, for a laid-out commit (layout.go).
+	ev commitEvictions
 	// dueScans counts the scans of index-less evictions (expiry.go), each
 	// removing at most the budget's worth of entries (for the tests).
 	dueScans int
@@ -656,12 +681,6 @@ func (s *store) fail(op string, err error) error {
 	return fmt.Errorf("%s on state store %s version %d: %w", op, s.ID().Dir(), s.Version(), err)
 }
 
-// ikey returns key as kept in Pebble, in a buffer reused by the next call.
-func (s *store) ikey(key []byte) []byte {
-	s.kbuf = appendKey(s.kbuf, key)
-	return s.kbuf
-}
-
 // Get returns the stored value. The slice belongs to the store: the caller
 // must not modify it, and it is valid until the next call on the store.
 func (s *store) Get(key []byte) ([]byte, bool, error) {
@@ -680,7 +699,7 @@ func (s *store) get(key []byte, h uint64) ([]byte, bool, error) {
 		s.getBuf = append(s.getBuf[:0], v...)
 		return s.getBuf, true, nil
 	}
-	v, closer, err := s.w.db.Get(s.ikey(key))
+	v, closer, _, err := s.w.lookup((*pebble.DB).Get, key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		s.noteMiss(key)
 		return nil, false, nil
@@ -722,7 +741,7 @@ func (s *store) existing(key []byte, h uint64) (int, bool, error) {
 	if v, removed, ok := s.pending.lookup(s.Delta, key, h); ok {
 		return len(v), !removed, nil
 	}
-	return valueLen(s.w.db, s.ikey(key))
+	return s.w.valueLen(key)
 }
 
 // changed records that key now has the record at off of Delta, the last
@@ -834,12 +853,13 @@ func (s *store) filter() (*keyFilter, error) {
 		e.x.Each(func(it *expiry.Item) { f.add(keyHash(it.Key(e.arena))) })
 		w.filtersFromIndex++
 	} else {
-		it, err := w.db.NewIter(userKeys)
+		it, err := w.db.NewIter(allKeys) // every place: the order does not matter
 		if err != nil {
 			return nil, err
 		}
 		for ok := it.First(); ok; ok = it.Next() {
-			f.add(keyHash(it.Key()[1:]))
+			_, k := splitKey(it.Key())
+			f.add(keyHash(k))
 		}
 		if err := it.Close(); err != nil {
 			return nil, err
@@ -875,17 +895,29 @@ func (s *store) Delete(key []byte) error {
 	if e := s.w.idx; e != nil {
 		e.changed++ // its item is stale
 	}
-	return s.remove(key, h, old, "Delete")
+	return s.remove(key, h, old, "Delete", 0, false)
 }
 
 // remove deletes key (hash h), which is present with a value of old
-// bytes.
-func (s *store) remove(key []byte, h uint64, old int, op string) error {
+// bytes; evicted: by EvictUpTo, its value the database's (unchanged in
+// this version) with expiry at, which a laid-out commit finds its bucket
+// by.
+func (s *store) remove(key []byte, h uint64, old int, op string, at int64, evicted bool) error {
 	off := len(s.Delta)
 	s.Delta = state.AppendRemove(s.Delta, key)
 	inDB, err := s.changed(key, h, off, true)
 	if err != nil {
 		return s.fail(op, err)
+	}
+	if evicted && inDB && s.w.width > 0 {
+		// Where the key is, for a laid-out commit (layout.go): a bucket
+		// before the cut of this eviction's limit is excised whole (the
+		// cut only moves up within a version).
+		if b := s.w.bucketOf(at); b < s.ev.cutNow {
+			s.pending.markExcised(s.Delta, key, h)
+		} else {
+			s.ev.hints = append(s.ev.hints, evictHint{off: uint32(off), b: b})
+		}
 	}
 	s.numKeys--
 	if inDB { // a key only this version wrote leaves no tombstone
@@ -913,7 +945,7 @@ func (s *store) Range(fn func(key, value []byte) bool) error {
 	if s.pending.n > 0 {
 		offs = s.pending.sorted(s.Delta)
 	}
-	it, err := s.w.db.NewIter(userKeys)
+	it, err := s.w.newUserIter()
 	if err != nil {
 		return s.fail("Range", err)
 	}
@@ -934,10 +966,10 @@ func (s *store) Range(fn func(key, value []byte) bool) error {
 		case !inPending:
 			c = -1
 		default:
-			c = bytes.Compare(it.Key()[1:], pk)
+			c = bytes.Compare(it.Key(), pk)
 		}
 		if c <= 0 {
-			k = it.Key()[1:]
+			k = it.Key()
 		} else {
 			k = pk
 		}
@@ -1019,13 +1051,17 @@ func (s *store) Commit() (int64, error) {
 // the working database.
 func (s *store) ApplyLocked() error {
 	w := s.w
-	if err := w.applyPending(s.Delta, &s.pending); err != nil {
+	laid, err := w.applyPending(s.Delta, &s.pending, &s.ev)
+	if err != nil {
 		return fmt.Errorf("apply to the working database: %w", err)
 	}
 	s.pending.reset()
 	w.pendingSlots, s.pending.slots = s.pending.slots, nil
+	w.hints, s.ev.hints = s.ev.hints[:0], nil
 	w.numKeys, w.dataBytes = s.numKeys, s.dataBytes
-	w.garbage += s.garbage
+	if !laid { // a laid-out commit counts the tombstones it writes
+		w.garbage += s.garbage
+	}
 	return nil
 }
 
@@ -1036,6 +1072,7 @@ func (s *store) RollbackLocked() {
 	s.w.idx = nil
 	s.pending.reset()
 	s.w.pendingSlots, s.pending.slots = s.pending.slots, nil
+	s.w.hints, s.ev.hints = s.ev.hints[:0], nil
 }
 
 // FinishLocked implements state.StoreHooks.
