@@ -330,7 +330,9 @@ func (w *workDB) applyLaid(recs []byte, idx *pendingIndex, ev *commitEvictions) 
 	if idx.n == 0 {
 		return nil
 	}
-	offs := idx.sortedWith(recs, &w.sortScratch)
+	// With nothing in the 0x01 space, a key evicted from a bucket the
+	// excise dropped needs nothing more: not even a place in the sort.
+	offs := idx.sortedWith(recs, &w.sortScratch, ev != nil && ev.evicted && w.unbucketed == 0)
 	flags := w.sortScratch.flags
 	ops := w.laidOps[:0]
 	var garbage int64
@@ -383,49 +385,63 @@ func (w *workDB) applyLaid(recs []byte, idx *pendingIndex, ev *commitEvictions) 
 		}
 		return 0
 	})
-	if len(ops) < w.p.opts.IngestMinKeys {
-		b := w.db.NewBatch()
-		defer b.Close()
-		err := eachLaid(recs, ops, func(k, v []byte, del bool) error {
-			if del {
-				return b.Delete(k, nil)
-			}
-			return b.Set(k, v, nil)
-		})
-		if err != nil {
-			return err
-		}
-		return w.db.Apply(b, pebble.NoSync)
-	}
-	// An sstable per place: a new bucket's table overlaps nothing and is
+	// An sstable per bucket: a new bucket's table overlaps nothing and is
 	// ingested into the bottom level, where no compaction visits it.
+	// Buckets never go through the memtable, however few their keys: an
+	// excise whose span holds unflushed keys is ingested as a flushable,
+	// which rotates the memtable (a new arena of up to MemTableSize,
+	// zeroed: a quarter of a second in six 1 M-key runs), and every
+	// later ingest overlapping it queues behind it. The 0x01 space is
+	// never excised: its keys go through the memtable when they are fewer
+	// than IngestMinKeys.
 	var paths []string
+	fail := func(err error) error {
+		for _, p := range paths {
+			_ = w.fs.Remove(p)
+		}
+		return err
+	}
+	var plain []laidOp
 	for i := 0; i < len(ops); {
 		j := i + 1
 		for j < len(ops) && ops[j].loc == ops[i].loc {
 			j++
 		}
+		group := ops[i:j]
+		i = j
+		if group[0].loc == plainLoc && len(group) < w.p.opts.IngestMinKeys {
+			plain = group
+			continue
+		}
 		w.ingests++
 		path := w.fs.PathJoin(w.dir, "ingest-"+strconv.FormatInt(w.ingests, 10)+".sst")
 		paths = append(paths, path)
-		group := ops[i:j]
 		if err := w.writeTable(path, func(fn func(k, v []byte, del bool) error) error {
 			return eachLaid(recs, group, fn)
 		}); err != nil {
-			for _, p := range paths {
-				_ = w.fs.Remove(p)
-			}
-			return err
+			return fail(err)
 		}
-		i = j
 	}
-	if err := w.db.Ingest(context.Background(), paths); err != nil {
-		for _, p := range paths {
-			_ = w.fs.Remove(p)
+	if len(paths) > 0 {
+		if err := w.db.Ingest(context.Background(), paths); err != nil {
+			return fail(fmt.Errorf("ingest: %w", err))
 		}
-		return fmt.Errorf("ingest: %w", err)
 	}
-	return nil
+	if len(plain) == 0 {
+		return nil
+	}
+	b := w.db.NewBatch()
+	defer b.Close()
+	err := eachLaid(recs, plain, func(k, v []byte, del bool) error {
+		if del {
+			return b.Delete(k, nil)
+		}
+		return b.Set(k, v, nil)
+	})
+	if err != nil {
+		return err
+	}
+	return w.db.Apply(b, pebble.NoSync)
 }
 
 // locate returns the place of key, which the database held when the

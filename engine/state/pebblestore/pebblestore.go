@@ -750,7 +750,13 @@ func (s *store) existing(key []byte, h uint64) (int, bool, error) {
 // returns whether the database holds the key. On error the record is cut
 // off again, so that Delta and the index agree.
 func (s *store) changed(key []byte, h uint64, off int, inDB bool) (bool, error) {
-	inDB, err := s.pending.set(s.Delta, key, h, off, inDB)
+	return s.changedExcised(key, h, off, inDB, false)
+}
+
+// changedExcised is changed, setting the slot's excised bit if excised
+// (pendingSlot).
+func (s *store) changedExcised(key []byte, h uint64, off int, inDB, excised bool) (bool, error) {
+	inDB, err := s.pending.setExcised(s.Delta, key, h, off, inDB, excised)
 	if err != nil {
 		s.Delta = s.Delta[:off]
 		return false, err
@@ -905,19 +911,21 @@ func (s *store) Delete(key []byte) error {
 func (s *store) remove(key []byte, h uint64, old int, op string, at int64, evicted bool) error {
 	off := len(s.Delta)
 	s.Delta = state.AppendRemove(s.Delta, key)
-	inDB, err := s.changed(key, h, off, true)
+	// Where the key is, for a laid-out commit (layout.go): a bucket before
+	// the cut of this eviction's limit is excised whole (the cut only
+	// moves up within a version); the split bucket's keys get a hint.
+	evicted = evicted && s.w.width > 0
+	b := int64(0)
+	if evicted {
+		b = s.w.bucketOf(at)
+	}
+	excised := evicted && b < s.ev.cutNow
+	inDB, err := s.changedExcised(key, h, off, true, excised)
 	if err != nil {
 		return s.fail(op, err)
 	}
-	if evicted && inDB && s.w.width > 0 {
-		// Where the key is, for a laid-out commit (layout.go): a bucket
-		// before the cut of this eviction's limit is excised whole (the
-		// cut only moves up within a version).
-		if b := s.w.bucketOf(at); b < s.ev.cutNow {
-			s.pending.markExcised(s.Delta, key, h)
-		} else {
-			s.ev.hints = append(s.ev.hints, evictHint{off: uint32(off), b: b})
-		}
+	if evicted && !excised && inDB {
+		s.ev.hints = append(s.ev.hints, evictHint{off: uint32(off), b: b})
 	}
 	s.numKeys--
 	if inDB { // a key only this version wrote leaves no tombstone

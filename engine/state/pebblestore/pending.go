@@ -135,6 +135,12 @@ var errTooLarge = errors.New("the changes of one version exceed 4 GiB")
 // database does not change during a version). It returns whether the
 // database holds key, from the slot.
 func (p *pendingIndex) set(recs, key []byte, h uint64, off int, inDB bool) (bool, error) {
+	return p.setExcised(recs, key, h, off, inDB, false)
+}
+
+// setExcised is set, and sets the slot's excised bit if excised (see
+// pendingSlot).
+func (p *pendingIndex) setExcised(recs, key []byte, h uint64, off int, inDB, excised bool) (bool, error) {
 	if len(recs) >= math.MaxUint32 { // recordAt's arithmetic is 32-bit
 		return false, errTooLarge
 	}
@@ -151,16 +157,11 @@ func (p *pendingIndex) set(recs, key []byte, h uint64, off int, inDB bool) (bool
 			tag |= inDBBit
 		}
 	}
+	if excised {
+		tag |= excisedBit
+	}
 	p.slots[i] = pendingSlot{off1: uint32(off) + 1, tag: tag}
 	return tag&inDBBit != 0, nil
-}
-
-// markExcised notes that key (hash h, in the index) is in the database in a
-// bucket the commit will excise.
-func (p *pendingIndex) markExcised(recs, key []byte, h uint64) {
-	if i, ok := p.find(recs, key, h); ok {
-		p.slots[i].tag |= excisedBit
-	}
 }
 
 func (p *pendingIndex) grow(recs []byte) {
@@ -202,7 +203,7 @@ func (p *pendingIndex) reset() {
 // Keys removed within the version that the database never held are left
 // out (pendingSlot.dropped): there is nothing to write or visit.
 func (p *pendingIndex) sorted(recs []byte) []uint32 {
-	return p.sortedWith(recs, &sortScratch{})
+	return p.sortedWith(recs, &sortScratch{}, false)
 }
 
 // sortScratch holds the slices of a sort for the next one: a commit's
@@ -215,8 +216,11 @@ type sortScratch struct {
 }
 
 // sortedWith is sorted in sc's slices; the result is valid until the next
-// sort in sc.
-func (p *pendingIndex) sortedWith(recs []byte, sc *sortScratch) []uint32 {
+// sort in sc. dropExcised leaves out the keys removed whose copy in the
+// database is in a bucket the commit excises (the excised bit): a
+// laid-out commit writes nothing for them (layout.go), and under a
+// watermark they are half of the changes.
+func (p *pendingIndex) sortedWith(recs []byte, sc *sortScratch, dropExcised bool) []uint32 {
 	if cap(sc.es) > 4*(p.n+minPendingSlots) { // after one big commit: drop
 		*sc = sortScratch{}
 	}
@@ -228,7 +232,10 @@ func (p *pendingIndex) sortedWith(recs []byte, sc *sortScratch) []uint32 {
 		if s.off1 == 0 || s.dropped(recs) {
 			continue
 		}
-		k, _, _ := recordAt(recs, s.off1-1)
+		k, _, removed := recordAt(recs, s.off1-1)
+		if dropExcised && removed && s.tag&excisedBit != 0 {
+			continue
+		}
 		var b [8]byte
 		copy(b[:], k)
 		es = append(es, prefixed{binary.BigEndian.Uint64(b[:]), s.off1 - 1, s.flags()})
@@ -320,7 +327,7 @@ func (w *workDB) applyPlain(recs []byte, idx *pendingIndex) error {
 	if idx.n == 0 {
 		return nil
 	}
-	offs := idx.sortedWith(recs, &w.sortScratch)
+	offs := idx.sortedWith(recs, &w.sortScratch, false)
 	if len(offs) == 0 {
 		return nil
 	}
