@@ -77,19 +77,24 @@
 //     memory provider's index is not in its estimate. A changelog's remove
 //     records are in (expiry, key) order, not key order.
 //
-// Keys: a store key k is kept in Pebble as the byte 0x01 followed by k.
-// Pebble v2.1.7 cannot flush a data block whose only key is the empty key
-// in its columnar sstable format (a panic in colblk.PrefixBytesBuilder),
-// and the Store contract allows the empty key; prefix compression makes
-// the extra byte free on disk. Changelogs and Range see the keys as given.
+// Keys: a store key k is kept in Pebble as the byte 0x01 followed by k,
+// or, in a store laid out by expiry (state.ExpiryLayout, layout.go), as
+// 0x02, the 8-byte bucket of its value's expiry and k, so that eviction
+// drops whole buckets with DB.Excise instead of writing a tombstone per
+// key; the bucket width is kept under the key 0x00 'w'. Pebble v2.1.7
+// cannot flush a data block whose only key is the empty key in its
+// columnar sstable format (a panic in colblk.PrefixBytesBuilder), and the
+// Store contract allows the empty key; prefix compression makes the extra
+// bytes nearly free on disk. Changelogs and Range see the keys as given.
 //
 // Determinism: Pebble runs with automatic compactions and table statistics
 // disabled, no WAL and a quiet logger. Memtables still flush in the
 // background when full, and a commit compacts the whole key range when level
 // 0 gets deep (CompactL0Sublevels, see maybeCompact) or when the deletes and overwrites since
 // the last compaction outnumber the live keys (and CompactGarbageMin):
-// eviction leaves a tombstone per evicted key, and without compaction every
-// later Range would step over all of them. None of this changes any result,
+// eviction without the layout leaves a tombstone per evicted key, and
+// without compaction every later Range would step over all of them (with
+// it, only the keys of the bucket the watermark splits leave one). None of this changes any result,
 // only byte figures and speed. A snapshot's MANIFEST also records each
 // ingested sstable's creation time (Pebble's wall clock, in seconds, not
 // injectable), so two runs' <V>.zip files may differ in those bytes, never
@@ -264,6 +269,7 @@ type workDB struct {
 	excised     int64 // buckets excised (for the tests)
 	kbuf        []byte
 	laidOps     []laidOp
+	fresh       []int64     // the buckets the commit running made live
 	hints       []evictHint // the last store's, for the next
 }
 
@@ -389,7 +395,7 @@ func (p *Provider) newDB(id state.ID, files []snapshotFile) (*workDB, error) {
 	if p.workRoot == "" {
 		fs = vfs.NewMem()
 	} else {
-		fs = vfs.Default
+		fs = noSyncFS{vfs.Default}
 		p.nextDB++
 		dir = filepath.Join(p.workRoot, strconv.FormatInt(p.nextDB, 10))
 	}
