@@ -426,7 +426,7 @@ func (s *store) evictItem(key []byte, it *expiry.Item, verify bool, expiryOf fun
 		}
 		old = len(v)
 	} else if verify {
-		v, closer, _, err := s.w.lookup(dbGet, key)
+		v, closer, _, err := s.w.lookup(dbGet, key, false)
 		if errors.Is(err, pebble.ErrNotFound) {
 			return false, nil
 		}

@@ -211,8 +211,11 @@ func (w *workDB) readLayout() error {
 type getFunc func(*pebble.DB, []byte) ([]byte, io.Closer, error)
 
 // lookup finds key in the database: its value (valid until closer is
-// closed) and place, or pebble.ErrNotFound.
-func (w *workDB) lookup(get getFunc, key []byte) ([]byte, io.Closer, int64, error) {
+// closed) and place, or pebble.ErrNotFound. It probes the buckets from
+// the newest if recent, else from the oldest: a duplicate is most often a
+// recent key, a key being evicted or deleted (a commit's probe, a
+// changelog's remove replayed) an old one.
+func (w *workDB) lookup(get getFunc, key []byte, recent bool) ([]byte, io.Closer, int64, error) {
 	if !w.laid || w.unbucketed > 0 {
 		w.kbuf = appendKey(w.kbuf, key)
 		v, closer, err := get(w.db, w.kbuf)
@@ -220,8 +223,11 @@ func (w *workDB) lookup(get getFunc, key []byte) ([]byte, io.Closer, int64, erro
 			return v, closer, plainLoc, err
 		}
 	}
-	// The newest buckets first: a duplicate is most often a recent key.
-	for i := len(w.buckets) - 1; i >= 0; i-- {
+	for j := range w.buckets {
+		i := j
+		if recent {
+			i = len(w.buckets) - 1 - j
+		}
 		b := w.buckets[i]
 		w.kbuf = appendLocKey(w.kbuf, b, key)
 		v, closer, err := get(w.db, w.kbuf)
@@ -235,7 +241,7 @@ func (w *workDB) lookup(get getFunc, key []byte) ([]byte, io.Closer, int64, erro
 // valueLen looks key up and returns the length of its value, copying
 // nothing.
 func (w *workDB) valueLen(key []byte) (int, bool, error) {
-	v, closer, _, err := w.lookup((*pebble.DB).Get, key)
+	v, closer, _, err := w.lookup((*pebble.DB).Get, key, false)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, false, nil
 	}
@@ -250,7 +256,7 @@ func (w *workDB) valueLen(key []byte) (int, bool, error) {
 // locOf returns the place of key (hash-less: a commit's probe), noLoc if
 // the database does not hold it.
 func (w *workDB) locOf(key []byte) (int64, error) {
-	_, closer, loc, err := w.lookup((*pebble.DB).Get, key)
+	_, closer, loc, err := w.lookup((*pebble.DB).Get, key, false)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return noLoc, nil
 	}

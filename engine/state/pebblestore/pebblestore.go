@@ -705,7 +705,7 @@ func (s *store) get(key []byte, h uint64) ([]byte, bool, error) {
 		s.getBuf = append(s.getBuf[:0], v...)
 		return s.getBuf, true, nil
 	}
-	v, closer, _, err := s.w.lookup((*pebble.DB).Get, key)
+	v, closer, _, err := s.w.lookup((*pebble.DB).Get, key, true)
 	if errors.Is(err, pebble.ErrNotFound) {
 		s.noteMiss(key)
 		return nil, false, nil
