@@ -141,12 +141,16 @@ type evictHint struct {
 	b   int64
 }
 
-// commitEvictions is what a version's evictions tell its commit.
+// commitEvictions is what a version's evictions tell its commit (or, hints
+// alone, what a replayed changelog's lookups found).
 type commitEvictions struct {
 	hints   []evictHint // in record order
 	limit   int64       // the greatest limit of an EvictUpTo that completed
 	evicted bool        // one did
 	cutNow  int64       // the cut of the EvictUpTo running
+	// exact: the hints are where a lookup found the keys (a replay), not
+	// buckets of expiries, which the 0x01 space may hold instead.
+	exact bool
 }
 
 func (ev *commitEvictions) hint(off uint32) (int64, bool) {
@@ -490,7 +494,7 @@ func (w *workDB) locate(key []byte, off uint32, excised, removed bool, ev *commi
 		b, hinted = ev.hint(off)
 	}
 	if excised || hinted {
-		if w.unbucketed > 0 {
+		if w.unbucketed > 0 && !ev.exact {
 			w.kbuf = appendKey(w.kbuf, key)
 			_, found, err := valueLen(w.db, w.kbuf)
 			if err != nil {
@@ -500,7 +504,7 @@ func (w *workDB) locate(key []byte, off uint32, excised, removed bool, ev *commi
 				return plainLoc, nil
 			}
 		}
-		if b < cut {
+		if excised || b < cut {
 			return noLoc, nil
 		}
 		return b, nil

@@ -559,29 +559,65 @@ func valueLen(r pebble.Reader, key []byte) (int, bool, error) {
 // replay applies one changelog, keeping the key count and data size. Its
 // records index themselves, as a store's do (pending.go).
 func (w *workDB) replay(name string, data []byte) error {
-	w.absent = nil // built by the next PutIfAbsent, from a scan
-	w.idx = nil    // built by the next EvictUpTo, from a scan
+	w.idx = nil // built by the next EvictUpTo, from a scan
+	// A laid-out database (layout.go) looks for a key it does not hold in
+	// every bucket: replaying three changelogs of 25 k new keys each onto
+	// a snapshot of 14 buckets took a second, against 0.18 s without the
+	// layout. So it keeps a key filter, built by one scan and then by
+	// every key replayed, which answers most of those lookups, and stays
+	// the database's (workDB.absent) for the PutIfAbsent that follow.
+	var f *keyFilter
+	if w.laid && len(w.buckets) > 0 {
+		if f = w.absent; f == nil || f.full() {
+			f = newKeyFilter(w.numKeys)
+			if err := w.scanInto(f); err != nil {
+				return err
+			}
+			f.added = uint(w.numKeys)
+		}
+	}
+	w.absent = nil // else built by the next PutIfAbsent, from a scan
 	var idx pendingIndex
 	keys, size, garbage := w.numKeys, w.dataBytes, w.garbage
 	off := 0 // of the record being walked: records follow each other from 0
-	existing := func(k []byte, h uint64) (int, bool, error) {
+	// The places where the removed keys were found, for the commit
+	// (layout.go), which would otherwise look for them again.
+	found := commitEvictions{exact: true}
+	// existing returns the length of k's value and, if the database holds
+	// it and this changelog did not change it yet, its place (else noLoc).
+	existing := func(k []byte, h uint64) (int, bool, int64, error) {
 		if v, removed, ok := idx.lookup(data, k, h); ok {
-			return len(v), !removed, nil
+			return len(v), !removed, noLoc, nil
 		}
-		return w.valueLen(k)
+		if f != nil && !f.mayHave(h) {
+			return 0, false, noLoc, nil
+		}
+		v, closer, loc, err := w.lookup((*pebble.DB).Get, k, false)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return 0, false, noLoc, nil
+		}
+		if err != nil {
+			return 0, false, noLoc, err
+		}
+		n := len(v)
+		closer.Close()
+		return n, true, loc, nil
 	}
 	err := state.WalkRecords(name, data,
 		func(k, v []byte) error {
 			rec := off
 			off += 8 + len(k) + len(v)
 			h := keyHash(k)
-			old, existed, err := existing(k, h)
+			old, existed, _, err := existing(k, h)
 			if err != nil {
 				return err
 			}
 			inDB, err := idx.set(data[:off], k, h, rec, existed)
 			if err != nil {
 				return err
+			}
+			if f != nil {
+				f.add(h)
 			}
 			if existed {
 				size += int64(len(v) - old)
@@ -598,13 +634,16 @@ func (w *workDB) replay(name string, data []byte) error {
 			rec := off
 			off += 8 + len(k)
 			h := keyHash(k)
-			old, existed, err := existing(k, h)
+			old, existed, loc, err := existing(k, h)
 			if err != nil || !existed {
 				return err
 			}
 			inDB, err := idx.set(data[:off], k, h, rec, true)
 			if err != nil {
 				return err
+			}
+			if loc != noLoc && w.laid {
+				found.hints = append(found.hints, evictHint{off: uint32(rec), b: loc})
 			}
 			keys--
 			size -= int64(len(k) + old)
@@ -616,11 +655,12 @@ func (w *workDB) replay(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	laid, err := w.applyPending(data, &idx, nil)
+	laid, err := w.applyPending(data, &idx, &found)
 	if err != nil {
 		return err
 	}
 	w.numKeys, w.dataBytes = keys, size
+	w.absent = f
 	if !laid { // a laid-out commit counts the tombstones it writes
 		w.garbage = garbage
 	}
@@ -747,6 +787,11 @@ func (s *store) existing(key []byte, h uint64) (int, bool, error) {
 	if v, removed, ok := s.pending.lookup(s.Delta, key, h); ok {
 		return len(v), !removed, nil
 	}
+	// The key filter holds every key of the database: a laid-out one
+	// would look for an absent key in every bucket.
+	if f := s.w.absent; f != nil && !f.mayHave(h) {
+		return 0, false, nil
+	}
 	return s.w.valueLen(key)
 }
 
@@ -864,18 +909,8 @@ func (s *store) filter() (*keyFilter, error) {
 	if e := w.idx; e != nil && e.changed == 0 && e.unindexed == 0 {
 		e.x.Each(func(it *expiry.Item) { f.add(keyHash(it.Key(e.arena))) })
 		w.filtersFromIndex++
-	} else {
-		it, err := w.db.NewIter(allKeys) // every place: the order does not matter
-		if err != nil {
-			return nil, err
-		}
-		for ok := it.First(); ok; ok = it.Next() {
-			_, k := splitKey(it.Key())
-			f.add(keyHash(k))
-		}
-		if err := it.Close(); err != nil {
-			return nil, err
-		}
+	} else if err := w.scanInto(f); err != nil {
+		return nil, err
 	}
 	for _, sl := range s.pending.slots {
 		if sl.off1 != 0 {
@@ -888,6 +923,19 @@ func (s *store) filter() (*keyFilter, error) {
 	f.added = uint(max(s.numKeys, w.numKeys))
 	w.absent = f
 	return f, nil
+}
+
+// scanInto adds every key of the database to f.
+func (w *workDB) scanInto(f *keyFilter) error {
+	it, err := w.db.NewIter(allKeys) // every place: the order does not matter
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		_, k := splitKey(it.Key())
+		f.add(keyHash(k))
+	}
+	return it.Close()
 }
 
 // Delete removes key; deleting an absent key changes nothing and writes
