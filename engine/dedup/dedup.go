@@ -147,6 +147,13 @@ func (op *Operator) Run(p state.Provider, batchID int64, rows []row.Row, lateWat
 		}
 		stores = append(stores, st)
 		ins, _ := st.(state.Inserter)
+		if lay, ok := st.(state.ExpiryLayout); ok && op.evicts() {
+			// Entries live for about the delay past the watermark: an
+			// expiry (event time, or event time plus delay) is evicted
+			// once the watermark, the latest event time less the delay,
+			// passes it.
+			lay.SetExpiryLayout(op.DelayMs*1000, expiry)
+		}
 		pf, _ := st.(state.Prefetcher)
 		m := &res.Metrics
 		idx := parts[pid]

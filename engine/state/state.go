@@ -76,6 +76,18 @@ type Expirer interface {
 	EvictUpTo(limit int64, expiry func(value []byte) (int64, bool)) (int64, error)
 }
 
+// ExpiryLayout is implemented by stores that can place their entries by
+// expiry, so that eviction drops whole groups of them instead of deleting
+// entries one by one (the Pebble store's buckets, pebblestore/layout.go).
+// span is about how far apart in expiry the entries the store holds at
+// once lie (the dedup operator passes its watermark delay); expiry is the
+// function every EvictUpTo on the store will be called with. It is a
+// hint: called or not, before the version's first write, the store's
+// contents, results and changes are the same; only its cost differs.
+type ExpiryLayout interface {
+	SetExpiryLayout(span int64, expiry func(value []byte) (int64, bool))
+}
+
 // Inserter is implemented by stores that can look a key up and insert it
 // in one step, as the dedup operator does for every row: PutIfAbsent is
 // Get followed, when the key is absent, by Put(key, value), and reports

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"container/heap"
 	"errors"
+	"math"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -172,8 +173,25 @@ func (s *store) indexPut(key, value []byte, existed bool) {
 // EvictUpTo implements state.Expirer (see the comment at the top of this
 // file).
 func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)) (int64, error) {
+	n, err := s.evictUpTo(limit, expiryOf)
+	if err == nil {
+		// Every entry at or below limit is gone: the commit may excise
+		// the buckets wholly below it (layout.go).
+		if !s.ev.evicted || limit > s.ev.limit {
+			s.ev.limit = limit
+		}
+		s.ev.evicted = true
+	}
+	return n, err
+}
+
+func (s *store) evictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)) (int64, error) {
 	if !s.Updating() {
 		return 0, s.Done("EvictUpTo")
+	}
+	s.ev.cutNow = math.MinInt64
+	if s.w.width > 0 {
+		s.ev.cutNow = s.w.cutBucket(limit)
 	}
 	if len(s.ranges) > 0 {
 		return 0, s.fail("EvictUpTo", errors.New("EvictUpTo inside Range"))
@@ -364,7 +382,11 @@ func (s *store) evictScanned(due *dueSet, limit int64, expiryOf func([]byte) (in
 		slices.SortFunc(due.heap, func(a, b dueEntry) int { return dueCompare(&a, &b) })
 		for i := range due.heap {
 			e := &due.heap[i]
-			if err := s.remove(e.key, keyHash(e.key), e.vlen, "EvictUpTo"); err != nil {
+			h := keyHash(e.key)
+			// Its expiry says where the database keeps it only if this
+			// version did not change it.
+			_, _, changed := s.pending.lookup(s.Delta, e.key, h)
+			if err := s.remove(e.key, h, e.vlen, "EvictUpTo", e.at, !changed); err != nil {
 				return n, err
 			}
 			n++
@@ -393,7 +415,9 @@ func (s *store) evictScanned(due *dueSet, limit int64, expiryOf func([]byte) (in
 func (s *store) evictItem(key []byte, it *expiry.Item, verify bool, expiryOf func([]byte) (int64, bool)) (bool, error) {
 	h := keyHash(key)
 	old := int(it.Vlen)
+	fromDB := true // the value evicted is the database's (not a change of this version's)
 	if v, removed, ok := s.pending.lookup(s.Delta, key, h); ok {
+		fromDB = false
 		if removed {
 			return false, nil
 		}
@@ -402,7 +426,7 @@ func (s *store) evictItem(key []byte, it *expiry.Item, verify bool, expiryOf fun
 		}
 		old = len(v)
 	} else if verify {
-		v, closer, err := dbGet(s.w.db, s.ikey(key))
+		v, closer, _, err := s.w.lookup(dbGet, key, false)
 		if errors.Is(err, pebble.ErrNotFound) {
 			return false, nil
 		}
@@ -416,7 +440,7 @@ func (s *store) evictItem(key []byte, it *expiry.Item, verify bool, expiryOf fun
 			return false, nil
 		}
 	}
-	return true, s.remove(key, h, old, "EvictUpTo")
+	return true, s.remove(key, h, old, "EvictUpTo", it.At, fromDB)
 }
 
 // dbGet is the lookup evictItem verifies an item with; a test replaces

@@ -33,9 +33,10 @@ import (
 
 // pendingIndex maps each key changed in a version to its latest record in
 // the version's records. A slot holds the offset of that record plus one
-// (0: empty) and 31 bits of the key's hash, which reject most probes of
-// another key without reading the record, and whether the key was in the
-// database before the version (inDB): a key Put and removed again within
+// (0: empty) and 30 bits of the key's hash, which reject most probes of
+// another key without reading the record, whether the key was in the
+// database before the version (inDB), and whether its copy there is in a
+// bucket the commit excises (excised, layout.go): a key Put and removed again within
 // the version (under a watermark, the rows that are already expired when
 // their batch ends) then leaves nothing to write, not even a tombstone.
 // Linear probing, at most half full.
@@ -46,14 +47,27 @@ type pendingIndex struct {
 
 type pendingSlot struct {
 	off1 uint32 // the record's offset + 1; 0: empty slot
-	tag  uint32 // the hash's low 31 bits, and inDB in the top bit
+	tag  uint32 // the hash's low 30 bits, inDB in the top bit, excised below it
 }
 
-const inDBBit = 1 << 31
+const (
+	inDBBit    = 1 << 31
+	excisedBit = 1 << 30
+	slotFlags  = inDBBit | excisedBit
+)
 
-func hashTag(h uint64) uint32 { return uint32(h) &^ inDBBit }
+func hashTag(h uint64) uint32 { return uint32(h) &^ slotFlags }
 
 func (s pendingSlot) inDB() bool { return s.tag&inDBBit != 0 }
+
+// flags are the slot's inDB and excised bits, as changeInDB and
+// changeExcised.
+func (s pendingSlot) flags() uint8 { return uint8(s.tag >> 30) }
+
+const (
+	changeExcised = 1 // excisedBit >> 30
+	changeInDB    = 2 // inDBBit >> 30
+)
 
 // dropped reports a key removed within the version that the database never
 // held: the commit writes nothing for it.
@@ -94,7 +108,7 @@ func (p *pendingIndex) find(recs, key []byte, h uint64) (int, bool) {
 		if s.off1 == 0 {
 			return i, false
 		}
-		if s.tag&^inDBBit == tag {
+		if s.tag&^slotFlags == tag {
 			if k, _, _ := recordAt(recs, s.off1-1); bytes.Equal(k, key) {
 				return i, true
 			}
@@ -121,6 +135,12 @@ var errTooLarge = errors.New("the changes of one version exceed 4 GiB")
 // database does not change during a version). It returns whether the
 // database holds key, from the slot.
 func (p *pendingIndex) set(recs, key []byte, h uint64, off int, inDB bool) (bool, error) {
+	return p.setExcised(recs, key, h, off, inDB, false)
+}
+
+// setExcised is set, and sets the slot's excised bit if excised (see
+// pendingSlot).
+func (p *pendingIndex) setExcised(recs, key []byte, h uint64, off int, inDB, excised bool) (bool, error) {
 	if len(recs) >= math.MaxUint32 { // recordAt's arithmetic is 32-bit
 		return false, errTooLarge
 	}
@@ -136,6 +156,9 @@ func (p *pendingIndex) set(recs, key []byte, h uint64, off int, inDB bool) (bool
 		if inDB {
 			tag |= inDBBit
 		}
+	}
+	if excised {
+		tag |= excisedBit
 	}
 	p.slots[i] = pendingSlot{off1: uint32(off) + 1, tag: tag}
 	return tag&inDBBit != 0, nil
@@ -180,7 +203,7 @@ func (p *pendingIndex) reset() {
 // Keys removed within the version that the database never held are left
 // out (pendingSlot.dropped): there is nothing to write or visit.
 func (p *pendingIndex) sorted(recs []byte) []uint32 {
-	return p.sortedWith(recs, &sortScratch{})
+	return p.sortedWith(recs, &sortScratch{}, false)
 }
 
 // sortScratch holds the slices of a sort for the next one: a commit's
@@ -189,11 +212,15 @@ func (p *pendingIndex) sorted(recs []byte) []uint32 {
 type sortScratch struct {
 	es, tmp []prefixed
 	offs    []uint32
+	flags   []uint8 // of each of offs: changeInDB, changeExcised
 }
 
 // sortedWith is sorted in sc's slices; the result is valid until the next
-// sort in sc.
-func (p *pendingIndex) sortedWith(recs []byte, sc *sortScratch) []uint32 {
+// sort in sc. dropExcised leaves out the keys removed whose copy in the
+// database is in a bucket the commit excises (the excised bit): a
+// laid-out commit writes nothing for them (layout.go), and under a
+// watermark they are half of the changes.
+func (p *pendingIndex) sortedWith(recs []byte, sc *sortScratch, dropExcised bool) []uint32 {
 	if cap(sc.es) > 4*(p.n+minPendingSlots) { // after one big commit: drop
 		*sc = sortScratch{}
 	}
@@ -205,10 +232,13 @@ func (p *pendingIndex) sortedWith(recs []byte, sc *sortScratch) []uint32 {
 		if s.off1 == 0 || s.dropped(recs) {
 			continue
 		}
-		k, _, _ := recordAt(recs, s.off1-1)
+		k, _, removed := recordAt(recs, s.off1-1)
+		if dropExcised && removed && s.tag&excisedBit != 0 {
+			continue
+		}
 		var b [8]byte
 		copy(b[:], k)
-		es = append(es, prefixed{binary.BigEndian.Uint64(b[:]), s.off1 - 1})
+		es = append(es, prefixed{binary.BigEndian.Uint64(b[:]), s.off1 - 1, s.flags()})
 	}
 	if cap(sc.tmp) < len(es) {
 		sc.tmp = make([]prefixed, len(es))
@@ -235,8 +265,12 @@ func (p *pendingIndex) sortedWith(recs []byte, sc *sortScratch) []uint32 {
 	}
 	out = out[:len(es)]
 	sc.offs = out
+	if cap(sc.flags) < len(es) {
+		sc.flags = make([]uint8, len(es))
+	}
+	sc.flags = sc.flags[:len(es)]
 	for i, e := range es {
-		out[i] = e.off
+		out[i], sc.flags[i] = e.off, e.flags
 	}
 	return out
 }
@@ -245,6 +279,7 @@ func (p *pendingIndex) sortedWith(recs []byte, sc *sortScratch) []uint32 {
 type prefixed struct {
 	prefix uint64
 	off    uint32
+	flags  uint8
 }
 
 // radixSort sorts es by prefix, least significant byte first, skipping the
@@ -278,12 +313,21 @@ func radixSort(es, tmp []prefixed) ([]prefixed, []prefixed) {
 
 // applyPending writes the changed keys of idx (records in recs) to the
 // working database: an ingested sstable when there are
-// Options.IngestMinKeys or more, a plain batch otherwise.
-func (w *workDB) applyPending(recs []byte, idx *pendingIndex) error {
+// Options.IngestMinKeys or more, a plain batch otherwise. A database with
+// a layout by expiry is written by applyLaid (layout.go), which reports
+// laid; ev: the version's evictions (nil when replaying a changelog).
+func (w *workDB) applyPending(recs []byte, idx *pendingIndex, ev *commitEvictions) (laid bool, err error) {
+	if w.laid || w.width > 0 {
+		return true, w.applyLaid(recs, idx, ev)
+	}
+	return false, w.applyPlain(recs, idx)
+}
+
+func (w *workDB) applyPlain(recs []byte, idx *pendingIndex) error {
 	if idx.n == 0 {
 		return nil
 	}
-	offs := idx.sortedWith(recs, &w.sortScratch)
+	offs := idx.sortedWith(recs, &w.sortScratch, false)
 	if len(offs) == 0 {
 		return nil
 	}
@@ -306,7 +350,9 @@ func (w *workDB) applyPending(recs []byte, idx *pendingIndex) error {
 	// truncate a file the database uses.
 	w.ingests++
 	path := w.fs.PathJoin(w.dir, "ingest-"+strconv.FormatInt(w.ingests, 10)+".sst")
-	if err := w.writeTable(path, recs, offs); err != nil {
+	if err := w.writeTable(path, func(fn func(k, v []byte, removed bool) error) error {
+		return eachChange(recs, offs, fn)
+	}); err != nil {
 		_ = w.fs.Remove(path)
 		return err
 	}
@@ -334,9 +380,9 @@ const blockSize = 32 << 10
 // at FormatNewest); compactions still write the database's own.
 const ingestTableFormat = sstable.TableFormatPebblev4
 
-// writeTable writes the records at offs (in key order) as an sstable at
+// writeTable writes the keys each gives (in key order) as an sstable at
 // path, with a Bloom filter as level 0's tables have.
-func (w *workDB) writeTable(path string, recs []byte, offs []uint32) error {
+func (w *workDB) writeTable(path string, each func(fn func(k, v []byte, removed bool) error) error) error {
 	f, err := w.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
@@ -347,7 +393,7 @@ func (w *workDB) writeTable(path string, recs []byte, offs []uint32) error {
 		BlockSize:    blockSize,
 	}
 	tw := sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
-	err = eachChange(recs, offs, func(k, v []byte, removed bool) error {
+	err = each(func(k, v []byte, removed bool) error {
 		if removed {
 			return tw.Delete(k)
 		}
