@@ -246,15 +246,7 @@ func (w *workDB) lookup(get getFunc, key []byte, recent bool) ([]byte, io.Closer
 // nothing.
 func (w *workDB) valueLen(key []byte) (int, bool, error) {
 	v, closer, _, err := w.lookup((*pebble.DB).Get, key, false)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	n := len(v)
-	closer.Close()
-	return n, true, nil
+	return lenAndClose(v, closer, err)
 }
 
 // locOf returns the place of key (hash-less: a commit's probe), noLoc if

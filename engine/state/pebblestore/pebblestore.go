@@ -545,6 +545,12 @@ func appendKey(buf, key []byte) []byte { return append(append(buf[:0], keyPrefix
 // length of its value, copying nothing.
 func valueLen(r pebble.Reader, key []byte) (int, bool, error) {
 	v, closer, err := r.Get(key)
+	return lenAndClose(v, closer, err)
+}
+
+// lenAndClose is the length of the value a lookup returned (found false
+// for pebble.ErrNotFound), its closer closed.
+func lenAndClose(v []byte, closer io.Closer, err error) (int, bool, error) {
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, false, nil
 	}
