@@ -24,8 +24,9 @@ import (
 // starts at once, on the declared schema or on the one inferred from the
 // file's first rows, inferring the schema of every row as it reads them
 // (steps.Reader.InferAlong), and is kept only when it ends without an
-// error and, for an inferred schema, with the same schema from every row.
-// Otherwise its output is dropped and exec answers as with the pass
+// error and, for an inferred schema, the schema of every row resolves the
+// columns the run reads as the first rows' did (sameRun). Otherwise its
+// output is dropped and exec answers as with the pass
 // first: the pass's error, or the run on the file's schema. The answer is
 // the same either way (an error of the run is found again, or the pass's
 // comes first, as it always did); a file whose first rows give its schema
@@ -50,7 +51,7 @@ func canSpeculate(o Options, q *query.Query) bool {
 // (sniff): up to sniffLines lines, stopping once sniffWindow bytes were
 // read, and never a line that takes the total past sniffBytes (a file of
 // one huge line would be read whole, as the pass reads it). A file whose
-// later rows add a column or widen a type drops the run: the run then
+// later rows widen a column the run reads drops the run: the run then
 // stops at the step where that shows (drift), and exec answers as with
 // the pass first, having spent the part of the run before it.
 const (
