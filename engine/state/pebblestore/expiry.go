@@ -174,6 +174,9 @@ func (s *store) indexPut(key, value []byte, existed bool) {
 // file).
 func (s *store) EvictUpTo(limit int64, expiryOf func(value []byte) (int64, bool)) (int64, error) {
 	n, err := s.evictUpTo(limit, expiryOf)
+	if err != nil {
+		s.ev.failed = true // its removals' excised bits are not to be trusted
+	}
 	if err == nil {
 		// Every entry at or below limit is gone: the commit may excise
 		// the buckets wholly below it (layout.go).

@@ -147,11 +147,21 @@ type commitEvictions struct {
 	hints   []evictHint // in record order
 	limit   int64       // the greatest limit of an EvictUpTo that completed
 	evicted bool        // one did
-	cutNow  int64       // the cut of the EvictUpTo running
+	// failed: an EvictUpTo of the version failed part way. The keys it
+	// removed carry the excised bit of its own cut, which may be above
+	// the cut of limit (the greatest completed call's): the commit then
+	// trusts no bit and looks every removed key up (trustBits).
+	failed bool
+	cutNow int64 // the cut of the EvictUpTo running
 	// exact: the hints are where a lookup found the keys (a replay), not
 	// buckets of expiries, which the 0x01 space may hold instead.
 	exact bool
 }
+
+// trustBits reports whether the excised bits of the version's removals
+// say where the keys are: an EvictUpTo completed (so its buckets are
+// excised) and none failed.
+func (ev *commitEvictions) trustBits() bool { return ev != nil && ev.evicted && !ev.failed }
 
 func (ev *commitEvictions) hint(off uint32) (int64, bool) {
 	if ev == nil {
@@ -353,7 +363,7 @@ func (w *workDB) applyLaid(recs []byte, idx *pendingIndex, ev *commitEvictions) 
 	}
 	// With nothing in the 0x01 space, a key evicted from a bucket the
 	// excise dropped needs nothing more: not even a place in the sort.
-	offs := idx.sortedWith(recs, &w.sortScratch, ev != nil && ev.evicted && w.unbucketed == 0)
+	offs := idx.sortedWith(recs, &w.sortScratch, ev.trustBits() && w.unbucketed == 0)
 	w.fresh = w.fresh[:0]
 	flags := w.sortScratch.flags
 	ops := w.laidOps[:0]
@@ -364,8 +374,8 @@ func (w *workDB) applyLaid(recs []byte, idx *pendingIndex, ev *commitEvictions) 
 		if f := flags[i]; f&changeInDB != 0 {
 			var err error
 			// The bit is good only if the eviction that set it completed
-			// (and so the excise above ran).
-			excised := f&changeExcised != 0 && ev != nil && ev.evicted
+			// (and so the excise above ran), and none failed.
+			excised := f&changeExcised != 0 && ev.trustBits()
 			if old, err = w.locate(k, off, excised, removed, ev, cut); err != nil {
 				return err
 			}

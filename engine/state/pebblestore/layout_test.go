@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"testing"
@@ -387,4 +388,63 @@ func TestLayoutModel(t *testing.T) {
 			st.Abort()
 		}
 	})
+}
+
+// TestLayoutFailedEviction: an EvictUpTo that fails part way, after one
+// that completed, leaves the keys it removed marked as in buckets its own
+// cut would excise, above the cut the commit excises (the completed
+// call's): the commit must look those keys up and tombstone them, not
+// take the marks, or they stay in the database after the changelog has
+// removed them.
+func TestLayoutFailedEviction(t *testing.T) {
+	r := newLayoutRun(t, Options{IngestMinKeys: 1})
+	defer r.close()
+	st := r.load()
+	for i := range 50 { // expiries 0, 100, ..., 4900: buckets 0 to 4
+		if err := st.Put(layoutKey(i), expiryValue(int64(i)*100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := st.w
+	r.commit(st)
+
+	st = r.load()
+	if n, err := st.EvictUpTo(1500, layoutExpiry); err != nil || n != 16 {
+		t.Fatalf("EvictUpTo(1500): %d, %v", n, err)
+	}
+	// A key deleted since the index was built makes the next eviction
+	// check each item against the database, through dbGet.
+	if err := st.Delete(layoutKey(49)); err != nil {
+		t.Fatal(err)
+	}
+	failure := errors.New("injected read error")
+	calls := 0
+	dbGet = func(db *pebble.DB, key []byte) ([]byte, io.Closer, error) {
+		if calls++; calls > 3 {
+			return nil, nil, failure
+		}
+		return db.Get(key)
+	}
+	defer func() { dbGet = (*pebble.DB).Get }()
+	n, err := st.EvictUpTo(3500, layoutExpiry)
+	dbGet = (*pebble.DB).Get
+	// A lookup probes bucket by bucket, each a dbGet: some keys are
+	// removed, all of bucket 1 (keys 16-19), before the failure.
+	if !errors.Is(err, failure) || n < 1 || n > 4 {
+		t.Fatalf("EvictUpTo(3500): %d, %v; want 1 to 4 keys removed, then the injected error", n, err)
+	}
+	r.commit(st)
+	gone := 16 + int(n)
+	for i := range gone {
+		if got := placeOf(t, w, layoutKey(i)); got != noLoc {
+			t.Fatalf("key %d, evicted, still in place %d", i, got)
+		}
+	}
+	want := map[string]string{}
+	for i := gone; i < 49; i++ {
+		want[string(layoutKey(i))] = string(expiryValue(int64(i) * 100))
+	}
+	mustHave(t, r.load(), want)
+	r.restart()
+	mustHave(t, r.load(), want)
 }
