@@ -334,6 +334,7 @@ func (w *workDB) excise(cut int64) error {
 	}
 	w.buckets = slices.Delete(w.buckets, 0, n)
 	w.excised += int64(n)
+	w.p.excised += int64(n)
 	return nil
 }
 

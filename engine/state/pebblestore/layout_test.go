@@ -114,9 +114,19 @@ func layoutKey(i int) []byte { return fmt.Appendf(nil, "k%04d", i) }
 // tombstones only for the keys of the bucket the limit splits; a key
 // without an expiry stays in the plain space and is deleted there.
 func TestLayoutExcise(t *testing.T) {
-	for _, ingest := range []int{1, 0} { // every commit ingests; or the memtable
-		t.Run(fmt.Sprint("ingestMinKeys=", ingest), func(t *testing.T) {
-			r := newLayoutRun(t, Options{IngestMinKeys: ingest})
+	for _, tc := range []struct {
+		ingest int // 1: every commit ingests; 0: the memtable
+		disk   bool
+	}{{1, false}, {0, false}, {1, true}} {
+		ingest := tc.ingest
+		t.Run(fmt.Sprint("ingestMinKeys=", ingest, ",disk=", tc.disk), func(t *testing.T) {
+			opts := Options{IngestMinKeys: ingest}
+			if tc.disk {
+				// The working database on the local disk, through the
+				// vfs whose syncs do nothing (nosync.go).
+				opts.WorkDir = t.TempDir()
+			}
+			r := newLayoutRun(t, opts)
 			defer r.close()
 			st := r.load()
 			for i := range 50 { // expiries 0, 100, ..., 4900: buckets 0 to 4

@@ -215,6 +215,9 @@ type Provider struct {
 	// and in Close's finaliser.
 	nextDB  int64
 	openDBs int
+	// excised counts the buckets its databases excised (tests: a run of
+	// the twin test that never excised proves nothing of the excise).
+	excised int64
 }
 
 // workDB is one working database: the working copy of a version.
